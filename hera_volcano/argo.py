@@ -1,0 +1,226 @@
+"""Argo templates around a Volcano Job: the resource step that creates and watches it, and the log follower.
+
+This module imports ``hera.workflows`` (slow); ``import hera_volcano`` reaches it only when these are used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from hera.workflows import Container, Env, Parameter, Resource, RetryStrategy
+from hera.workflows.models import ContinueOn
+
+from hera_volcano import names
+from hera_volcano.conditions import FAILURE_PHASES, SUCCESS_PHASES, conditions
+from hera_volcano.emit import dump_manifest
+from hera_volcano.errors import ValidationError
+from hera_volcano.images import KUBECTL_IMAGE, check_image
+from hera_volcano.job import VolcanoJob, check, pod_template_to_dict
+from hera_volcano.placeholders import Placeholder, collect, expressions
+
+WORKFLOW_LABEL = "workflows.argoproj.io/workflow"
+#: Our label on every pod of a job, so a follower finds the job's pods without knowing its generated name.
+JOB_LABEL = "hera-volcano/job"
+TASK_LABEL = "volcano.sh/task-spec"
+
+DEFAULT_DEADLINE = 3600
+#: What a follower waits, after its pod ends unsuccessfully, for a restarted pod before it stops.
+DEFAULT_GRACE = 120
+
+# Runs with constant text; everything variable arrives in environment variables, so no input reaches the shell as
+# code. It never fails: a log follower must not turn a successful job into a failed workflow.
+_FOLLOW_SCRIPT = """\
+NS=$(cat /var/run/secrets/kubernetes.io/serviceaccount/namespace)
+now() { date +%s; }
+END=$(( $(now) + FOLLOW_SECONDS ))
+LIMIT=""
+command -v timeout >/dev/null 2>&1 && LIMIT=timeout
+newest() {
+  kubectl get pods -n "$NS" -l "$SELECTOR" --sort-by=.metadata.creationTimestamp \\
+    -o jsonpath='{range .items[*]}{.metadata.name}{"\\n"}{end}' 2>/dev/null | tail -n 1
+}
+field() { kubectl get pod "$1" -n "$NS" -o jsonpath="$2" 2>/dev/null; }
+cid() { field "$1" "{.status.containerStatuses[?(@.name==\\"$CONTAINER\\")].containerID}"; }
+echo "Following container $CONTAINER of the pods labelled $SELECTOR"
+POD=""
+STREAMED=""
+GIVE_UP=""
+while [ "$(now)" -lt "$END" ]; do
+  NEW=$(newest)
+  if [ -z "$NEW" ] || [ "$NEW:$(cid "$NEW")" = "$STREAMED" ]; then
+    PHASE=$( [ -n "$POD" ] && field "$POD" '{.status.phase}' )
+    if [ -n "$STREAMED" ] && [ "$PHASE" = Succeeded ]; then echo "Pod $POD succeeded"; exit 0; fi
+    if [ -n "$STREAMED" ] && [ "$PHASE" != Running ]; then
+      [ -z "$GIVE_UP" ] && GIVE_UP=$(( $(now) + GRACE_SECONDS ))
+      if [ "$(now)" -ge "$GIVE_UP" ]; then echo "No restarted pod after $GRACE_SECONDS s"; exit 0; fi
+    fi
+    sleep 3
+    continue
+  fi
+  PHASE=$(field "$NEW" '{.status.phase}')
+  case "$PHASE" in
+    Running|Succeeded|Failed) ;;
+    *) sleep 3; continue ;;
+  esac
+  POD=$NEW
+  GIVE_UP=""
+  STREAMED="$POD:$(cid "$POD")"
+  echo "=== logs of $POD ($PHASE)"
+  $LIMIT $(( END - $(now) )) kubectl logs -f -n "$NS" -c "$CONTAINER" "$POD" || true
+done
+echo "Stopped following after $FOLLOW_SECONDS s"
+exit 0
+"""
+
+
+def _deadline(value: int | str | None, field: str) -> int | str | None:
+    if value is None or (isinstance(value, str) and value.startswith("{{") and value.endswith("}}")):
+        return value
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValidationError(field, "must be a positive number of seconds or an Argo expression")
+    return value
+
+
+def _label_pods(job: VolcanoJob, labels: Mapping[str, str]) -> VolcanoJob:
+    """The job with ``labels`` added to every task's pod template (user labels win)."""
+    tasks = []
+    for task in job.tasks:
+        template = pod_template_to_dict(task.template)
+        metadata = dict(template.get("metadata") or {})
+        metadata["labels"] = {**labels, **dict(metadata.get("labels") or {})}
+        rest = {k: v for k, v in template.items() if k != "metadata"}
+        tasks.append(replace(task, template={"metadata": metadata, **rest}))
+    return replace(job, tasks=tasks)
+
+
+def _inputs(manifest_data: Any, manifest: str, defaults: Mapping[str, int | str]) -> list[Parameter]:
+    """Input parameters for every ``{{inputs.parameters.X}}`` the manifest uses, in order of first use."""
+    wanted: dict[str, None] = {}
+    for expr in expressions(manifest):
+        if expr.startswith("inputs.parameters."):
+            wanted[expr.removeprefix("inputs.parameters.")] = None
+    unknown = sorted(set(defaults) - set(wanted))
+    if unknown:
+        raise ValidationError("defaults", f"names parameters the job does not use: {', '.join(unknown)}")
+    return [Parameter(name=n, default=str(defaults[n])) if n in defaults else Parameter(name=n) for n in wanted]
+
+
+def job_template(
+    job: VolcanoJob,
+    *,
+    name: str,
+    job_label: str | Placeholder | None = None,
+    success_phases: Sequence[str] = SUCCESS_PHASES,
+    failure_phases: Sequence[str] = FAILURE_PHASES,
+    deadline: int | str | None = DEFAULT_DEADLINE,
+    owned: bool = True,
+    service_account_name: str | None = None,
+    retry_strategy: RetryStrategy | None = None,
+    defaults: Mapping[str, int | str] | None = None,
+) -> Resource:
+    """A resource template that creates ``job`` and succeeds or fails with it.
+
+    The job is owned by the Workflow (deleted with it), its pods carry the workflow label (so ``argo logs`` and the
+    UI show them) and ``hera-volcano/job: JOB_LABEL`` (default: the template name) for log followers. The step
+    waits at most ``deadline`` seconds. Input parameters are declared for every ``{{inputs.parameters.X}}`` the job
+    uses; ``defaults`` gives some of them default values.
+    """
+    names.check("name", name, names.argo_name)
+    label = name if job_label is None else job_label
+    if isinstance(label, str):
+        names.check("job_label", label, names.label_value)
+    if service_account_name is not None:
+        names.check("service_account_name", service_account_name, names.dns1123_subdomain)
+    success, failure = conditions(success_phases, failure_phases)
+    if retry_strategy is not None and _fixed_name(job):
+        raise ValidationError(
+            "retry_strategy",
+            "an Argo retry creates the job again, so the job needs generate_name (a fixed name collides); "
+            "or retry inside the job with Volcano's max_retry and policies",
+        )
+    if owned and job.namespace is not None:
+        raise ValidationError(
+            "namespace", "an owned job lives in the Workflow's namespace; leave it unset or pass owned=False"
+        )
+    # A label is a string: a placeholder goes in as quoted text, so a value such as `y` cannot turn into a boolean.
+    labelled = _label_pods(job, {WORKFLOW_LABEL: "{{workflow.name}}", JOB_LABEL: str(label)})
+    data = labelled._data()
+    samples = {**collect(data), **{f"inputs.parameters.{k}": v for k, v in (defaults or {}).items()}}
+    check(data, samples)
+    manifest = dump_manifest(data)
+    return Resource(
+        name=name,
+        action="create",
+        manifest=manifest,
+        set_owner_reference=owned or None,
+        success_condition=success,
+        failure_condition=failure,
+        active_deadline_seconds=_deadline(deadline, "deadline"),
+        service_account_name=service_account_name,
+        retry_strategy=retry_strategy,
+        inputs=_inputs(data, manifest, defaults or {}) or None,
+    )
+
+
+def _fixed_name(job: VolcanoJob) -> bool:
+    """Whether creating the job twice collides: a literal name, or a parametrised one without generateName."""
+    if job.generate_name is not None:
+        return isinstance(job.name, str) and job.name != "" and "{{" not in job.name
+    return True
+
+
+def follow_logs_template(
+    *,
+    name: str = "follow-master-logs",
+    job_label: str | Placeholder,
+    task: str = "mpimaster",
+    container: str | None = None,
+    image: str = KUBECTL_IMAGE,
+    timeout: int = DEFAULT_DEADLINE + 60,
+    grace: int = DEFAULT_GRACE,
+    service_account_name: str | None = None,
+) -> Container:
+    """A container that streams the logs of one task's pod (``kubectl logs -f``), following it across restarts.
+
+    It finds the pod by labels (the job's name may be generated), stops when the pod succeeds, when no restarted pod
+    appears within ``grace`` seconds of a failure, or after ``timeout`` seconds, and always exits 0. Run it beside
+    the job step, without a dependency, with ``continue_on`` set as :func:`follower_continue_on` gives.
+    """
+    names.check("name", name, names.argo_name)
+    names.check("task", task, names.dns1123_label)
+    container = container or task
+    names.check("container", container, names.dns1123_label)
+    if isinstance(job_label, str):
+        names.check("job_label", job_label, names.label_value)
+    check_image(image, "image")
+    for field, value in (("timeout", timeout), ("grace", grace)):
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ValidationError(field, "must be a positive number of seconds")
+    if service_account_name is not None:
+        names.check("service_account_name", service_account_name, names.dns1123_subdomain)
+    selector = f"{WORKFLOW_LABEL}={{{{workflow.name}}}},{JOB_LABEL}={job_label},{TASK_LABEL}={task}"
+    prefix = "inputs.parameters."
+    inputs = [Parameter(name=e.removeprefix(prefix)) for e in expressions(selector) if e.startswith(prefix)]
+    return Container(
+        name=name,
+        image=image,
+        command=["bash", "-c"],
+        args=[_FOLLOW_SCRIPT],
+        env=[
+            Env(name="SELECTOR", value=selector),
+            Env(name="CONTAINER", value=container),
+            Env(name="FOLLOW_SECONDS", value=str(timeout)),
+            Env(name="GRACE_SECONDS", value=str(grace)),
+        ],
+        # A backstop only: the script stops itself at `timeout`.
+        active_deadline_seconds=timeout + 60,
+        service_account_name=service_account_name,
+        inputs=inputs or None,
+    )
+
+
+def follower_continue_on() -> ContinueOn:
+    """For the follower's DAG task: even a killed follower must not fail the workflow."""
+    return ContinueOn(failed=True, error=True)

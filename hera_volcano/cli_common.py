@@ -1,0 +1,117 @@
+"""The CLI edge shared by every command: one-line errors with exit code 2, atomic output files."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from hera_volcano import names
+from hera_volcano.errors import ValidationError
+
+USAGE_ERROR = 2
+
+
+class UsageError(Exception):
+    """Bad command-line input; reported as one line on stderr with exit code 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with errors as a single line (no usage dump) so scripts and people see just the rule broken."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def parser(prog: str, description: str) -> Parser:
+    return Parser(prog=prog, description=description, allow_abbrev=False)
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer ≥ 1."""
+    return _int(text, 1, "a positive integer")
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type: an integer ≥ 0."""
+    return _int(text, 0, "a non-negative integer")
+
+
+def _int(text: str, minimum: int, rule: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be {rule}, got {text!r}") from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"must be {rule}, got {text!r}")
+    return value
+
+
+def _named(rule: Callable[[str], str | None]) -> Callable[[str], str]:
+    def check(text: str) -> str:
+        message = rule(text)
+        if message:
+            raise argparse.ArgumentTypeError(f"{message}, got {text!r}")
+        return text
+
+    return check
+
+
+namespace_name = _named(names.dns1123_label)
+service_account_name = _named(names.dns1123_subdomain)
+
+
+def add_common(p: argparse.ArgumentParser, *, template: bool = True) -> None:
+    """The options every bundled workflow command takes."""
+    p.add_argument("--namespace", type=namespace_name, default="argo", help="namespace of the workflow (argo)")
+    p.add_argument(
+        "--service-account", type=service_account_name, default="argo", help="service account of its pods (argo)"
+    )
+    if template:
+        p.add_argument("--template", action="store_true", help="print the WorkflowTemplate instead of a Workflow")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically) instead of stdout")
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename: readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def emit(text: str, output: str | None) -> None:
+    """Print ``text`` or write it to ``output``."""
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        try:
+            write_atomic(Path(output), text)
+        except OSError as e:
+            raise UsageError(f"cannot write {output}: {e.strerror or e}") from None
+
+
+def run(prog: str, main: Callable[[Sequence[str]], int], argv: Sequence[str] | None = None) -> int:
+    """Run a command, turning bad input into one line on stderr and exit code 2 (never a traceback)."""
+    try:
+        return main(sys.argv[1:] if argv is None else list(argv))
+    except (UsageError, ValidationError) as e:
+        sys.stderr.write(f"{prog}: error: {e}\n")
+        return USAGE_ERROR
+    except BrokenPipeError:
+        # The reader went away (``| head``); nothing more to say.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,51 @@
+"""Success and failure conditions of a resource step, as the label selectors argoexec evaluates on the Volcano Job."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hera_volcano.errors import ValidationError
+
+PHASE_PATH = "status.state.phase"
+#: Every phase a Volcano Job reports.
+PHASES = (
+    "Pending",
+    "Aborting",
+    "Aborted",
+    "Running",
+    "Restarting",
+    "Completing",
+    "Completed",
+    "Terminating",
+    "Terminated",
+    "Failed",
+)
+SUCCESS_PHASES = ("Completed",)
+#: Finished unsuccessfully (Failed, Terminated) or parked until resumed (Aborted): a step must not wait on them.
+FAILURE_PHASES = ("Failed", "Terminated", "Aborted")
+
+
+def phase_condition(phases: Sequence[str], field: str) -> str:
+    """One selector requirement that holds exactly when the job's phase is one of ``phases``.
+
+    A single ``in (...)`` requirement, never a list of ``!=``: argoexec reads a missing field as matching ``!=``, so a
+    negative condition would fire before Volcano writes the status.
+    """
+    if not phases:
+        raise ValidationError(field, "must name at least one Volcano job phase")
+    for phase in phases:
+        if phase not in PHASES:
+            raise ValidationError(field, f"unknown Volcano job phase {phase!r}; expected one of {', '.join(PHASES)}")
+    if len(set(phases)) != len(phases):
+        raise ValidationError(field, "must not repeat a phase")
+    if len(phases) == 1:
+        return f"{PHASE_PATH} == {phases[0]}"
+    return f"{PHASE_PATH} in ({', '.join(phases)})"
+
+
+def conditions(success: Sequence[str], failure: Sequence[str]) -> tuple[str, str]:
+    """Success and failure conditions; they must not overlap, or a phase would count as both."""
+    overlap = sorted(set(success) & set(failure))
+    if overlap:
+        raise ValidationError("failure_phases", f"must not overlap success_phases (both hold {', '.join(overlap)})")
+    return phase_condition(success, "success_phases"), phase_condition(failure, "failure_phases")

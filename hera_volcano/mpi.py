@@ -1,0 +1,192 @@
+"""The MPI job builder: one master running ``mpiexec`` and N ssh workers, gang-scheduled as one unit."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from typing import Any
+
+from hera_volcano import names
+from hera_volcano.errors import ValidationError
+from hera_volcano.images import KUBECTL_IMAGE, check_image
+from hera_volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
+from hera_volcano.placeholders import Placeholder, has_expression
+
+MASTER = "mpimaster"
+WORKER = "mpiworker"
+GPU = "nvidia.com/gpu"
+RDMA = "rdma/ib"
+MAX_WORKERS = 10_000
+
+# The master waits in an init container until every worker is Ready, i.e. its sshd accepts connections (the
+# workers' readiness probe). Variable values arrive as environment variables; the text is constant.
+_WAIT_SCRIPT = """\
+END=$(( $(date +%s) + WAIT_SECONDS ))
+SELECTOR="volcano.sh/job-name=$JOB_NAME,volcano.sh/task-spec=$WORKER_TASK"
+echo "Waiting for $WORKERS Ready pods labelled $SELECTOR"
+while true; do
+  READY=$(kubectl get pods -n "$NAMESPACE" -l "$SELECTOR" \\
+    -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}' 2>/dev/null \\
+    | grep -c True)
+  [ "${READY:-0}" -ge "$WORKERS" ] && echo "$READY workers Ready" && exit 0
+  [ "$(date +%s)" -ge "$END" ] && echo "Only ${READY:-0} of $WORKERS workers Ready after $WAIT_SECONDS s" && exit 1
+  sleep 2
+done
+"""
+
+
+def _count(value: int, field: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        rule = "a positive integer" if minimum == 1 else "a non-negative integer"
+        raise ValidationError(field, f"must be {rule}")
+    return value
+
+
+def _resources(gpus: int, rdma: int) -> dict[str, Any]:
+    """Extended resources are whole numbers with requests equal to limits; nothing is written for zero."""
+    wanted = {k: v for k, v in ((GPU, gpus), (RDMA, rdma)) if v}
+    return {"requests": dict(wanted), "limits": dict(wanted)} if wanted else {}
+
+
+def _host_list(mpi_plugin: bool, worker_task: str, slots: int) -> str:
+    """Shell that sets HOSTS to ``host:slots,...`` from the mpi plugin's MPI_HOST or the svc plugin's host file."""
+    source = 'printf "%s" "$MPI_HOST"' if mpi_plugin else f"cat /etc/volcano/{worker_task.replace('-', '_')}.host"
+    return f"HOSTS=$({source} | tr ',' '\\n' | grep . | sed 's/$/:{slots}/' | paste -sd, -)"
+
+
+def mpi_job(
+    name: str | Placeholder | None = None,
+    *,
+    image: str,
+    command: Sequence[str],
+    workers: int = 2,
+    slots_per_worker: int = 1,
+    gpus_per_worker: int = 0,
+    rdma_per_worker: int = 0,
+    mpi_plugin: bool = False,
+    generate_name: str | None = None,
+    ssh_port: int = 22,
+    queue: str | None = None,
+    service_account: str | None = None,
+    kubectl_image: str = KUBECTL_IMAGE,
+    wait_seconds: int = 600,
+    master_max_retry: int = 3,
+    working_dir: str = "/home",
+    priority_class_name: str | None = None,
+) -> VolcanoJob:
+    """An MPI job: 1 master + ``workers`` workers, one gang of ``workers + 1`` pods on the Volcano scheduler.
+
+    Workers run ``sshd -D`` and are Ready once it listens. The master waits in an init container (running
+    ``kubectl`` as ``service_account``, which needs ``get``/``list`` on pods) until all workers are Ready, then runs
+    ``mpiexec -np workers*slots_per_worker COMMAND``. When the master completes, the job completes (the workers'
+    sshd would otherwise keep it Running); when it fails ``master_max_retry`` times, the job terminates.
+    ``mpi_plugin`` uses Volcano's mpi plugin (≥ 1.6) instead of listing ssh and svc. Without ``name`` the job gets
+    ``generate_name`` (default ``mpi-job-``), so creating it twice never collides.
+    """
+    if isinstance(name, str):
+        names.check("name", name, names.dns1035_label)
+    if name is None and generate_name is None:
+        generate_name = "mpi-job-"
+    if generate_name is not None:
+        names.check("generate_name", generate_name.rstrip("-") or "-", names.dns1035_label)
+    _count(workers, "workers", 1)
+    if workers > MAX_WORKERS:
+        raise ValidationError("workers", f"must be at most {MAX_WORKERS}")
+    _count(slots_per_worker, "slots_per_worker", 1)
+    _count(gpus_per_worker, "gpus_per_worker", 0)
+    _count(rdma_per_worker, "rdma_per_worker", 0)
+    _count(wait_seconds, "wait_seconds", 1)
+    _count(master_max_retry, "master_max_retry", 0)
+    if isinstance(ssh_port, bool) or not isinstance(ssh_port, int) or not 1 <= ssh_port <= 65535:
+        raise ValidationError("ssh_port", "must be a port number (1-65535)")
+    check_image(image, "image")
+    check_image(kubectl_image, "kubectl_image")
+    if not command or not all(isinstance(a, str) and a for a in command):
+        raise ValidationError("command", "must be a non-empty list of non-empty strings")
+    for i, arg in enumerate(command):
+        if has_expression(arg) or "\n" in arg:
+            raise ValidationError(f"command[{i}]", "must not contain '{{' (an Argo expression) or a newline")
+    if service_account is not None:
+        names.check("service_account", service_account, names.dns1123_subdomain)
+    if not working_dir.startswith("/") or has_expression(working_dir):
+        raise ValidationError("working_dir", "must be an absolute path without Argo expressions")
+
+    ranks = workers * slots_per_worker
+    rsh = f" --mca plm_rsh_args '-p {ssh_port}'" if ssh_port != 22 else ""
+    master_script = "\n".join(
+        [
+            "set -e",
+            _host_list(mpi_plugin, WORKER, slots_per_worker),
+            "mkdir -p /var/run/sshd",
+            f"/usr/sbin/sshd -p {ssh_port}",
+            f'echo "Running {ranks} MPI ranks on $HOSTS"',
+            f'exec mpiexec --allow-run-as-root{rsh} --host "$HOSTS" -np {ranks} {shlex.join(command)}',
+            "",
+        ]
+    )
+    worker_script = f"mkdir -p /var/run/sshd\nexec /usr/sbin/sshd -D -p {ssh_port}\n"
+    port = [{"containerPort": ssh_port, "name": "mpijob-port"}]
+    resources = _resources(gpus_per_worker, rdma_per_worker)
+
+    def container(task: str, script: str, **extra: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": task,
+            "image": image,
+            "workingDir": working_dir,
+            "command": ["/bin/sh", "-c", script],
+            "ports": port,
+        }
+        out.update(extra)
+        return out
+
+    wait = {
+        "name": "wait-for-workers",
+        "image": kubectl_image,
+        "command": ["/bin/bash", "-c", _WAIT_SCRIPT],
+        "env": [
+            {"name": "JOB_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['volcano.sh/job-name']"}}},
+            {"name": "NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+            {"name": "WORKER_TASK", "value": WORKER},
+            {"name": "WORKERS", "value": str(workers)},
+            {"name": "WAIT_SECONDS", "value": str(wait_seconds)},
+        ],
+    }
+    master_spec: dict[str, Any] = {
+        "initContainers": [wait],
+        "containers": [container(MASTER, master_script)],
+        "restartPolicy": "OnFailure",
+    }
+    if service_account is not None:
+        master_spec = {"serviceAccountName": service_account, **master_spec}
+    probe = {"tcpSocket": {"port": ssh_port}, "initialDelaySeconds": 2, "periodSeconds": 5, "failureThreshold": 3}
+    worker_extra: dict[str, Any] = {"readinessProbe": probe}
+    if resources:
+        worker_extra["resources"] = resources
+    worker_spec = {"containers": [container(WORKER, worker_script, **worker_extra)], "restartPolicy": "OnFailure"}
+    plugins = (
+        [Plugin.mpi(master=MASTER, worker=WORKER, port=ssh_port if ssh_port != 22 else None)]
+        if mpi_plugin
+        else [Plugin.ssh(), Plugin.svc()]
+    )
+    return VolcanoJob(
+        name=name,
+        generate_name=generate_name,
+        min_available=workers + 1,
+        scheduler_name="volcano",
+        queue=queue,
+        priority_class_name=priority_class_name,
+        plugins=plugins,
+        tasks=[
+            VolcanoTask(
+                name=MASTER,
+                replicas=1,
+                max_retry=master_max_retry,
+                policies=[
+                    Policy(event="TaskCompleted", action="CompleteJob"),
+                    Policy(event="TaskFailed", action="TerminateJob"),
+                ],
+                template={"spec": master_spec},
+            ),
+            VolcanoTask(name=WORKER, replicas=workers, template={"spec": worker_spec}),
+        ],
+    )

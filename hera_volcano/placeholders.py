@@ -1,0 +1,105 @@
+"""Argo placeholders inside Volcano manifests.
+
+Argo substitutes ``{{...}}`` as plain text in a resource manifest before parsing it, so an integer field may hold
+an unquoted placeholder and still be an integer at run time. We keep such values as :class:`Placeholder` objects
+(rendered unquoted) and validate the job against their sample values, since nothing can be checked earlier.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+_EXPR = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
+
+#: Sample values for Argo's global variables, shared with the Go conformance harness.
+WORKFLOW_SAMPLES: Mapping[str, str] = {
+    "workflow.name": "sample-workflow",
+    "workflow.uid": "00000000-0000-0000-0000-000000000000",
+    "workflow.namespace": "argo",
+}
+DEFAULT_SAMPLE = "sample"
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    """An Argo expression standing for a value known only at run time, with a sample used for validation."""
+
+    expression: str
+    sample: Any
+
+    @classmethod
+    def input(cls, name: str, sample: Any) -> Placeholder:
+        """``{{inputs.parameters.NAME}}`` of the template that renders the manifest."""
+        return cls(f"inputs.parameters.{name}", sample)
+
+    @classmethod
+    def workflow_parameter(cls, name: str, sample: Any) -> Placeholder:
+        """``{{workflow.parameters.NAME}}``, a Workflow argument."""
+        return cls(f"workflow.parameters.{name}", sample)
+
+    def __str__(self) -> str:
+        return "{{" + self.expression + "}}"
+
+    def __format__(self, spec: str) -> str:
+        return str(self)
+
+
+def expressions(text: str) -> list[str]:
+    """The expressions of every ``{{...}}`` in ``text``, in order."""
+    return _EXPR.findall(text)
+
+
+def has_expression(text: str) -> bool:
+    """Whether ``text`` holds an Argo ``{{...}}`` expression (which Argo would substitute)."""
+    return "{{" in text
+
+
+def substitute_text(text: str, values: Mapping[str, str], default: str = DEFAULT_SAMPLE) -> str:
+    """Replace every ``{{expr}}`` in ``text`` by ``values[expr]`` (``default`` when unknown), as Argo would."""
+    return _EXPR.sub(lambda m: values.get(m.group(1), WORKFLOW_SAMPLES.get(m.group(1), default)), text)
+
+
+def with_samples(data: Any, values: Mapping[str, Any] | None = None) -> Any:
+    """A copy of ``data`` as Argo would substitute it: a placeholder becomes ``values[expression]`` (its sample if
+    absent) and expressions inside strings become the text of their value."""
+    known = dict(values or {})
+    text = {k: v if isinstance(v, str) else _text(v) for k, v in known.items()}
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, Placeholder):
+            return known.get(node.expression, node.sample)
+        if isinstance(node, str):
+            return substitute_text(node, text) if "{{" in node else node
+        if isinstance(node, Mapping):
+            return {k: walk(v) for k, v in node.items()}
+        if isinstance(node, list | tuple):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(data)
+
+
+def _text(value: Any) -> str:
+    return json.dumps(value) if isinstance(value, list | dict | bool) else str(value)
+
+
+def collect(data: Any) -> dict[str, Any]:
+    """Samples of every placeholder in ``data``, by expression."""
+    found: dict[str, Any] = {}
+
+    def walk(node: Any) -> None:
+        if isinstance(node, Placeholder):
+            found.setdefault(node.expression, node.sample)
+        elif isinstance(node, Mapping):
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list | tuple):
+            for v in node:
+                walk(v)
+
+    walk(data)
+    return found

@@ -1,0 +1,87 @@
+"""Sample values for a workflow's placeholders, so the manifests inside resource steps can be parsed and checked.
+
+The convention is shared with the Go conformance harness and the cluster tests: ``{{inputs.parameters.X}}`` takes
+the argument the template's first call site passes (templates in order, tasks or steps in order), else the input's
+default or value; ``{{workflow.parameters.X}}`` the workflow argument; ``{{workflow.name|uid|namespace}}`` fixed
+samples; anything else ``sample``. A value that itself holds ``{{workflow.parameters.X}}`` is resolved once more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from hera_volcano.placeholders import WORKFLOW_SAMPLES, substitute_text
+
+
+def _calls(templates: list[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
+    """Every step or DAG task of every template, in order."""
+    for template in templates:
+        dag = template.get("dag")
+        if isinstance(dag, Mapping):
+            yield from (t for t in dag.get("tasks") or [] if isinstance(t, Mapping))
+        for group in template.get("steps") or []:
+            if isinstance(group, list):
+                yield from (s for s in group if isinstance(s, Mapping))
+            elif isinstance(group, Mapping):
+                yield group
+
+
+def _parameters(holder: Any) -> list[Mapping[str, Any]]:
+    params = (holder or {}).get("parameters") if isinstance(holder, Mapping) else None
+    return [p for p in params or [] if isinstance(p, Mapping)]
+
+
+def workflow_values(workflow: Mapping[str, Any]) -> dict[str, str]:
+    """Values for the workflow-wide expressions of ``workflow``."""
+    meta = workflow.get("metadata") or {}
+    spec = workflow.get("spec") or {}
+    values = dict(WORKFLOW_SAMPLES)
+    if meta.get("namespace"):
+        values["workflow.namespace"] = str(meta["namespace"])
+    for p in _parameters(spec.get("arguments")):
+        if "name" in p:
+            values[f"workflow.parameters.{p['name']}"] = str(p.get("value", "sample"))
+    return values
+
+
+def template_values(workflow: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+    """For each template name, the values of every expression its manifest may use."""
+    spec = workflow.get("spec") or {}
+    templates = [t for t in spec.get("templates") or [] if isinstance(t, Mapping)]
+    wf_values = workflow_values(workflow)
+    first_call: dict[str, dict[str, str]] = {}
+    for call in _calls(templates):
+        target = call.get("template")
+        if isinstance(target, str):
+            args = first_call.setdefault(target, {})
+            for p in _parameters(call.get("arguments")):
+                if "name" in p and "value" in p:
+                    args.setdefault(str(p["name"]), str(p["value"]))
+    out: dict[str, dict[str, str]] = {}
+    for template in templates:
+        name = str(template.get("name", ""))
+        values = dict(wf_values)
+        for p in _parameters(template.get("inputs")):
+            pname = str(p.get("name", ""))
+            raw = first_call.get(name, {}).get(pname)
+            if raw is None:
+                raw = p.get("default", p.get("value", "sample"))
+            values[f"inputs.parameters.{pname}"] = substitute_text(str(raw), wf_values)
+        out[name] = values
+    return out
+
+
+def resolved_manifests(workflow: Mapping[str, Any]) -> list[tuple[int, str, str]]:
+    """``(template index, template name, manifest with sample values)`` for every resource template."""
+    spec = workflow.get("spec") or {}
+    values = template_values(workflow)
+    found = []
+    for i, template in enumerate(spec.get("templates") or []):
+        if not isinstance(template, Mapping):
+            continue
+        resource = template.get("resource")
+        if isinstance(resource, Mapping) and isinstance(resource.get("manifest"), str):
+            name = str(template.get("name", ""))
+            found.append((i, name, substitute_text(resource["manifest"], values.get(name, {}))))
+    return found

@@ -1,0 +1,36 @@
+"""Shared fixtures: sample substitution and parsing of the manifests inside rendered workflows."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from hera_volcano.samples import resolved_manifests
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def manifests(workflow: Any) -> list[dict[str, Any]]:
+    """The Volcano Job of every resource step, with sample values substituted, parsed as Argo would."""
+    data = workflow if isinstance(workflow, dict) else workflow.to_dict()
+    out = []
+    for _, _, text in resolved_manifests(data):
+        docs = list(yaml.safe_load_all(text))
+        assert len(docs) == 1, "a resource manifest holds exactly one object"
+        out.append(docs[0])
+    return out
+
+
+@pytest.fixture(scope="session")
+def upstream() -> Path:
+    """The upstream Volcano examples, from the path `.ci/run` passes in (absent in a user's clone)."""
+    path = os.environ.get("HERA_VOLCANO_UPSTREAM")
+    if not path:
+        pytest.skip("HERA_VOLCANO_UPSTREAM is not set: the upstream Volcano examples are absent, nothing to compare")
+    root = Path(path)
+    assert root.is_dir(), f"HERA_VOLCANO_UPSTREAM={path} does not exist"
+    return root

@@ -1,0 +1,116 @@
+"""The MPI job builder: gang, ranks, readiness, completion, GPUs/RDMA, plugins, and its input rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from hera_volcano import ValidationError, mpi_job
+
+
+def spec(**kwargs: Any) -> dict[str, Any]:
+    kwargs.setdefault("image", "volcanosh/example-mpi:0.0.3")
+    kwargs.setdefault("command", ["mpi_hello_world"])
+    data: dict[str, Any] = mpi_job(**kwargs).to_dict()
+    return data
+
+
+def task(data: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(t for t in data["spec"]["tasks"] if t["name"] == name)
+
+
+def main_container(t: dict[str, Any]) -> dict[str, Any]:
+    container: dict[str, Any] = t["template"]["spec"]["containers"][0]
+    return container
+
+
+def test_defaults_are_one_master_and_two_workers_in_one_gang() -> None:
+    data = spec(name="hello")
+    assert data["metadata"]["name"] == "hello"
+    assert data["spec"]["schedulerName"] == "volcano"
+    assert data["spec"]["minAvailable"] == 3
+    assert [(t["name"], t["replicas"]) for t in data["spec"]["tasks"]] == [("mpimaster", 1), ("mpiworker", 2)]
+    assert set(data["spec"]["plugins"]) == {"ssh", "svc"}
+
+
+@pytest.mark.parametrize(("workers", "slots"), [(1, 1), (2, 1), (4, 3), (8, 2)])
+def test_gang_and_rank_count_follow_workers_and_slots(workers: int, slots: int) -> None:
+    data = spec(workers=workers, slots_per_worker=slots)
+    assert data["spec"]["minAvailable"] == workers + 1
+    assert task(data, "mpiworker")["replicas"] == workers
+    script = main_container(task(data, "mpimaster"))["command"][2]
+    assert f"-np {workers * slots} mpi_hello_world" in script
+    assert f"sed 's/$/:{slots}/'" in script
+
+
+def test_workers_are_ready_only_when_sshd_listens() -> None:
+    worker = main_container(task(spec(), "mpiworker"))
+    assert worker["readinessProbe"]["tcpSocket"] == {"port": 22}
+    assert "sshd -D" in worker["command"][2]
+
+
+def test_master_waits_for_ready_workers_then_completes_the_job() -> None:
+    master = task(spec(service_account="argo"), "mpimaster")
+    pod = master["template"]["spec"]
+    assert pod["serviceAccountName"] == "argo"
+    wait = pod["initContainers"][0]
+    assert "kubectl get pods" in wait["command"][2] and "Ready" in wait["command"][2]
+    assert {"name": "WORKERS", "value": "2"} in wait["env"]
+    assert {"event": "TaskCompleted", "action": "CompleteJob"} in master["policies"]
+
+
+def test_host_list_comes_from_the_svc_host_file_or_the_mpi_plugin() -> None:
+    plain = main_container(task(spec(), "mpimaster"))["command"][2]
+    assert "/etc/volcano/mpiworker.host" in plain
+    data = spec(mpi_plugin=True)
+    assert data["spec"]["plugins"] == {"mpi": ["--master=mpimaster", "--worker=mpiworker"]}
+    assert "$MPI_HOST" in main_container(task(data, "mpimaster"))["command"][2]
+
+
+def test_gpus_and_rdma_are_whole_numbers_with_requests_equal_to_limits() -> None:
+    worker = main_container(task(spec(gpus_per_worker=2, rdma_per_worker=1), "mpiworker"))
+    assert worker["resources"]["requests"] == worker["resources"]["limits"] == {"nvidia.com/gpu": 2, "rdma/ib": 1}
+    assert "resources" not in main_container(task(spec(), "mpiworker"))
+
+
+def test_command_arguments_are_shell_quoted() -> None:
+    script = main_container(task(spec(command=["prog", "a b", "$(rm -rf /)"]), "mpimaster"))["command"][2]
+    assert "prog 'a b' '$(rm -rf /)'" in script
+
+
+def test_without_a_name_the_job_name_is_generated() -> None:
+    data = spec()
+    assert "name" not in data["metadata"] and data["metadata"]["generateName"] == "mpi-job-"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"workers": 0}, "workers"),
+        ({"workers": True}, "workers"),
+        ({"slots_per_worker": 0}, "slots_per_worker"),
+        ({"gpus_per_worker": -1}, "gpus_per_worker"),
+        ({"rdma_per_worker": -1}, "rdma_per_worker"),
+        ({"image": ""}, "image"),
+        ({"image": "bad image"}, "image"),
+        ({"command": []}, "command"),
+        ({"command": ["echo {{workflow.name}}"]}, "command[0]"),
+        ({"name": "Bad_Name"}, "name"),
+        ({"name": "1abc"}, "name"),
+        ({"service_account": "Bad SA"}, "service_account"),
+        ({"ssh_port": 0}, "ssh_port"),
+    ],
+)
+def test_bad_input_names_the_field(kwargs: dict[str, Any], field: str) -> None:
+    with pytest.raises(ValidationError) as e:
+        spec(**kwargs)
+    assert e.value.field == field
+
+
+def test_job_name_too_long_for_its_pod_names_is_rejected() -> None:
+    # <job>-mpiworker-<i> must fit in 63 characters: 63 - len("-mpiworker-1") = 51
+    spec(name="a" * 51)
+    with pytest.raises(ValidationError) as e:
+        spec(name="a" * 52)
+    assert "63" in e.value.rule
