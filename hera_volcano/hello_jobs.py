@@ -1,0 +1,114 @@
+"""The upstream multi-job examples, made safe: steps (1, then 2a and 2b) and a diamond DAG of whalesay jobs.
+
+Every job comes from ONE parametrised resource template (inputs ``message`` and ``task``) with the conditions,
+ownership and deadline of ``job_template``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from hera_volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
+from hera_volcano.pipeline import JobShape, Pipeline, PipelineJob
+from hera_volcano.placeholders import Placeholder
+
+if TYPE_CHECKING:
+    from hera.workflows import Workflow
+
+TEMPLATE = "hello-tmpl"
+WHALESAY = "docker/whalesay"
+
+
+def hello_shape(prefix: str) -> JobShape:
+    """A 2-pod whalesay job (gang of 1, as upstream) named ``PREFIX-TASK-xxxxx`` saying ``message``."""
+    task = Placeholder.input("task", "hello")
+    job = VolcanoJob(
+        generate_name=f"{prefix}-{task}-",
+        min_available=1,
+        scheduler_name="volcano",
+        policies=[Policy(event="PodEvicted", action="RestartJob")],
+        plugins=[Plugin.ssh(), Plugin.env(), Plugin.svc()],
+        max_retry=1,
+        queue="default",
+        tasks=[
+            VolcanoTask(
+                name="default-hello",
+                replicas=2,
+                template={
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "hello",
+                                "image": WHALESAY,
+                                "imagePullPolicy": "IfNotPresent",
+                                "command": ["cowsay"],
+                                "args": [Placeholder.input("message", "hello")],
+                                "resources": {"requests": {"cpu": "100m"}},
+                            }
+                        ],
+                        "restartPolicy": "OnFailure",
+                    }
+                },
+            )
+        ],
+    )
+    return JobShape(name=TEMPLATE, job=job, job_label=task, follow_task="default-hello", follow_container="hello")
+
+
+def hello(shape: JobShape, name: str, message: str, task: str, after: Sequence[str] = ()) -> PipelineJob:
+    return PipelineJob(name=name, shape=shape, arguments={"message": message, "task": task}, after=tuple(after))
+
+
+def steps_pipeline() -> Pipeline:
+    shape = hello_shape("step-job")
+    return Pipeline(
+        [
+            hello(shape, "hello-1", "hello1", "hello1"),
+            hello(shape, "hello-2a", "hello2a", "hello2a", after=["hello-1"]),
+            hello(shape, "hello-2b", "hello2b", "hello2b", after=["hello-1"]),
+        ]
+    )
+
+
+def dag_pipeline() -> Pipeline:
+    shape = hello_shape("dag-job")
+    return Pipeline(
+        [
+            hello(shape, "A", "A", "aaa"),
+            hello(shape, "B", "B", "bbb", after=["A"]),
+            hello(shape, "C", "C", "ccc", after=["A"]),
+            hello(shape, "D", "D", "ddd", after=["B", "C"]),
+        ]
+    )
+
+
+@dataclass(frozen=True)
+class Bundled:
+    """A bundled pipeline: its workflow name, how it is built, and how it is laid out."""
+
+    name: str
+    pipeline: Callable[[], Pipeline]
+    as_steps: bool
+
+    def build(self, *, namespace: str = "argo", service_account: str = "argo", template: bool = False) -> Workflow:
+        return self.pipeline().workflow(
+            self.name, namespace=namespace, service_account=service_account, template=template, as_steps=self.as_steps
+        )
+
+    def main(self, argv: Sequence[str]) -> int:
+        from hera_volcano import cli_common as c
+        from hera_volcano.emit import to_yaml
+
+        kind = "Steps" if self.as_steps else "DAG"
+        p = c.parser(f"hera-volcano {self.name}", f"Print the {kind} pipeline of Volcano jobs as an Argo Workflow.")
+        c.add_common(p)
+        args = p.parse_args(argv)
+        wf = self.build(namespace=args.namespace, service_account=args.service_account, template=args.template)
+        c.emit(to_yaml(wf), args.output)
+        return 0
+
+
+STEPS = Bundled("volcano-step-job", steps_pipeline, as_steps=True)
+DAG = Bundled("volcano-dag-job", dag_pipeline, as_steps=False)

@@ -1,0 +1,450 @@
+"""Pipelines of Volcano jobs: declare the jobs and their order once, render them as an Argo DAG or as Steps.
+
+Jobs of one :class:`JobShape` share one resource template; what differs per job travels as Argo parameters
+(``Placeholder.input``), encoded so that Argo's text substitution gives back the same YAML types.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from hera_volcano import names
+from hera_volcano.errors import ValidationError
+from hera_volcano.images import check_image
+from hera_volcano.job import Policy, VolcanoJob, VolcanoTask, check
+from hera_volcano.placeholders import Placeholder, collect, expressions, has_expression
+
+if TYPE_CHECKING:
+    from hera.workflows import DAG, Container, Resource, Steps, Task, Workflow
+
+#: Argo 4's full CRDs reject a DAG with more tasks than this.
+ARGO4_MAX_DAG_TASKS = 200
+_INPUT = "inputs.parameters."
+_EMBEDDABLE = re.compile(r"[A-Za-z0-9._-]*")
+
+
+@dataclass(frozen=True)
+class ArgoRetry:
+    """Retry the whole step in Argo: the job is created again (its name is generated, so nothing collides)."""
+
+    limit: int
+    policy: str = "Always"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 1:
+            raise ValidationError("retry.limit", "must be a positive integer")
+        if self.policy not in ("Always", "OnFailure", "OnError", "OnTransientError"):
+            raise ValidationError("retry.policy", "must be Always, OnFailure, OnError or OnTransientError")
+
+
+@dataclass(frozen=True)
+class VolcanoRetry:
+    """Retry inside Volcano: the job restarts on ``restart_on`` events, at most ``max_retry`` times in all.
+
+    Volcano cannot express zero retries (its webhook turns ``maxRetry: 0`` into 3), hence ``max_retry`` ≥ 1.
+    """
+
+    max_retry: int
+    restart_on: Sequence[str] = ("PodEvicted", "PodFailed")
+
+    def __post_init__(self) -> None:
+        if isinstance(self.max_retry, bool) or not isinstance(self.max_retry, int) or self.max_retry < 1:
+            raise ValidationError("retry.max_retry", "must be a positive integer (Volcano turns 0 into 3)")
+        if not self.restart_on:
+            raise ValidationError("retry.restart_on", "must name at least one event")
+
+
+@dataclass(frozen=True)
+class JobShape:
+    """One Argo resource template for every job built from ``job``; ``Placeholder.input`` marks per-job values.
+
+    ``job_label`` (usually a placeholder) identifies each job's pods for its log follower; ``follow_task`` and
+    ``follow_container`` say whose logs the follower streams.
+    """
+
+    name: str
+    job: VolcanoJob
+    job_label: str | Placeholder
+    follow_task: str
+    follow_container: str
+    deadline: int = 3600
+    retry: ArgoRetry | None = None
+
+
+@dataclass(frozen=True)
+class PipelineJob:
+    """One job of a pipeline: a shape, its arguments, and the jobs it runs after."""
+
+    name: str
+    shape: JobShape
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    after: Sequence[str] = ()
+    follow_logs: bool = False
+
+
+def batch_job(
+    name: str,
+    *,
+    image: str,
+    command: Sequence[str],
+    replicas: int = 1,
+    min_available: int | None = None,
+    after: Sequence[str] = (),
+    retry: ArgoRetry | VolcanoRetry | None = None,
+    follow_logs: bool = False,
+    queue: str | None = None,
+    cpu: str | None = None,
+    memory: str | None = None,
+    gpus: int = 0,
+    deadline: int = 3600,
+) -> PipelineJob:
+    """A job of ``replicas`` pods running ``command`` in ``image``, gang-scheduled (all or none) by default.
+
+    ``name``, ``image``, ``command``, ``replicas`` and ``min_available`` are per-job arguments: jobs that agree on
+    the other settings share one template. ``name`` starts the job's generated name, so it is a DNS-1035 label.
+    """
+    names.check("name", name, names.dns1035_label)
+    check_image(image, "image")
+    if not command or not all(isinstance(a, str) for a in command):
+        raise ValidationError("command", "must be a non-empty list of strings")
+    for value, label in ((replicas, "replicas"), (min_available if min_available is not None else 1, "min_available")):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValidationError(label, "must be a positive integer")
+    resources = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None}
+    if gpus:
+        resources["nvidia.com/gpu"] = str(gpus)
+    settings = {"queue": queue, "resources": resources, "gpus": gpus, "retry": repr(retry), "deadline": deadline}
+    digest = _digest(settings)
+    container: dict[str, Any] = {
+        "name": "main",
+        "image": Placeholder.input("image", image),
+        "command": Placeholder.input("command", list(command)),
+    }
+    if resources:
+        limits = {"nvidia.com/gpu": resources["nvidia.com/gpu"]} if gpus else {}
+        container["resources"] = {"requests": resources, **({"limits": limits} if limits else {})}
+    job = VolcanoJob(
+        generate_name=f"{Placeholder.input('job', name)}-",
+        min_available=Placeholder.input("min-available", min_available or replicas),
+        queue=queue,
+        tasks=[
+            VolcanoTask(
+                name="main",
+                replicas=Placeholder.input("replicas", replicas),
+                template={"spec": {"containers": [container], "restartPolicy": "OnFailure"}},
+            )
+        ],
+    )
+    argo_retry = retry if isinstance(retry, ArgoRetry) else None
+    if isinstance(retry, VolcanoRetry):
+        job = replace(
+            job,
+            max_retry=retry.max_retry,
+            policies=[Policy(event=e, action="RestartJob") for e in retry.restart_on],
+        )
+    shape = JobShape(
+        name="volcano-job" if digest == _DEFAULT_DIGEST else f"volcano-job-{digest}",
+        job=job,
+        job_label=Placeholder.input("job", name),
+        follow_task="main",
+        follow_container="main",
+        deadline=deadline,
+        retry=argo_retry,
+    )
+    arguments = {
+        "job": name,
+        "image": image,
+        "command": list(command),
+        "replicas": replicas,
+        "min-available": min_available or replicas,
+    }
+    return PipelineJob(name=name, shape=shape, arguments=arguments, after=tuple(after), follow_logs=follow_logs)
+
+
+def _digest(settings: Mapping[str, Any]) -> str:
+    import hashlib
+
+    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]
+
+
+_DEFAULT_DIGEST = _digest({"queue": None, "resources": {}, "gpus": 0, "retry": "None", "deadline": 3600})
+
+
+def encode_argument(value: Any, field: str, *, sample: Any, embedded: bool) -> str:
+    """The text of an Argo parameter that, substituted into a manifest, reads back as ``value`` with its type.
+
+    Argo substitutes text, so the encoding follows where the placeholder stands: inside a larger string only
+    name-like text is safe; a whole string value sits in double quotes, so it is JSON-escaped; integers and lists
+    stand bare, so they are written as JSON (which YAML reads back unchanged).
+    """
+    if isinstance(value, str) and has_expression(value):
+        raise ValidationError(field, "must not contain '{{' (Argo would substitute it)")
+    if embedded:
+        text = str(value)
+        if isinstance(value, bool) or not isinstance(value, str | int) or not _EMBEDDABLE.fullmatch(text):
+            raise ValidationError(field, "is used inside a name, so it may hold only letters, digits, '.', '_', '-'")
+        return text
+    expected = type(sample)
+    if isinstance(sample, bool) or expected not in (str, int, list):
+        expected = type(value)
+    if isinstance(value, bool) or not isinstance(value, expected) or expected not in (str, int, list):
+        kind = {str: "a string", int: "an integer", list: "a list"}.get(expected, "a string, an integer or a list")
+        raise ValidationError(field, f"must be {kind}")
+    text = json.dumps(value)
+    return text[1:-1] if isinstance(value, str) else text
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A shape rendered once: its template, and which inputs are used whole or inside strings."""
+
+    data: dict[str, Any]
+    whole: Mapping[str, Any]  # input name -> sample, for placeholders standing as whole values
+    embedded: frozenset[str]
+
+
+class Pipeline:
+    """An ordered set of Volcano jobs with dependencies, rendered as a DAG or as Steps.
+
+    Build it from :func:`batch_job` entries or :class:`PipelineJob`s of your own shapes; rendering checks names,
+    dependencies (unknown names, cycles), each job's arguments against its shape, and each job against Volcano's
+    rules with its real arguments.
+    """
+
+    def __init__(self, jobs: Sequence[PipelineJob], *, max_dag_tasks: int | None = ARGO4_MAX_DAG_TASKS) -> None:
+        self.jobs = tuple(jobs)
+        self.max_dag_tasks = max_dag_tasks
+        if not self.jobs:
+            raise ValidationError("jobs", "a pipeline needs at least one job")
+        self._by_name: dict[str, PipelineJob] = {}
+        for i, job in enumerate(self.jobs):
+            names.check(f"jobs[{i}].name", job.name, names.argo_name)
+            if job.name[0].isdigit():
+                raise ValidationError(
+                    f"jobs[{i}].name", "must not start with a digit (Argo task names with dependencies)"
+                )
+            if job.name in self._by_name:
+                raise ValidationError(f"jobs[{i}].name", f"duplicate job name {job.name!r}")
+            self._by_name[job.name] = job
+        self._shapes: dict[str, tuple[JobShape, _Prepared]] = {}
+        for i, job in enumerate(self.jobs):
+            self._check_job(i, job)
+        self.levels = self._levels()
+
+    def _prepare(self, shape: JobShape, field: str) -> _Prepared:
+        known = self._shapes.get(shape.name)
+        if known is not None:
+            if known[0] is not shape and known[0] != shape:
+                raise ValidationError(field, f"two different shapes are both named {shape.name!r}")
+            return known[1]
+        names.check(f"{field}.name", shape.name, names.argo_name)
+        data = shape.job._data()
+        whole = {e.removeprefix(_INPUT): v for e, v in collect(data).items() if e.startswith(_INPUT)}
+        embedded: set[str] = set()
+        for text in _strings(data):
+            embedded.update(e.removeprefix(_INPUT) for e in expressions(text) if e.startswith(_INPUT))
+        if isinstance(shape.job_label, Placeholder):
+            embedded.add(shape.job_label.expression.removeprefix(_INPUT))
+        prepared = _Prepared(data, whole, frozenset(embedded))
+        self._shapes[shape.name] = (shape, prepared)
+        return prepared
+
+    def _check_job(self, i: int, job: PipelineJob) -> None:
+        field = f"jobs[{i}]"
+        prepared = self._prepare(job.shape, f"{field}.shape")
+        wanted = set(prepared.whole) | prepared.embedded
+        unknown = sorted(set(job.arguments) - wanted)
+        if unknown:
+            raise ValidationError(f"{field}.arguments", f"the shape has no parameter {', '.join(unknown)}")
+        missing = sorted(wanted - set(job.arguments))
+        if missing:
+            raise ValidationError(f"{field}.arguments", f"missing {', '.join(missing)}")
+        self._encode(job, prepared, f"{field}.arguments")
+        for dep in job.after:
+            if dep not in self._by_name:
+                raise ValidationError(f"{field}.after", f"unknown job {dep!r}")
+            if dep == job.name:
+                raise ValidationError(f"{field}.after", "a job cannot run after itself")
+        try:
+            check(prepared.data, {_INPUT + k: v for k, v in job.arguments.items()})
+        except ValidationError as e:
+            raise ValidationError(f"{field} ({job.name}): {e.field}", e.rule) from None
+
+    def _levels(self) -> list[list[PipelineJob]]:
+        """Jobs grouped so each group runs after every earlier one (longest path); finds cycles."""
+        level: dict[str, int] = {}
+        state: dict[str, int] = {}
+
+        def visit(name: str, path: list[str]) -> int:
+            if state.get(name) == 2:
+                return level[name]
+            if state.get(name) == 1:
+                cycle = [*path[path.index(name) :], name]
+                raise ValidationError("jobs", f"dependency cycle: {' -> '.join(cycle)}")
+            state[name] = 1
+            deps = self._by_name[name].after
+            level[name] = 1 + max((visit(d, [*path, name]) for d in deps), default=-1)
+            state[name] = 2
+            return level[name]
+
+        for job in self.jobs:
+            if state.get(job.name) != 2:
+                visit(job.name, [])
+        groups: list[list[PipelineJob]] = [[] for _ in range(max(level.values()) + 1)]
+        for job in self.jobs:
+            groups[level[job.name]].append(job)
+        return groups
+
+    @staticmethod
+    def _encode(job: PipelineJob, prepared: _Prepared, field: str) -> dict[str, str]:
+        return {
+            k: encode_argument(v, f"{field}.{k}", sample=prepared.whole.get(k), embedded=k in prepared.embedded)
+            for k, v in job.arguments.items()
+        }
+
+    def _arguments(self, job: PipelineJob) -> dict[str, str]:
+        return self._encode(job, self._shapes[job.shape.name][1], job.name)
+
+    def templates(self) -> tuple[dict[str, Resource], dict[str, Container]]:
+        """The shared resource templates (by shape name) and log-follower templates (by shape name)."""
+        from hera_volcano.argo import follow_logs_template, job_template
+
+        resources: dict[str, Resource] = {}
+        followers: dict[str, Container] = {}
+        for job in self.jobs:
+            shape = job.shape
+            if shape.name not in resources:
+                retry = _argo_retry(shape.retry)
+                resources[shape.name] = job_template(
+                    shape.job,
+                    name=shape.name,
+                    job_label=shape.job_label,
+                    deadline=shape.deadline,
+                    retry_strategy=retry,
+                )
+            if job.follow_logs and shape.name not in followers:
+                followers[shape.name] = follow_logs_template(
+                    name=f"{shape.name}-logs",
+                    job_label=shape.job_label,
+                    task=shape.follow_task,
+                    container=shape.follow_container,
+                    timeout=shape.deadline + 60,
+                )
+        return resources, followers
+
+    def add_tasks(self) -> dict[str, Task]:
+        """Add the jobs (and followers) as tasks to the DAG being built (``with DAG(...)``); returns them by name.
+
+        Chain them with your own tasks: ``prep >> tasks["train"]``.
+        """
+        from hera.workflows import Task
+
+        from hera_volcano.argo import follower_continue_on
+
+        resources, followers = self.templates()
+        tasks: dict[str, Task] = {}
+        for job in self.jobs:
+            tasks[job.name] = Task(name=job.name, template=resources[job.shape.name], arguments=self._arguments(job))
+        for job in self.jobs:
+            for dep in job.after:
+                tasks[dep] >> tasks[job.name]
+            if job.follow_logs:
+                logs = Task(
+                    name=f"{job.name}-logs",
+                    template=followers[job.shape.name],
+                    arguments=_follower_arguments(job.shape.job_label, job.arguments),
+                    continue_on=follower_continue_on(),
+                )
+                for dep in job.after:
+                    tasks[dep] >> logs
+        return tasks
+
+    def dag(self, name: str = "pipeline") -> DAG:
+        """A DAG template of the pipeline, inside a ``with Workflow(...)`` block."""
+        from hera.workflows import DAG
+
+        count = len(self.jobs) + sum(j.follow_logs for j in self.jobs)
+        if self.max_dag_tasks is not None and count > self.max_dag_tasks:
+            raise ValidationError(
+                "jobs",
+                f"{count} DAG tasks; Argo 4's full CRDs allow at most {self.max_dag_tasks}: split the pipeline, render "
+                "it as Steps, or pass max_dag_tasks=None for Argo 3.7",
+            )
+        with DAG(name=name) as dag:
+            self.add_tasks()
+        return dag
+
+    def steps(self, name: str = "pipeline") -> Steps:
+        """A Steps template: one parallel group per level (a job runs after every job of the groups before)."""
+        from hera.workflows import Step, Steps
+
+        from hera_volcano.argo import follower_continue_on
+
+        resources, followers = self.templates()
+        with Steps(name=name) as steps:
+            for group in self.levels:
+                with steps.parallel():
+                    for job in group:
+                        Step(name=job.name, template=resources[job.shape.name], arguments=self._arguments(job))
+                        if job.follow_logs:
+                            Step(
+                                name=f"{job.name}-logs",
+                                template=followers[job.shape.name],
+                                arguments=_follower_arguments(job.shape.job_label, job.arguments),
+                                continue_on=follower_continue_on(),
+                            )
+        return steps
+
+    def workflow(
+        self,
+        name: str,
+        *,
+        namespace: str = "argo",
+        service_account: str = "argo",
+        template: bool = False,
+        as_steps: bool = False,
+    ) -> Workflow:
+        """A whole Workflow (``generateName: NAME-``) or WorkflowTemplate ``NAME`` running the pipeline."""
+        from hera_volcano.workflows import workflow
+
+        names.check("name", name, names.dns1123_subdomain)
+        names.check("namespace", namespace, names.dns1123_label)
+        names.check("service_account", service_account, names.dns1123_subdomain)
+        with workflow(
+            name=name, template=template, namespace=namespace, service_account=service_account, entrypoint=name
+        ) as w:
+            if as_steps:
+                self.steps(name)
+            else:
+                self.dag(name)
+        return w
+
+
+def _argo_retry(retry: ArgoRetry | None) -> Any:
+    if retry is None:
+        return None
+    from hera.workflows import RetryStrategy
+
+    return RetryStrategy(limit=retry.limit, retry_policy=retry.policy)
+
+
+def _follower_arguments(label: str | Placeholder, arguments: Mapping[str, Any]) -> dict[str, str]:
+    if isinstance(label, Placeholder) and label.expression.startswith(_INPUT):
+        key = label.expression.removeprefix(_INPUT)
+        return {key: str(arguments[key])}
+    return {}
+
+
+def _strings(data: Any) -> list[str]:
+    """Every string in ``data`` that holds an Argo expression."""
+    if isinstance(data, str):
+        return [data] if "{{" in data else []
+    if isinstance(data, Mapping):
+        return [s for v in data.values() for s in _strings(v)]
+    if isinstance(data, list | tuple):
+        return [s for v in data for s in _strings(v)]
+    return []
