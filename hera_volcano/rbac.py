@@ -1,0 +1,250 @@
+"""Least-privilege RBAC derived from what a workflow's pods actually do.
+
+Each service account that runs pods gets one Role and one RoleBinding with exactly the rules those pods need
+(FACTS: the executor's task results, each resource step's verbs on its manifest's resource plus ``get`` for
+polling, ``kubectl`` pods' reads). Every rule is annotated with the templates that need it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hera_volcano import names
+from hera_volcano.emit import load_all
+from hera_volcano.errors import ValidationError
+from hera_volcano.placeholders import substitute_text
+
+RBAC_API = "rbac.authorization.k8s.io/v1"
+ANNOTATION_PREFIX = "hera-volcano/rule-"
+#: Verbs an action needs on the manifest's resource (``get`` for polling and outputs comes on top).
+ACTION_VERBS: Mapping[str, tuple[str, ...]] = {
+    "create": ("create",),
+    "apply": ("create", "patch"),
+    "patch": ("patch",),
+    "replace": ("update",),
+    "delete": ("delete", "list", "watch"),
+    "get": (),
+}
+#: Plurals of kinds whose resource name is not the regular English plural of the lower-cased kind.
+PLURALS: Mapping[str, str] = {
+    "Endpoints": "endpoints",
+    "Ingress": "ingresses",
+    "NetworkPolicy": "networkpolicies",
+    "PodSecurityPolicy": "podsecuritypolicies",
+    "PriorityClass": "priorityclasses",
+    "StorageClass": "storageclasses",
+    "IngressClass": "ingressclasses",
+    "RuntimeClass": "runtimeclasses",
+    "PodDisruptionBudget": "poddisruptionbudgets",
+    "Policy": "policies",
+}
+_VERB_ORDER = ("get", "list", "watch", "create", "update", "patch", "delete")
+_KUBECTL = re.compile(r"\bkubectl\b")
+_KUBECTL_LOGS = re.compile(r"\bkubectl\b[^\n|;&]*\blogs\b")
+
+
+def plural(kind: str) -> str:
+    """The resource name of ``kind``: the table above, else the lower-cased kind in regular English plural.
+
+    (``-s/-x/-z/-ch/-sh`` take ``-es``, consonant + ``y`` becomes ``-ies``, anything else takes ``-s``.) A CRD may
+    declare another plural; write the Role by hand for such a kind.
+    """
+    if kind in PLURALS:
+        return PLURALS[kind]
+    low = kind.lower()
+    if low.endswith(("s", "x", "z", "ch", "sh")):
+        return low + "es"
+    if low.endswith("y") and len(low) > 1 and low[-2] not in "aeiou":
+        return low[:-1] + "ies"
+    return low + "s"
+
+
+@dataclass(frozen=True)
+class _Need:
+    service_account: str
+    group: str
+    resource: str
+    verbs: tuple[str, ...]
+    why: str
+
+
+def _plain(workflow: Any) -> Mapping[str, Any]:
+    if isinstance(workflow, Mapping):
+        return workflow
+    to_dict = getattr(workflow, "to_dict", None)
+    if callable(to_dict):
+        data = to_dict()
+        if isinstance(data, Mapping):
+            return data
+    raise ValidationError("workflow", f"must be a Workflow or WorkflowTemplate, got {type(workflow).__name__}")
+
+
+def _scripts(container: Mapping[str, Any]) -> str:
+    parts = [*(container.get("command") or []), *(container.get("args") or [])]
+    if container.get("source"):
+        parts.append(container["source"])
+    return "\n".join(str(p) for p in parts)
+
+
+def _kubectl_needs(sa: str, containers: Iterable[Mapping[str, Any]], why: str) -> list[_Need]:
+    """Pods running ``kubectl`` read pods (``get``/``wait``/``logs -f`` all list and watch); ``logs`` reads logs."""
+    text = "\n".join(_scripts(c) for c in containers)
+    needs = []
+    if _KUBECTL.search(text):
+        needs.append(_Need(sa, "", "pods", ("get", "list", "watch"), why))
+    if _KUBECTL_LOGS.search(text):
+        needs.append(_Need(sa, "", "pods/log", ("get",), why))
+    return needs
+
+
+def _manifest_objects(resource: Mapping[str, Any], field: str) -> list[Mapping[str, Any]]:
+    manifest = resource.get("manifest")
+    if not isinstance(manifest, str):
+        return []
+    try:
+        docs = [d for d in load_all(substitute_text(manifest, {})) if d is not None]
+    except Exception as e:  # yaml.YAMLError and friends: report, don't trace
+        raise ValidationError(field, f"manifest is not YAML: {e}") from None
+    return [d for d in docs if isinstance(d, Mapping)]
+
+
+def _template_needs(
+    wf_name: str, template: Mapping[str, Any], default_sa: str, owner_permissions: bool, i: int
+) -> list[_Need]:
+    name = template.get("name", f"templates[{i}]")
+    why = f"{wf_name}/{name}"
+    sa = template.get("serviceAccountName") or default_sa
+    runs_pod = any(k in template for k in ("container", "script", "resource", "containerSet", "data"))
+    needs: list[_Need] = []
+    if runs_pod:
+        needs.append(_Need(sa, "argoproj.io", "workflowtaskresults", ("create", "patch"), why))
+    containers = [template[k] for k in ("container", "script") if isinstance(template.get(k), Mapping)]
+    containers += [c for c in (template.get("initContainers") or []) if isinstance(c, Mapping)]
+    containers += [c for c in (template.get("sidecars") or []) if isinstance(c, Mapping)]
+    container_set = template.get("containerSet")
+    if isinstance(container_set, Mapping):
+        containers += [c for c in (container_set.get("containers") or []) if isinstance(c, Mapping)]
+    needs += _kubectl_needs(sa, containers, why)
+    resource = template.get("resource")
+    if isinstance(resource, Mapping):
+        action = str(resource.get("action", ""))
+        if action not in ACTION_VERBS:
+            raise ValidationError(f"{why}.resource.action", f"unknown action {action!r}")
+        for obj in _manifest_objects(resource, f"{why}.resource.manifest"):
+            api_version = str(obj.get("apiVersion", ""))
+            group = api_version.rpartition("/")[0]
+            kind = str(obj.get("kind", ""))
+            if not kind:
+                continue
+            needs.append(_Need(sa, group, plural(kind), (*ACTION_VERBS[action], "get"), why))
+            if owner_permissions and resource.get("setOwnerReference"):
+                needs.append(_Need(sa, "argoproj.io", "workflows/finalizers", ("update",), why))
+            needs += _volcano_pod_needs(obj, why)
+    return needs
+
+
+def _volcano_pod_needs(obj: Mapping[str, Any], why: str) -> list[_Need]:
+    """Pods of a Volcano Job that run ``kubectl`` (the MPI master's wait for workers) need pod reads too."""
+    if not str(obj.get("apiVersion", "")).startswith("batch.volcano.sh/"):
+        return []
+    needs = []
+    for task in (obj.get("spec") or {}).get("tasks") or []:
+        spec = ((task or {}).get("template") or {}).get("spec") or {}
+        sa = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
+        containers = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+        needs += _kubectl_needs(sa, containers, f"{why} (Volcano task {task.get('name', '?')})")
+    return needs
+
+
+def _order(verbs: Iterable[str]) -> list[str]:
+    unique = set(verbs)
+    return [v for v in _VERB_ORDER if v in unique] + sorted(unique - set(_VERB_ORDER))
+
+
+def rbac_for(
+    *workflows: Any,
+    namespace: str | None = None,
+    service_account: str | None = None,
+    owner_reference_permissions: bool = False,
+    service_accounts: bool = False,
+) -> list[dict[str, Any]]:
+    """A Role and RoleBinding for every service account the workflows run pods as, with exactly the rules needed.
+
+    ``namespace`` and ``service_account`` override the workflows' own (the latter replaces the workflow-level
+    ``serviceAccountName``; template-level ones stay). ``owner_reference_permissions`` adds ``update`` on
+    ``workflows/finalizers`` for resource steps owned by the Workflow, which clusters enforcing owner-reference
+    permissions (OpenShift) require; ``service_accounts`` also emits the ServiceAccounts.
+    """
+    if not workflows:
+        raise ValidationError("workflows", "give at least one workflow")
+    if namespace is not None:
+        names.check("namespace", namespace, names.dns1123_label)
+    if service_account is not None:
+        names.check("service_account", service_account, names.dns1123_subdomain)
+    by_scope: dict[tuple[str, str], list[_Need]] = {}
+    for i, workflow in enumerate(workflows):
+        wf = _plain(workflow)
+        kind = wf.get("kind")
+        if kind not in ("Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"):
+            raise ValidationError(
+                f"workflows[{i}].kind", f"must be a Workflow or a (Cluster)WorkflowTemplate, not {kind!r}"
+            )
+        meta = wf.get("metadata") or {}
+        spec = wf.get("spec") or {}
+        if kind == "CronWorkflow":
+            spec = spec.get("workflowSpec") or {}
+        wf_name = str(meta.get("name") or meta.get("generateName") or f"workflows[{i}]")
+        ns = namespace or meta.get("namespace") or "argo"
+        default_sa = service_account or spec.get("serviceAccountName") or "default"
+        for j, template in enumerate(spec.get("templates") or []):
+            if isinstance(template, Mapping):
+                for need in _template_needs(wf_name, template, default_sa, owner_reference_permissions, j):
+                    by_scope.setdefault((ns, need.service_account), []).append(need)
+    objects: list[dict[str, Any]] = []
+    for (ns, sa), needs in sorted(by_scope.items()):
+        names.check("serviceAccountName", sa, names.dns1123_subdomain)
+        objects += _role_and_binding(ns, sa, needs, service_accounts)
+    return objects
+
+
+def _role_and_binding(ns: str, sa: str, needs: list[_Need], with_sa: bool) -> list[dict[str, Any]]:
+    rules: dict[tuple[str, str], tuple[set[str], set[str]]] = {}
+    for need in needs:
+        verbs, why = rules.setdefault((need.group, need.resource), (set(), set()))
+        verbs.update(need.verbs)
+        why.add(need.why)
+    ordered = sorted(rules.items())
+    name = f"{sa}-hera-volcano"[:253]
+    annotations = {
+        f"{ANNOTATION_PREFIX}{i}": f"{res} ({grp or 'core'}): {', '.join(sorted(why))}"
+        for i, ((grp, res), (_, why)) in enumerate(ordered)
+    }
+    role = {
+        "apiVersion": RBAC_API,
+        "kind": "Role",
+        "metadata": {"name": name, "namespace": ns, "annotations": annotations},
+        "rules": [
+            {"apiGroups": [grp], "resources": [res], "verbs": _order(verbs)} for (grp, res), (verbs, _) in ordered
+        ],
+    }
+    binding = {
+        "apiVersion": RBAC_API,
+        "kind": "RoleBinding",
+        "metadata": {"name": name, "namespace": ns},
+        "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": ns}],
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+    }
+    account = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": sa, "namespace": ns}}
+    return [account, role, binding] if with_sa else [role, binding]
+
+
+if __name__ == "__main__":
+    import sys
+
+    from hera_volcano.cli_common import run
+    from hera_volcano.rbac_cli import main
+
+    sys.exit(run("hera-volcano rbac", main))
