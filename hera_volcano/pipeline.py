@@ -181,7 +181,7 @@ def encode_argument(value: Any, field: str, *, sample: Any, embedded: bool) -> s
     name-like text is safe; a whole string value sits in double quotes, so it is JSON-escaped; integers and lists
     stand bare, so they are written as JSON (which YAML reads back unchanged).
     """
-    if isinstance(value, str) and has_expression(value):
+    if has_expression(value if isinstance(value, str) else json.dumps(value, default=str)):
         raise ValidationError(field, "must not contain '{{' (Argo would substitute it)")
     if embedded:
         text = str(value)

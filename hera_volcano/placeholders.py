@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 _EXPR = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
@@ -29,7 +29,8 @@ class Placeholder:
     """An Argo expression standing for a value known only at run time, with a sample used for validation."""
 
     expression: str
-    sample: Any
+    #: Not part of equality: jobs of one shape differ only in their samples.
+    sample: Any = field(compare=False)
 
     @classmethod
     def input(cls, name: str, sample: Any) -> Placeholder:

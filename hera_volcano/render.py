@@ -130,19 +130,19 @@ def drift(root: Path, expected: Mapping[str, str]) -> list[str]:
 
 
 def write(root: Path, files: Mapping[str, str]) -> list[str]:
-    """Write every file atomically and remove stale YAML files from the folders; returns what changed."""
-    changed = []
-    for path in drift(root, files):
-        changed.append(path.splitlines()[0])
+    """Write changed files atomically and remove stale YAML files from the folders; returns what it did."""
+    done = []
     folders = {str(Path(p).parent) if Path(p).parent != Path(".") else "" for p in files}
-    for path, text in files.items():
+    stale = [p for p in _existing(root, folders) if p not in files]
+    for path, text in sorted(files.items()):
         target = root / path
         if not target.exists() or target.read_text(encoding="utf-8") != text:
             c.write_atomic(target, text)
-    for path in _existing(root, folders):
-        if path not in files:
-            (root / path).unlink()
-    return changed
+            done.append(f"wrote {path}")
+    for path in stale:
+        (root / path).unlink()
+        done.append(f"removed {path}")
+    return done
 
 
 def main(argv: Sequence[str]) -> int:
