@@ -211,7 +211,7 @@ def test_cli_derives_rbac_from_files_and_stdin(tmp_path: Path) -> None:
     assert r2.out == r.out
 
 
-BAD_ACTION = "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nspec:\n  templates:\n  - name: r\n    resource: {action: x}\n"
+BAD_ACTION = "kind: Workflow\nspec:\n  templates:\n  - name: r\n    resource: {action: x}\n"
 
 
 @pytest.mark.parametrize(
