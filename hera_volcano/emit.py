@@ -1,7 +1,9 @@
 """Deterministic YAML for Kubernetes: block scalars, no line wrapping, strings quoted where go-yaml would retype them.
 
 Uses libyaml's emitter when PyYAML has it (2-3x faster than Hera's pure-Python path) with our own representers on a
-private Dumper class, so nothing depends on representers other code registered globally.
+private Dumper class, so nothing depends on representers other code registered globally. Plain data (dicts, lists,
+strings, integers, booleans, null) goes to the emitter as events directly, skipping PyYAML's node graph: the same
+output in about half the time (see ``benchmarks/``).
 """
 
 from __future__ import annotations
@@ -11,6 +13,16 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import yaml
+from yaml.events import (
+    DocumentEndEvent,
+    DocumentStartEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+)
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from hera_volcano.placeholders import Placeholder
 
@@ -43,12 +55,88 @@ def _str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
     return dumper.represent_scalar("tag:yaml.org,2002:str", data)
 
 
+_MAP = "tag:yaml.org,2002:map"
+_SEQ = "tag:yaml.org,2002:seq"
+# Types whose scalar event depends only on the value, so one event serves every occurrence (floats are left out:
+# 0.0 == -0.0 would share a key).
+_CACHED = frozenset({str, int, bool, type(None)})
+
+
 class _Dumper(_Base):  # type: ignore[misc,valid-type,unused-ignore]
     """Our own Dumper so representers registered by Hera (or anyone) on PyYAML's classes never change our output."""
 
     def ignore_aliases(self, data: Any) -> bool:
         """Kubernetes readers handle anchors, but people reviewing a diff should not have to."""
         return True
+
+    def represent(self, data: Any) -> None:
+        """One document, emitted as events straight from the data: what PyYAML's represent-then-serialize emits
+        (without anchors, as ``ignore_aliases`` asks), minus a node per value and two resolver calls per scalar.
+
+        Assumes :func:`dump`'s settings (no explicit document markers); other styles take PyYAML's own path.
+        """
+        if self.default_flow_style is not False or self.default_style is not None or self.yaml_path_resolvers:
+            super().represent(data)
+            return
+        emit = self.emit
+        events: dict[tuple[type, Any], ScalarEvent] = {}
+        map_start = MappingStartEvent(None, _MAP, True, flow_style=False)
+        map_end = MappingEndEvent()
+        seq_start = SequenceStartEvent(None, _SEQ, True, flow_style=False)
+        seq_end = SequenceEndEvent()
+
+        def walk(value: Any) -> None:
+            kind = type(value)
+            if kind is dict:
+                emit(map_start)
+                if "name" in value and next(iter(value)) != "name":
+                    value = {"name": value["name"], **value}
+                for k, v in value.items():
+                    walk(k)
+                    walk(v)
+                emit(map_end)
+            elif kind is list:
+                emit(seq_start)
+                for v in value:
+                    walk(v)
+                emit(seq_end)
+            elif kind in _CACHED:
+                key = (kind, value)
+                event = events.get(key)
+                if event is None:
+                    event = events[key] = self._scalar_event(self.represent_data(value))
+                emit(event)
+            else:
+                self._emit_node(self.represent_data(value))
+
+        emit(DocumentStartEvent(explicit=None, version=None, tags=None))
+        walk(data)
+        emit(DocumentEndEvent(explicit=None))
+
+    def _scalar_event(self, node: ScalarNode) -> ScalarEvent:
+        implicit = (
+            node.tag == self.resolve(ScalarNode, node.value, (True, False)),
+            node.tag == self.resolve(ScalarNode, node.value, (False, True)),
+        )
+        return ScalarEvent(None, node.tag, implicit, node.value, style=node.style)
+
+    def _emit_node(self, node: Node) -> None:
+        """A node from a representer (placeholders, floats), serialized as PyYAML's serializer would."""
+        if isinstance(node, ScalarNode):
+            self.emit(self._scalar_event(node))
+        elif isinstance(node, SequenceNode):
+            implicit = node.tag == self.resolve(SequenceNode, node.value, True)
+            self.emit(SequenceStartEvent(None, node.tag, implicit, flow_style=node.flow_style))
+            for item in node.value:
+                self._emit_node(item)
+            self.emit(SequenceEndEvent())
+        elif isinstance(node, MappingNode):
+            implicit = node.tag == self.resolve(MappingNode, node.value, True)
+            self.emit(MappingStartEvent(None, node.tag, implicit, flow_style=node.flow_style))
+            for k, v in node.value:
+                self._emit_node(k)
+                self._emit_node(v)
+            self.emit(MappingEndEvent())
 
 
 class _ManifestDumper(_Dumper):  # type: ignore[misc,valid-type,unused-ignore]

@@ -6,20 +6,9 @@ from typing import Any
 
 import pytest
 
+from hera_volcano.conditions import PHASES
 from hera_volcano.selectors import Requirement, gjson_string, lookup, parse_selector, selector_matches
 
-PHASES = [
-    "Pending",
-    "Aborting",
-    "Aborted",
-    "Running",
-    "Restarting",
-    "Completing",
-    "Completed",
-    "Terminating",
-    "Terminated",
-    "Failed",
-]
 SUCCESS = "status.state.phase == Completed"
 FAILURE = "status.state.phase in (Failed, Terminated, Aborted)"
 
