@@ -30,18 +30,18 @@ DEFAULT_DEADLINE = 3600
 DEFAULT_GRACE = 120
 
 # Runs with constant text; everything variable arrives in environment variables, so no input reaches the shell as
-# code. It never fails: a log follower must not turn a successful job into a failed workflow.
+# code. It never fails (a log follower must not turn a successful job into a failed workflow) and it bounds itself:
+# every kubectl call has a request timeout, and the log stream ends at FOLLOW_SECONDS, so no Argo deadline is needed
+# (one would fail the step when it fires).
 _FOLLOW_SCRIPT = """\
 NS=$(cat /var/run/secrets/kubernetes.io/serviceaccount/namespace)
 now() { date +%s; }
 END=$(( $(now) + FOLLOW_SECONDS ))
-LIMIT=""
-command -v timeout >/dev/null 2>&1 && LIMIT=timeout
 newest() {
-  kubectl get pods -n "$NS" -l "$SELECTOR" --sort-by=.metadata.creationTimestamp \\
+  kubectl get pods --request-timeout=30s -n "$NS" -l "$SELECTOR" --sort-by=.metadata.creationTimestamp \\
     -o jsonpath='{range .items[*]}{.metadata.name}{"\\n"}{end}' 2>/dev/null | tail -n 1
 }
-field() { kubectl get pod "$1" -n "$NS" -o jsonpath="$2" 2>/dev/null; }
+field() { kubectl get pod --request-timeout=30s "$1" -n "$NS" -o jsonpath="$2" 2>/dev/null; }
 cid() { field "$1" "{.status.containerStatuses[?(@.name==\\"$CONTAINER\\")].containerID}"; }
 echo "Following container $CONTAINER of the pods labelled $SELECTOR"
 POD=""
@@ -68,7 +68,8 @@ while [ "$(now)" -lt "$END" ]; do
   GIVE_UP=""
   STREAMED="$POD:$(cid "$POD")"
   echo "=== logs of $POD ($PHASE)"
-  $LIMIT $(( END - $(now) )) kubectl logs -f -n "$NS" -c "$CONTAINER" "$POD" || true
+  LEFT=$(( END - $(now) ))
+  [ "$LEFT" -gt 0 ] && kubectl logs -f --request-timeout="${LEFT}s" -n "$NS" -c "$CONTAINER" "$POD"
 done
 echo "Stopped following after $FOLLOW_SECONDS s"
 exit 0
@@ -186,7 +187,8 @@ def follow_logs_template(
 
     It finds the pod by labels (the job's name may be generated), stops when the pod succeeds, when no restarted pod
     appears within ``grace`` seconds of a failure, or after ``timeout`` seconds, and always exits 0. Run it beside
-    the job step, without a dependency, with ``continue_on`` set as :func:`follower_continue_on` gives.
+    the job step, without a dependency; where the DAG allows it (no ``depends``), also give the task
+    :func:`follower_continue_on`.
     """
     names.check("name", name, names.argo_name)
     names.check("task", task, names.dns1123_label)
@@ -214,13 +216,13 @@ def follow_logs_template(
             Env(name="FOLLOW_SECONDS", value=str(timeout)),
             Env(name="GRACE_SECONDS", value=str(grace)),
         ],
-        # A backstop only: the script stops itself at `timeout`.
-        active_deadline_seconds=timeout + 60,
         service_account_name=service_account_name,
         inputs=inputs or None,
     )
 
 
 def follower_continue_on() -> ContinueOn:
-    """For the follower's DAG task: even a killed follower must not fail the workflow."""
+    """For the follower's step or task: even a follower whose pod is killed must not fail the workflow.
+
+    Argo accepts ``continueOn`` in Steps and in DAGs that use ``dependencies``, not in DAGs that use ``depends``."""
     return ContinueOn(failed=True, error=True)

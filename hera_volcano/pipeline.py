@@ -343,8 +343,6 @@ class Pipeline:
         """
         from hera.workflows import Task
 
-        from hera_volcano.argo import follower_continue_on
-
         resources, followers = self.templates()
         tasks: dict[str, Task] = {}
         for job in self.jobs:
@@ -353,11 +351,11 @@ class Pipeline:
             for dep in job.after:
                 tasks[dep] >> tasks[job.name]
             if job.follow_logs:
+                # No continueOn: Argo refuses it beside `depends`; the follower bounds itself and exits 0.
                 logs = Task(
                     name=f"{job.name}-logs",
                     template=followers[job.shape.name],
                     arguments=_follower_arguments(job.shape.job_label, job.arguments),
-                    continue_on=follower_continue_on(),
                 )
                 for dep in job.after:
                     tasks[dep] >> logs
