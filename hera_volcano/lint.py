@@ -41,7 +41,6 @@ _RUNNABLE_KINDS: Final = frozenset({"Workflow", "CronWorkflow"})
 #: Argo 4's full CRDs cap these lists (``kubectl apply`` and GitOps tools enforce it).
 MAX_TEMPLATES: Final = 200
 MAX_DAG_TASKS: Final = 200
-MAX_NAME_LENGTH: Final = 128
 
 _TEMPLATE_TYPES: Final = (
     "container",
@@ -59,9 +58,11 @@ _NON_LEAF: Final = frozenset({"steps", "dag"})
 #: ``timeout`` is refused wherever Argo's ``IsLeaf`` is false: also on suspend templates.
 _NO_TIMEOUT: Final = frozenset({"steps", "dag", "suspend"})
 RESOURCE_ACTIONS: Final = ("get", "create", "apply", "delete", "replace", "patch")
-#: Actions whose manifest is a whole object the API server admits (patch holds a partial one).
-_ADMITTED_ACTIONS: Final = frozenset({"create", "apply", "replace"})
+#: Actions whose manifest need not be a whole object: a patch, or just the name of what to read or delete.
+_PARTIAL_ACTIONS: Final = frozenset({"get", "delete", "patch"})
 TASK_RESULTS: Final = ("Succeeded", "Failed", "Errored", "Skipped", "Omitted", "Daemoned", "AnySucceeded", "AllFailed")
+_ITEM_RESULTS: Final = frozenset({"AnySucceeded", "AllFailed"})
+_LOOPS: Final = ("withItems", "withParam", "withSequence")
 #: Volcano phases a step's failure condition must catch, or the step polls until its deadline.
 UNFINISHED_FAILURES: Final = ("Terminated", "Aborted")
 _PHASE_KEY: Final = "status.state.phase"
@@ -69,6 +70,7 @@ SUGGESTED_SUCCESS: Final = "status.state.phase == Completed"
 SUGGESTED_FAILURE: Final = "status.state.phase in (Failed, Terminated, Aborted)"
 
 _WORKFLOW_PARAMETER: Final = re.compile(r"\{\{\s*workflow\.parameters\.([^{}\s]+?)\s*\}\}")
+_INPUT_PARAMETER: Final = re.compile(r"\{\{\s*inputs\.parameters\.([^{}\s]+?)\s*\}\}")
 _DEPENDS_TOKEN: Final = re.compile(r"\s*(?:(&&|\|\||[!()])|([a-zA-Z0-9][-a-zA-Z0-9]*)(?:\.([A-Za-z]\w*))?|(\S))")
 _PLAIN_KEY: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _INTEGER: Final = re.compile(r"[+-]?[0-9]+")
@@ -344,8 +346,8 @@ def _lint_workflow(doc: Mapping[str, Any], kind: str) -> Iterator[Finding]:
         t["name"] for t in templates if isinstance(t, Mapping) and isinstance(t.get("name"), str)
     )
     wf = _Workflow(kind, metadata, spec, spec_path, template_names, _map(spec.get("templateDefaults")))
-    yield from _check_templates(wf)
     yield from _check_entrypoint(wf)
+    yield from _check_templates(wf)
     if wf.runnable and spec.get("workflowTemplateRef") is None:
         yield from _check_workflow_parameters(wf)
 
@@ -391,6 +393,8 @@ def _check_templates(wf: _Workflow) -> Iterator[Finding]:
         yield _error(path, "must be a list of templates")
         return
     templates = _list(raw)
+    if templates and wf.spec.get("workflowTemplateRef") is not None:
+        yield _error(path, "must be left out with workflowTemplateRef: the referenced template supplies them")
     if len(templates) > MAX_TEMPLATES:
         yield _error(path, f"has {len(templates)} templates: Argo 4's CRD allows at most {MAX_TEMPLATES}")
     manifests = {
@@ -410,6 +414,7 @@ def _check_templates(wf: _Workflow) -> Iterator[Finding]:
             else:
                 seen[name] = i
         yield from _check_template(template, at, wf, manifests.get(i))
+        yield from _check_input_references(template, at)
 
 
 def _check_template(template: Mapping[str, Any], path: str, wf: _Workflow, manifest: str | None) -> Iterator[Finding]:
@@ -471,13 +476,13 @@ def _deadline_problem(value: object) -> str | None:
 def _timeout_problem(value: object) -> str | None:
     rule = "must be a duration string such as 300s or 1h"
     if isinstance(value, bool) or not isinstance(value, str):
-        return f"{rule}, got {value!r}" + (" (a bare integer is refused)" if isinstance(value, int | float) else "")
+        return f"{rule}, got {value!r}" + (" (a bare integer is refused)" if isinstance(value, int) else "")
     if "{{" in value:
         return None
     if _INTEGER.fullmatch(value.strip()):
         return f"{rule}, got the bare integer {value!r}: Argo refuses a timeout without a unit"
     if not volcano_rules.is_go_duration(value):
-        return f"{rule}, got {value!r}"
+        return f"{rule}, got {value!r}: Argo parses it when the step runs, and fails the step"
     return None
 
 
@@ -553,7 +558,10 @@ def parse_depends(expression: str) -> list[tuple[str, str | None]]:
         match = _DEPENDS_TOKEN.match(text, position)
         if match is None or match.group(4) is not None:
             shown = match.group(4) if match is not None else text[position:]
-            raise ValueError(f"unexpected {shown!r} in depends {expression!r}")
+            raise ValueError(
+                f"unexpected {shown!r} in depends {expression!r}: use task names, task.Result, &&, ||, ! and"
+                " parentheses (Argo accepts it at submission, but the DAG fails when it evaluates it)"
+            )
         position = match.end()
         if match.group(1) is not None:
             tokens.append(("op", match.group(1), None))
@@ -579,7 +587,10 @@ class _DependsParser:
 
     def _fail(self, expected: str) -> ValueError:
         found = repr(self.tokens[self.position][1]) if self.position < len(self.tokens) else "the end"
-        return ValueError(f"invalid depends {self.expression!r}: expected {expected}, found {found}")
+        return ValueError(
+            f"invalid depends {self.expression!r}: expected {expected}, found {found}"
+            " (Argo accepts it at submission, but the DAG fails when it evaluates it)"
+        )
 
     def _peek(self) -> str | None:
         return self.tokens[self.position][1] if self.position < len(self.tokens) else None
@@ -641,7 +652,7 @@ def _check_dag(dag: object, path: str, wf: _Workflow) -> Iterator[Finding]:
     graph: dict[str, list[str]] = {}
     for k, task in enumerate(tasks):
         if isinstance(task, Mapping):
-            yield from _check_task(task, f"{at}[{k}]", wf, using_depends, index, graph)
+            yield from _check_task(task, f"{at}[{k}]", wf, using_depends, tasks, index, graph)
     for cycle in _cycles(graph):
         yield _error(f"{at}[{index[cycle[0]]}]", f"task dependencies form a cycle: {' -> '.join(cycle)}")
 
@@ -651,6 +662,7 @@ def _check_task(
     path: str,
     wf: _Workflow,
     using_depends: bool,
+    tasks: list[Any],
     index: Mapping[str, int],
     graph: dict[str, list[str]],
 ) -> Iterator[Finding]:
@@ -666,24 +678,31 @@ def _check_task(
         )
     if isinstance(name, str) and name[:1].isdigit() and (using_depends or dependencies):
         yield _error(f"{path}.name", "must not begin with a digit when the DAG uses depends or dependencies")
-    references: list[tuple[str, str]] = []
+    references: list[tuple[str, str | None, str]] = []  # (task, result, path)
     if dependencies is not None:
         if not isinstance(dependencies, list) or not all(isinstance(d, str) for d in dependencies):
             yield _error(f"{path}.dependencies", "must be a list of task names")
         else:
-            references.extend((d, f"{path}.dependencies[{j}]") for j, d in enumerate(dependencies))
+            references.extend((d, None, f"{path}.dependencies[{j}]") for j, d in enumerate(dependencies))
     if depends not in (None, ""):
         if not isinstance(depends, str):
             yield _error(f"{path}.depends", "must be a string such as 'A && (B.Succeeded || C.Failed)'")
         else:
             try:
-                references.extend((task_name, f"{path}.depends") for task_name, _ in parse_depends(depends))
+                references.extend((task, result, f"{path}.depends") for task, result in parse_depends(depends))
             except ValueError as e:
                 yield _error(f"{path}.depends", str(e))
-    for dependency, at in references:
+    for dependency, result, at in references:
         if dependency not in index:
             yield _error(at, f"unknown task {dependency!r}: dependencies must name tasks of this DAG")
-        elif isinstance(name, str):
+            continue
+        if result in _ITEM_RESULTS and not any(tasks[index[dependency]].get(k) is not None for k in _LOOPS):
+            yield _error(
+                at,
+                f"{dependency}.{result} needs {dependency!r} to loop (withItems, withParam or withSequence):"
+                " Argo refuses an items-based result on a task without items",
+            )
+        if isinstance(name, str):
             graph.setdefault(name, []).append(dependency)
 
 
@@ -816,7 +835,7 @@ def _check_volcano_step(
 ) -> Iterator[Finding]:
     at = f"{path}.manifest{MANIFEST_SEPARATOR}"
     action = resource.get("action")
-    if action in _ADMITTED_ACTIONS:
+    if action not in _PARTIAL_ACTIONS:  # a misspelt action is reported already; the job is still worth checking
         for f in volcano_rules.check_job(job):
             yield Finding(at + f.path, f.severity, f.message)
     metadata = _map(job.get("metadata"))
@@ -911,40 +930,54 @@ def _check_job_conditions(
             )
 
 
-# ---- workflow parameters ---------------------------------------------------------------------------------------------
+# ---- parameter references ------------------------------------------------------------------------------------------
+
+
+def _declared(holder: object) -> set[str]:
+    return {str(p["name"]) for p in _list(_map(holder).get("parameters")) if isinstance(p, Mapping) and "name" in p}
 
 
 def _check_workflow_parameters(wf: _Workflow) -> Iterator[Finding]:
     """``{{workflow.parameters.X}}`` anywhere in a Workflow must name a declared argument (templates are exempt)."""
-    # One C-speed serialisation tells whether the (rare) walk is needed at all.
+    # One C-speed serialisation tells whether the walk is needed at all.
     if "workflow.parameters." not in json.dumps(wf.spec, default=str):
         return
-    declared = {
-        str(p["name"])
-        for p in _list(_map(wf.spec.get("arguments")).get("parameters"))
-        if isinstance(p, Mapping) and "name" in p
-    }
-    for at, text in _strings(wf.spec, wf.spec_path):
-        reported: set[str] = set()
-        for match in _WORKFLOW_PARAMETER.finditer(text):
-            name = match.group(1)
-            if name not in declared and name not in reported:
-                reported.add(name)
-                yield _error(
-                    at,
-                    f"{{{{workflow.parameters.{name}}}}} is not declared in {wf.spec_path}.arguments.parameters:"
-                    f" Argo fails to resolve it in a {wf.kind}",
-                )
+    declared = _declared(wf.spec.get("arguments"))
+    for at, name in _references(wf.spec, wf.spec_path, "workflow.parameters.", _WORKFLOW_PARAMETER):
+        if name not in declared:
+            yield _error(
+                at,
+                f"{{{{workflow.parameters.{name}}}}} is not declared in {wf.spec_path}.arguments.parameters:"
+                f" Argo fails to resolve it in a {wf.kind}",
+            )
 
 
-def _strings(node: object, path: str) -> Iterator[tuple[str, str]]:
-    """Every string holding a workflow parameter reference, with its path."""
+def _check_input_references(template: Mapping[str, Any], path: str) -> Iterator[Finding]:
+    """``{{inputs.parameters.X}}`` in a template must name one of its inputs (Argo: "failed to resolve")."""
+    if "inputs.parameters." not in json.dumps(template, default=str):
+        return
+    declared = _declared(template.get("inputs"))
+    for at, name in _references(template, path, "inputs.parameters.", _INPUT_PARAMETER):
+        if name not in declared:
+            yield _error(
+                at,
+                f"{{{{inputs.parameters.{name}}}}} is not an input of this template: declare it in"
+                f" {path}.inputs.parameters, or Argo fails to resolve it",
+            )
+
+
+def _references(node: object, path: str, needle: str, pattern: re.Pattern[str]) -> Iterator[tuple[str, str]]:
+    """``(path, name)`` of each distinct reference ``pattern`` finds in a string of ``node``.
+
+    Inline templates are skipped: they have inputs of their own.
+    """
     if isinstance(node, str):
-        if "workflow.parameters." in node:
-            yield path, node
+        if needle in node:
+            yield from ((path, name) for name in dict.fromkeys(pattern.findall(node)))
     elif isinstance(node, Mapping):
         for key, value in node.items():
-            yield from _strings(value, _key(path, key))
+            if key != "inline":
+                yield from _references(value, _key(path, key), needle, pattern)
     elif isinstance(node, list):
         for i, value in enumerate(node):
-            yield from _strings(value, f"{path}[{i}]")
+            yield from _references(value, f"{path}[{i}]", needle, pattern)
