@@ -2,8 +2,8 @@
 
 Uses libyaml's emitter when PyYAML has it (2-3x faster than Hera's pure-Python path) with our own representers on a
 private Dumper class, so nothing depends on representers other code registered globally. Plain data (dicts, lists,
-strings, integers, booleans, null) goes to the emitter as events directly, skipping PyYAML's node graph: the same
-output in about half the time (see ``benchmarks/``).
+strings, integers, booleans, null) goes to the emitter as events directly, skipping PyYAML's node graph and its
+Python serializer: the same output, dumped about 5x faster (see ``benchmarks/``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The convention is shared with the Go conformance harness and the cluster tests: ``{{inputs.parameters.X}}`` takes
 the argument the template's first call site passes (templates in order, tasks or steps in order), else the input's
-default or value; ``{{workflow.parameters.X}}`` the workflow argument; ``{{workflow.name|uid|namespace}}`` fixed
+value or default; ``{{workflow.parameters.X}}`` the workflow argument; ``{{workflow.name|uid|namespace}}`` fixed
 samples; anything else ``sample``. A value that itself holds ``{{workflow.parameters.X}}`` is resolved once more.
 """
 
@@ -66,7 +66,7 @@ def template_values(workflow: Mapping[str, Any]) -> dict[str, dict[str, str]]:
             pname = str(p.get("name", ""))
             raw = first_call.get(name, {}).get(pname)
             if raw is None:
-                raw = p.get("default", p.get("value", "sample"))
+                raw = p.get("value", p.get("default", "sample"))
             values[f"inputs.parameters.{pname}"] = substitute_text(str(raw), wf_values)
         out[name] = values
     return out

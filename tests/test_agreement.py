@@ -36,7 +36,7 @@ def test_both_reject_invalid(path: Path, validators: list[Path]) -> None:
     findings = lint_file(path)
     assert has_errors(findings), f"lint accepts {path.name}"
     for validator in validators:
-        ok, out = argo_accepts(validator, path)
+        ok, _ = argo_accepts(validator, path)
         assert not ok, f"{validator.name} accepts {path.name} but lint says: {findings}"
 
 
