@@ -9,7 +9,7 @@ Python serializer: the same output, dumped about 5x faster (see ``benchmarks/``)
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
@@ -194,9 +194,3 @@ def dump_manifest(data: Any) -> str:
 def to_yaml(*objects: Any) -> str:
     """Deterministic multi-document YAML for Hera workflows, templates and plain dicts (``---`` between them)."""
     return "---\n".join(dump(_plain(o)) for o in objects)
-
-
-def load_all(text: str) -> Iterable[Any]:
-    """Parse YAML documents with the C loader when available (the linter reads thousands of files)."""
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return yaml.load_all(text, Loader=loader)

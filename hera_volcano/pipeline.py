@@ -275,25 +275,35 @@ class Pipeline:
             raise ValidationError(f"{field} ({job.name}): {e.field}", e.rule) from None
 
     def _levels(self) -> list[list[PipelineJob]]:
-        """Jobs grouped so each group runs after every earlier one (longest path); finds cycles."""
+        """Jobs grouped so each group runs after every earlier one (longest path); finds cycles.
+
+        Iterative depth-first search: a chain of thousands of jobs must not hit Python's recursion limit.
+        """
         level: dict[str, int] = {}
-        state: dict[str, int] = {}
-
-        def visit(name: str, path: list[str]) -> int:
-            if state.get(name) == 2:
-                return level[name]
-            if state.get(name) == 1:
-                cycle = [*path[path.index(name) :], name]
-                raise ValidationError("jobs", f"dependency cycle: {' -> '.join(cycle)}")
-            state[name] = 1
-            deps = self._by_name[name].after
-            level[name] = 1 + max((visit(d, [*path, name]) for d in deps), default=-1)
-            state[name] = 2
-            return level[name]
-
-        for job in self.jobs:
-            if state.get(job.name) != 2:
-                visit(job.name, [])
+        on_path: dict[str, int] = {}  # job -> its position on the current path
+        path: list[str] = []
+        for root in self.jobs:
+            if root.name in level:
+                continue
+            stack: list[tuple[str, int]] = [(root.name, 0)]
+            while stack:
+                name, next_dep = stack.pop()
+                if next_dep == 0:
+                    on_path[name] = len(path)
+                    path.append(name)
+                deps = self._by_name[name].after
+                if next_dep < len(deps):
+                    stack.append((name, next_dep + 1))
+                    dep = deps[next_dep]
+                    if dep in on_path:
+                        cycle = [*path[on_path[dep] :], dep]
+                        raise ValidationError("jobs", f"dependency cycle: {' -> '.join(cycle)}")
+                    if dep not in level:
+                        stack.append((dep, 0))
+                    continue
+                level[name] = 1 + max((level[d] for d in deps), default=-1)
+                del on_path[name]
+                path.pop()
         groups: list[list[PipelineJob]] = [[] for _ in range(max(level.values()) + 1)]
         for job in self.jobs:
             groups[level[job.name]].append(job)

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hera_volcano import names
-from hera_volcano.emit import load_all
 from hera_volcano.errors import ValidationError
+from hera_volcano.loading import load_all
 from hera_volcano.placeholders import substitute_text
 
 RBAC_API = "rbac.authorization.k8s.io/v1"

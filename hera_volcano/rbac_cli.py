@@ -12,7 +12,7 @@ from hera_volcano import cli_common as c
 
 def read_workflows(paths: Sequence[str]) -> list[Any]:
     """Workflow-like documents from files (``-`` is stdin); other kinds are skipped, unreadable input is an error."""
-    from hera_volcano.emit import load_all
+    from hera_volcano.loading import load_all
 
     found = []
     for path in paths:

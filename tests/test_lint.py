@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from hera_volcano import lint
+from hera_volcano import lint, loading
 from hera_volcano.findings import Finding
 from hera_volcano.lint import LintFinding, lint_document, lint_text, parse_depends
 from hera_volcano.names import ARGO_NAME_MESSAGE
@@ -788,7 +788,7 @@ def test_fast_loader_gives_what_safe_load_gives(text: str) -> None:
         except yaml.YAMLError as e:
             return "error", type(e).__name__
 
-    assert load(lambda: list(lint.load_all(text))) == load(lambda: list(yaml.safe_load_all(text)))
+    assert load(lambda: list(loading.load_all(text))) == load(lambda: list(yaml.safe_load_all(text)))
 
 
 def test_weird_documents_do_not_crash() -> None:

@@ -191,3 +191,9 @@ def test_workflow_or_template() -> None:
     p = jobs(("a", []))
     assert p.workflow("p").to_dict()["metadata"] == {"generateName": "p-", "namespace": "argo"}
     assert p.workflow("p", template=True).to_dict()["metadata"] == {"name": "p", "namespace": "argo"}
+
+
+def test_long_chains_in_any_order_do_not_hit_the_recursion_limit() -> None:
+    chain = [(f"j{i}", [f"j{i - 1}"] if i else []) for i in range(3000)]
+    p = jobs(*reversed(chain), max_dag_tasks=None)
+    assert [g[0].name for g in p.levels[:3]] == ["j0", "j1", "j2"] and len(p.levels) == 3000
