@@ -10,19 +10,16 @@ the linter reports every finding.
 from __future__ import annotations
 
 import functools
-import importlib
 import math
 import re
-import types
 import typing
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from enum import Enum
 from fractions import Fraction
 from typing import Any, Final, Literal, TypeAlias
 
-from hera_volcano import names
+from hera_volcano import k8s_fields, names
 from hera_volcano.errors import ValidationError
 from hera_volcano.findings import Finding
 
@@ -161,9 +158,8 @@ class _Struct:
 
 @dataclass(frozen=True)
 class _Model:
-    """A Kubernetes type whose fields come from Hera's generated model, imported (once) on first use."""
+    """A Kubernetes type whose fields come from the snapshot of Hera's models (``k8s_fields``)."""
 
-    module: str
     name: str
 
 
@@ -176,8 +172,6 @@ _BOOL: Final = _Leaf("bool")
 _ANY: Final = _Leaf("any")
 _QUANTITY_LEAF: Final = _Leaf("quantity")
 _INT_OR_STR: Final = _Leaf("int-or-str")
-_CORE: Final = "hera.workflows.models.io.k8s.api.core.v1"
-_META: Final = "hera.workflows.models.io.k8s.apimachinery.pkg.apis.meta.v1"
 #: Fields newer than Hera's models (Kubernetes 1.34+) that the Volcano CRD's pod template already has.
 _NEWER_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
     "Container": ("restartPolicyRules",),
@@ -187,7 +181,7 @@ _NEWER_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
 
 
 def _core(name: str) -> _Model:
-    return _Model(_CORE, name)
+    return _Model(name)
 
 
 def _struct(what: str, **fields: _Node) -> _Struct:
@@ -196,7 +190,7 @@ def _struct(what: str, **fields: _Node) -> _Struct:
 
 _TOPOLOGY_SPREAD: Final = _struct(
     "a Kubernetes TopologySpreadConstraint",
-    labelSelector=_Model(_META, "LabelSelector"),
+    labelSelector=_Model("meta.LabelSelector"),
     matchLabelKeys=_ListOf(_STR),
     maxSkew=_INT32,
     minDomains=_INT32,
@@ -311,48 +305,37 @@ _SPEC: Final = _struct(
     networkTopology=_NETWORK_TOPOLOGY,
 )
 _JOB: Final = _struct(
-    "a Volcano Job", apiVersion=_STR, kind=_STR, metadata=_Model(_META, "ObjectMeta"), spec=_SPEC, status=_ANY
+    "a Volcano Job", apiVersion=_STR, kind=_STR, metadata=_Model("meta.ObjectMeta"), spec=_SPEC, status=_ANY
 )
 
 
 @functools.cache
-def _model_struct(module: str, name: str) -> _Struct:
-    """The field table of one Hera model, keyed by JSON name (alias); computed once per class."""
-    cls = getattr(importlib.import_module(module), name)
-    fields = {info.alias or field: _annotation_node(info.annotation) for field, info in cls.model_fields.items()}
+def _model_struct(name: str) -> _Struct:
+    """The field table of one Kubernetes type, keyed by JSON name; built once per type from the snapshot."""
+    fields = {field: _node(kind) for field, kind in k8s_fields.table()[name].items()}
     fields.update(dict.fromkeys(_NEWER_FIELDS.get(name, ()), _ANY))
-    return _Struct(f"a Kubernetes {name}", fields)
+    return _Struct(f"a Kubernetes {name.removeprefix('meta.')}", fields)
 
 
-def _annotation_node(annotation: object) -> _Node:
-    """Map a pydantic field annotation to a shape node; nested models stay lazy (resolved when data reaches them)."""
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if origin in (typing.Union, types.UnionType):
-        options = [a for a in args if a is not type(None)]
-        if len(options) == 1:
-            return _annotation_node(options[0])
-        return _INT_OR_STR if set(options) == {str, int} else _ANY
-    if origin is typing.Annotated:
-        return _annotation_node(args[0])
-    if origin is list:
-        return _ListOf(_annotation_node(args[0]))
-    if origin is dict:
-        return _MapOf(_annotation_node(args[1]))
-    leaves: dict[object, _Leaf] = {bool: _BOOL, int: _INT, str: _STR}
-    if annotation in leaves:
-        return leaves[annotation]
-    if not isinstance(annotation, type):
-        return _ANY
-    if issubclass(annotation, Enum):
-        return _STR
-    from pydantic import BaseModel, RootModel
+_LEAVES: Final[Mapping[str, _Leaf]] = {
+    "str": _STR,
+    "int": _INT,
+    "bool": _BOOL,
+    "int-or-str": _INT_OR_STR,
+    "quantity": _QUANTITY_LEAF,
+    "any": _ANY,
+}
 
-    if issubclass(annotation, RootModel):
-        return {"Quantity": _QUANTITY_LEAF, "IntOrString": _INT_OR_STR}.get(annotation.__name__, _ANY)
-    if issubclass(annotation, BaseModel) and annotation.model_fields:
-        return _Model(annotation.__module__, annotation.__name__)
-    return _ANY
+
+def _node(kind: Any) -> _Node:
+    """A shape node from a snapshot kind; nested models stay lazy (resolved when data reaches them)."""
+    if isinstance(kind, str):
+        return _LEAVES[kind]
+    if "list" in kind:
+        return _ListOf(_node(kind["list"]))
+    if "map" in kind:
+        return _MapOf(_node(kind["map"]))
+    return _Model(kind["model"])
 
 
 def _leaf_problem(kind: str, value: object) -> str | None:
@@ -414,7 +397,7 @@ def _shape(value: object, node: _Node, path: str) -> Iterator[Finding]:
             else:
                 yield from _shape(item, node.value, _entry(path, key))
         return
-    struct = node if isinstance(node, _Struct) else _model_struct(node.module, node.name)
+    struct = node if isinstance(node, _Struct) else _model_struct(node.name)
     for key, item in value.items():
         child = struct.fields.get(key) if isinstance(key, str) else None
         if child is None:
