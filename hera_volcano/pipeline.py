@@ -6,6 +6,8 @@ Jobs of one :class:`JobShape` share one resource template; what differs per job 
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -52,6 +54,7 @@ class VolcanoRetry:
     restart_on: Sequence[str] = ("PodEvicted", "PodFailed")
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "restart_on", tuple(self.restart_on))  # hashable: shapes are shared by settings
         if isinstance(self.max_retry, bool) or not isinstance(self.max_retry, int) or self.max_retry < 1:
             raise ValidationError("retry.max_retry", "must be a positive integer (Volcano turns 0 into 3)")
         if not self.restart_on:
@@ -114,47 +117,9 @@ def batch_job(
     for value, label in ((replicas, "replicas"), (min_available if min_available is not None else 1, "min_available")):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValidationError(label, "must be a positive integer")
-    resources = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None}
-    if gpus:
-        resources["nvidia.com/gpu"] = str(gpus)
-    settings = {"queue": queue, "resources": resources, "gpus": gpus, "retry": repr(retry), "deadline": deadline}
-    digest = _digest(settings)
-    container: dict[str, Any] = {
-        "name": "main",
-        "image": Placeholder.input("image", image),
-        "command": Placeholder.input("command", list(command)),
-    }
-    if resources:
-        limits = {"nvidia.com/gpu": resources["nvidia.com/gpu"]} if gpus else {}
-        container["resources"] = {"requests": resources, **({"limits": limits} if limits else {})}
-    job = VolcanoJob(
-        generate_name=f"{Placeholder.input('job', name)}-",
-        min_available=Placeholder.input("min-available", min_available or replicas),
-        queue=queue,
-        tasks=[
-            VolcanoTask(
-                name="main",
-                replicas=Placeholder.input("replicas", replicas),
-                template={"spec": {"containers": [container], "restartPolicy": "OnFailure"}},
-            )
-        ],
-    )
-    argo_retry = retry if isinstance(retry, ArgoRetry) else None
-    if isinstance(retry, VolcanoRetry):
-        job = replace(
-            job,
-            max_retry=retry.max_retry,
-            policies=[Policy(event=e, action="RestartJob") for e in retry.restart_on],
-        )
-    shape = JobShape(
-        name="volcano-job" if digest == _DEFAULT_DIGEST else f"volcano-job-{digest}",
-        job=job,
-        job_label=Placeholder.input("job", name),
-        follow_task="main",
-        follow_container="main",
-        deadline=deadline,
-        retry=argo_retry,
-    )
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 0:
+        raise ValidationError("gpus", "must be a non-negative integer")
+    shape = _batch_shape(queue, cpu, memory, gpus, retry, deadline)
     arguments = {
         "job": name,
         "image": image,
@@ -165,9 +130,61 @@ def batch_job(
     return PipelineJob(name=name, shape=shape, arguments=arguments, after=tuple(after), follow_logs=follow_logs)
 
 
-def _digest(settings: Mapping[str, Any]) -> str:
-    import hashlib
+@functools.lru_cache(maxsize=256)
+def _batch_shape(
+    queue: str | None,
+    cpu: str | None,
+    memory: str | None,
+    gpus: int,
+    retry: ArgoRetry | VolcanoRetry | None,
+    deadline: int,
+) -> JobShape:
+    """The one shape every :func:`batch_job` with these settings shares (memoised: a pure function of immutable
+    inputs, so a pipeline of thousands of jobs holds one shape, not thousands)."""
+    resources = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None}
+    if gpus:
+        resources["nvidia.com/gpu"] = str(gpus)
+    settings = {"queue": queue, "resources": resources, "gpus": gpus, "retry": repr(retry), "deadline": deadline}
+    digest = _digest(settings)
+    container: dict[str, Any] = {
+        "name": "main",
+        "image": Placeholder.input("image", "busybox:1"),
+        "command": Placeholder.input("command", ["true"]),
+    }
+    if resources:
+        limits = {"nvidia.com/gpu": resources["nvidia.com/gpu"]} if gpus else {}
+        container["resources"] = {"requests": resources, **({"limits": limits} if limits else {})}
+    label = Placeholder.input("job", "job")
+    job = VolcanoJob(
+        generate_name=f"{label}-",
+        min_available=Placeholder.input("min-available", 1),
+        queue=queue,
+        tasks=[
+            VolcanoTask(
+                name="main",
+                replicas=Placeholder.input("replicas", 1),
+                template={"spec": {"containers": [container], "restartPolicy": "OnFailure"}},
+            )
+        ],
+    )
+    if isinstance(retry, VolcanoRetry):
+        job = replace(
+            job,
+            max_retry=retry.max_retry,
+            policies=[Policy(event=e, action="RestartJob") for e in retry.restart_on],
+        )
+    return JobShape(
+        name="volcano-job" if digest == _DEFAULT_DIGEST else f"volcano-job-{digest}",
+        job=job,
+        job_label=label,
+        follow_task="main",
+        follow_container="main",
+        deadline=deadline,
+        retry=retry if isinstance(retry, ArgoRetry) else None,
+    )
 
+
+def _digest(settings: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]
 
 
