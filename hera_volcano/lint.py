@@ -23,6 +23,7 @@ import yaml
 
 from hera_volcano import names, samples, selectors, volcano_rules
 from hera_volcano.findings import Finding, Severity
+from hera_volcano.graphs import cycles
 from hera_volcano.loading import load_all
 from hera_volcano.placeholders import substitute_text
 
@@ -557,7 +558,7 @@ def _check_dag(dag: object, path: str, wf: _Workflow) -> Iterator[Finding]:
     for k, task in enumerate(tasks):
         if isinstance(task, Mapping):
             yield from _check_task(task, f"{at}[{k}]", wf, using_depends, tasks, index, graph)
-    for cycle in _cycles(graph):
+    for cycle in cycles(graph):
         yield _error(f"{at}[{index[cycle[0]]}]", f"task dependencies form a cycle: {' -> '.join(cycle)}")
 
 
@@ -608,28 +609,6 @@ def _check_task(
             )
         if isinstance(name, str):
             graph.setdefault(name, []).append(dependency)
-
-
-def _cycles(graph: Mapping[str, list[str]]) -> Iterator[list[str]]:
-    """One cycle per back edge of a depth-first search, as a closed path ``a, b, a``."""
-    done: set[str] = set()
-    for root in graph:
-        if root in done:
-            continue
-        stack: list[tuple[str, Iterator[str]]] = [(root, iter(graph.get(root, ())))]
-        on_path = [root]
-        while stack:
-            node, edges = stack[-1]
-            nxt = next(edges, None)
-            if nxt is None:
-                stack.pop()
-                on_path.pop()
-                done.add(node)
-            elif nxt in on_path:
-                yield [*on_path[on_path.index(nxt) :], nxt]
-            elif nxt not in done:
-                stack.append((nxt, iter(graph.get(nxt, ()))))
-                on_path.append(nxt)
 
 
 # ---- resource steps --------------------------------------------------------------------------------------------------

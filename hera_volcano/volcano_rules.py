@@ -22,6 +22,7 @@ from typing import Any, Final, Literal, TypeAlias
 from hera_volcano import k8s_fields, names
 from hera_volcano.errors import ValidationError
 from hera_volcano.findings import Finding
+from hera_volcano.graphs import cycles
 
 API_VERSION: Final = "batch.volcano.sh/v1alpha1"
 KIND: Final = "Job"
@@ -805,33 +806,11 @@ def _check_depends_on(tasks: list[Any], index_of: Mapping[str, int]) -> Iterator
                 )
             else:
                 graph.setdefault(name, []).append(dependency)
-    for cycle in _cycles(graph):
+    for cycle in cycles(graph):
         yield _error(
             f"spec.tasks[{index_of[cycle[0]]}].dependsOn",
             f"task dependencies must form a DAG, but they form a cycle: {' -> '.join(cycle)}",
         )
-
-
-def _cycles(graph: Mapping[str, list[str]]) -> Iterator[list[str]]:
-    """One cycle per back edge found by a depth-first search, each as a closed path ``a, b, a``."""
-    done: set[str] = set()
-    for root in graph:
-        if root in done:
-            continue
-        stack: list[tuple[str, Iterator[str]]] = [(root, iter(graph.get(root, [])))]
-        on_path = [root]
-        while stack:
-            node, edges = stack[-1]
-            nxt = next(edges, None)
-            if nxt is None:
-                stack.pop()
-                on_path.pop()
-                done.add(node)
-            elif nxt in on_path:
-                yield [*on_path[on_path.index(nxt) :], nxt]
-            elif nxt not in done:
-                stack.append((nxt, iter(graph.get(nxt, []))))
-                on_path.append(nxt)
 
 
 # ---- pod templates (Kubernetes' own pod-template validation) -------------------------------------------------------

@@ -14,6 +14,7 @@ import yaml
 from yaml.representer import BaseRepresenter
 
 import hera_volcano as hv
+from benchmarks.run import same_types  # the benchmark reports these qualities with the same check
 from hera_volcano import emit
 from hera_volcano.placeholders import Placeholder
 
@@ -36,17 +37,6 @@ def reference(data: Any, dumper: type = _NodePath) -> str:
     return yaml.dump(
         data, Dumper=dumper, sort_keys=False, default_flow_style=False, width=emit._WIDTH, allow_unicode=True
     )
-
-
-def same_types(a: Any, b: Any) -> bool:
-    """``==`` that also tells ``1`` from ``True`` and ``1.0``, recursively."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same_types(v, b[k]) for k, v in a.items())
-    if isinstance(a, list):
-        return len(a) == len(b) and all(same_types(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
 
 
 @pytest.fixture(scope="module")
