@@ -6,9 +6,9 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: run test check unit conformance test-cluster bench render clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
 	touch $(STAMP)
 
 ## run: print the MPI hello world Workflow (pipe it to `argo submit -`)
