@@ -6,10 +6,12 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: run test check unit conformance test-cluster bench render clean
 
+# Set-up talks on stderr only, so `make run | argo submit -` stays clean on the first run too.
 $(STAMP): pyproject.toml constraints.txt
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
-	touch $(STAMP)
+	@echo "setting up $(VENV) (first run only)" >&2
+	@$(PYTHON) -m venv $(VENV) >&2
+	@$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]' >&2
+	@touch $(STAMP)
 
 ## run: print the MPI hello world Workflow (pipe it to `argo submit -`)
 run: $(STAMP)
