@@ -1,9 +1,12 @@
-"""A rule violation found in plain data, shared by the job model (which raises) and the linter (which reports)."""
+"""A rule violation found in plain data, shared by the job model (which raises) and the linter (which reports),
+and the small helpers both use to walk untrusted data and name the field they are at."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 Severity = Literal["error", "warning"]
 
@@ -15,3 +18,39 @@ class Finding:
     path: str
     severity: Severity
     message: str
+
+
+def error(path: str, message: str) -> Finding:
+    return Finding(path, "error", message)
+
+
+def warning(path: str, message: str) -> Finding:
+    return Finding(path, "warning", message)
+
+
+def join(prefix: str, path: str) -> str:
+    """``prefix`` then ``path``: ``[0]`` + ``spec.x`` is ``[0].spec.x``; an empty side leaves the other."""
+    if not path:
+        return prefix
+    if not prefix:
+        return path
+    return prefix + path if path.startswith("[") else f"{prefix}.{path}"
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+def entry(path: str, key: object) -> str:
+    """Path of a map entry: ``requests.cpu`` but ``requests[nvidia.com/gpu]`` when the key is not a plain word."""
+    text = str(key)
+    return join(path, text) if _PLAIN_KEY.fullmatch(text) else f"{path}[{text}]"
+
+
+def as_map(value: object) -> Mapping[str, Any]:
+    """``value`` if it is a mapping, else an empty one: rules read malformed input without crashing."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def as_list(value: object) -> list[Any]:
+    """``value`` if it is a list, else an empty one."""
+    return value if isinstance(value, list) else []

@@ -22,7 +22,7 @@ from typing import Any, Final
 import yaml
 
 from hera_volcano import names, samples, selectors, volcano_rules
-from hera_volcano.findings import Finding, Severity
+from hera_volcano.findings import Finding, Severity, as_list, as_map, entry, error, join, warning
 from hera_volcano.graphs import cycles
 from hera_volcano.loading import load_all
 from hera_volcano.placeholders import substitute_text
@@ -72,7 +72,6 @@ SUGGESTED_FAILURE: Final = "status.state.phase in (Failed, Terminated, Aborted)"
 _WORKFLOW_PARAMETER: Final = re.compile(r"\{\{\s*workflow\.parameters\.([^{}\s]+?)\s*\}\}")
 _INPUT_PARAMETER: Final = re.compile(r"\{\{\s*inputs\.parameters\.([^{}\s]+?)\s*\}\}")
 _DEPENDS_TOKEN: Final = re.compile(r"\s*(?:(&&|\|\||[!()])|([a-zA-Z0-9][-a-zA-Z0-9]*)(?:\.([A-Za-z]\w*))?|(\S))")
-_PLAIN_KEY: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _INTEGER: Final = re.compile(r"[+-]?[0-9]+")
 
 
@@ -134,7 +133,7 @@ def lint_text(text: str, file: str) -> list[LintFinding]:
 def lint_documents(docs: Iterable[object], file: str) -> list[LintFinding]:
     """Lint parsed documents (document ``i`` is ``[i]`` in paths); kinds other than Argo's and Volcano's are skipped."""
     return [
-        LintFinding(file, _join(f"[{i}]", f.path), f.severity, f.message)
+        LintFinding(file, join(f"[{i}]", f.path), f.severity, f.message)
         for i, doc in enumerate(docs)
         for f in lint_document(doc)
     ]
@@ -162,37 +161,6 @@ def lint_document(doc: object) -> list[Finding]:
 # ---- small helpers ---------------------------------------------------------------------------------------------------
 
 
-def _error(path: str, message: str) -> Finding:
-    return Finding(path, "error", message)
-
-
-def _warning(path: str, message: str) -> Finding:
-    return Finding(path, "warning", message)
-
-
-def _join(prefix: str, path: str) -> str:
-    """``prefix`` then ``path``: ``[0]`` + ``spec.x`` is ``[0].spec.x``; an empty path is the prefix itself."""
-    if not path:
-        return prefix
-    if not prefix:
-        return path
-    return prefix + path if path.startswith("[") else f"{prefix}.{path}"
-
-
-def _key(path: str, key: object) -> str:
-    """Path of a map entry: ``labels.app`` but ``labels[example.com/x]`` when the key is not a plain word."""
-    text = str(key)
-    return _join(path, text) if _PLAIN_KEY.fullmatch(text) else f"{path}[{text}]"
-
-
-def _map(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _list(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def _yaml_error(e: BaseException) -> str:
     if isinstance(e, yaml.MarkedYAMLError):
         text = " ".join(part for part in (e.context, e.problem) if part)
@@ -205,7 +173,7 @@ def _yaml_error(e: BaseException) -> str:
 def _name_finding(path: str, value: object, rule: names.Rule) -> Iterator[Finding]:
     message = rule(value)
     if message is not None:
-        yield _error(path, message)
+        yield error(path, message)
 
 
 # ---- workflows -------------------------------------------------------------------------------------------------------
@@ -236,7 +204,7 @@ class _Workflow:
 def _lint_workflow(doc: Mapping[str, Any], kind: str) -> Iterator[Finding]:
     metadata = doc.get("metadata")
     if not isinstance(metadata, Mapping):
-        yield _error("metadata", "is required: a mapping with name or generateName")
+        yield error("metadata", "is required: a mapping with name or generateName")
         metadata = {}
     else:
         yield from _check_metadata(metadata, WORKFLOW_KINDS[kind], kind)
@@ -244,13 +212,13 @@ def _lint_workflow(doc: Mapping[str, Any], kind: str) -> Iterator[Finding]:
     if kind == "CronWorkflow" and isinstance(spec, Mapping):
         spec, spec_path = spec.get("workflowSpec"), "spec.workflowSpec"
     if not isinstance(spec, Mapping):
-        yield _error(spec_path, "is required: a mapping")
+        yield error(spec_path, "is required: a mapping")
         return
-    templates = _list(spec.get("templates"))
+    templates = as_list(spec.get("templates"))
     template_names = frozenset(
         t["name"] for t in templates if isinstance(t, Mapping) and isinstance(t.get("name"), str)
     )
-    wf = _Workflow(kind, metadata, spec, spec_path, template_names, _map(spec.get("templateDefaults")))
+    wf = _Workflow(kind, metadata, spec, spec_path, template_names, as_map(spec.get("templateDefaults")))
     yield from _check_entrypoint(wf)
     yield from _check_templates(wf)
     if wf.runnable and spec.get("workflowTemplateRef") is None:
@@ -263,9 +231,9 @@ def _check_metadata(metadata: Mapping[str, Any], max_length: int, kind: str) -> 
     if name not in (None, ""):
         message = names.dns1123_subdomain(name)
         if message is not None:
-            yield _error("metadata.name", message)
+            yield error("metadata.name", message)
         elif isinstance(name, str) and len(name) > max_length:
-            yield _error(
+            yield error(
                 "metadata.name", f"must be at most {max_length} characters for a {kind} (Argo), not {len(name)}"
             )
     elif generate not in (None, ""):
@@ -273,9 +241,9 @@ def _check_metadata(metadata: Mapping[str, Any], max_length: int, kind: str) -> 
         masked = generate[:-1] + "a" if isinstance(generate, str) and generate.endswith("-") else generate
         message = names.dns1123_subdomain(masked)
         if message is not None:
-            yield _error("metadata.generateName", f"{message} (a trailing '-' is allowed)")
+            yield error("metadata.generateName", f"{message} (a trailing '-' is allowed)")
     else:
-        yield _error("metadata.name", "is required (or metadata.generateName)")
+        yield error("metadata.name", "is required (or metadata.generateName)")
 
 
 def _check_entrypoint(wf: _Workflow) -> Iterator[Finding]:
@@ -284,24 +252,24 @@ def _check_entrypoint(wf: _Workflow) -> Iterator[Finding]:
         path = f"{wf.spec_path}.{key}"
         if value in (None, ""):
             if key == "entrypoint" and wf.runnable and wf.spec.get("workflowTemplateRef") is None:
-                yield _error(path, f"is required in a {wf.kind}: the name of the template to run first")
+                yield error(path, f"is required in a {wf.kind}: the name of the template to run first")
         elif not isinstance(value, str):
-            yield _error(path, "must be a string: the name of a template")
+            yield error(path, "must be a string: the name of a template")
         elif "{{" not in value and value not in wf.template_names:
-            yield _error(path, f"must name a template of {wf.spec_path}.templates; there is no template {value!r}")
+            yield error(path, f"must name a template of {wf.spec_path}.templates; there is no template {value!r}")
 
 
 def _check_templates(wf: _Workflow) -> Iterator[Finding]:
     raw = wf.spec.get("templates")
     path = f"{wf.spec_path}.templates"
     if raw is not None and not isinstance(raw, list):
-        yield _error(path, "must be a list of templates")
+        yield error(path, "must be a list of templates")
         return
-    templates = _list(raw)
+    templates = as_list(raw)
     if templates and wf.spec.get("workflowTemplateRef") is not None:
-        yield _error(path, "must be left out with workflowTemplateRef: the referenced template supplies them")
+        yield error(path, "must be left out with workflowTemplateRef: the referenced template supplies them")
     if len(templates) > MAX_TEMPLATES:
-        yield _error(path, f"has {len(templates)} templates: Argo 4's CRD allows at most {MAX_TEMPLATES}")
+        yield error(path, f"has {len(templates)} templates: Argo 4's CRD allows at most {MAX_TEMPLATES}")
     manifests = {
         index: text for index, _, text in samples.resolved_manifests({"metadata": wf.metadata, "spec": wf.spec})
     }
@@ -309,13 +277,13 @@ def _check_templates(wf: _Workflow) -> Iterator[Finding]:
     for i, template in enumerate(templates):
         at = f"{path}[{i}]"
         if not isinstance(template, Mapping):
-            yield _error(at, "must be a mapping")
+            yield error(at, "must be a mapping")
             continue
         name = template.get("name")
         yield from _name_finding(f"{at}.name", name, names.argo_name)
         if isinstance(name, str):
             if name in seen:
-                yield _error(f"{at}.name", f"duplicate template name {name!r}: also {path}[{seen[name]}]")
+                yield error(f"{at}.name", f"duplicate template name {name!r}: also {path}[{seen[name]}]")
             else:
                 seen[name] = i
         yield from _check_template(template, at, wf, manifests.get(i))
@@ -325,10 +293,10 @@ def _check_templates(wf: _Workflow) -> Iterator[Finding]:
 def _check_template(template: Mapping[str, Any], path: str, wf: _Workflow, manifest: str | None) -> Iterator[Finding]:
     types = [t for t in _TEMPLATE_TYPES if template.get(t) is not None]
     if not types:
-        yield _error(path, f"must set one template type: {', '.join(_TEMPLATE_TYPES)}")
+        yield error(path, f"must set one template type: {', '.join(_TEMPLATE_TYPES)}")
         return
     if len(types) > 1:
-        yield _error(path, f"sets {', '.join(types)}: a template has exactly one type")
+        yield error(path, f"sets {', '.join(types)}: a template has exactly one type")
         return
     kind = types[0]
     yield from _check_limits(template, path, kind)
@@ -348,20 +316,20 @@ def _check_limits(template: Mapping[str, Any], path: str, kind: str) -> Iterator
     if deadline is not None:
         at = f"{path}.activeDeadlineSeconds"
         if kind in _NON_LEAF:
-            yield _error(at, f"is only valid on leaf templates (container, script, resource, ...), not on {kind}")
+            yield error(at, f"is only valid on leaf templates (container, script, resource, ...), not on {kind}")
         else:
             problem = _deadline_problem(deadline)
             if problem is not None:
-                yield _error(at, problem)
+                yield error(at, problem)
     timeout = template.get("timeout")
     if timeout is not None:
         at = f"{path}.timeout"
         if kind in _NO_TIMEOUT:
-            yield _error(at, f"is only valid on leaf templates (container, script, resource, ...), not on {kind}")
+            yield error(at, f"is only valid on leaf templates (container, script, resource, ...), not on {kind}")
         else:
             problem = _timeout_problem(timeout)
             if problem is not None:
-                yield _error(at, problem)
+                yield error(at, problem)
 
 
 def _deadline_problem(value: object) -> str | None:
@@ -394,10 +362,10 @@ def _timeout_problem(value: object) -> str | None:
 def _check_image(template: Mapping[str, Any], path: str, kind: str, wf: _Workflow) -> Iterator[Finding]:
     body = template[kind]
     if not isinstance(body, Mapping):
-        yield _error(f"{path}.{kind}", "must be a mapping")
+        yield error(f"{path}.{kind}", "must be a mapping")
         return
-    if body.get("image") in (None, "") and _map(wf.defaults.get(kind)).get("image") in (None, ""):
-        yield _error(
+    if body.get("image") in (None, "") and as_map(wf.defaults.get(kind)).get("image") in (None, ""):
+        yield error(
             f"{path}.{kind}.image",
             f"is required (or set {wf.spec_path}.templateDefaults.{kind}.image): Argo refuses a {kind} without one",
         )
@@ -409,31 +377,31 @@ def _check_call(call: Mapping[str, Any], path: str, wf: _Workflow) -> Iterator[F
         return
     target = call.get("template")
     if target in (None, ""):
-        yield _error(f"{path}.template", "is required: the name of the template to run (or templateRef)")
+        yield error(f"{path}.template", "is required: the name of the template to run (or templateRef)")
     elif not isinstance(target, str):
-        yield _error(f"{path}.template", "must be a string: the name of a template")
+        yield error(f"{path}.template", "must be a string: the name of a template")
     elif "{{" not in target and target not in wf.template_names:
-        yield _error(f"{path}.template", f"must name a template of {wf.spec_path}.templates; there is no {target!r}")
+        yield error(f"{path}.template", f"must name a template of {wf.spec_path}.templates; there is no {target!r}")
 
 
 def _check_call_name(call: Mapping[str, Any], path: str, seen: dict[str, str], what: str) -> Iterator[Finding]:
     name = call.get("name")
     if name in (None, ""):
-        yield _error(f"{path}.name", "is required")
+        yield error(f"{path}.name", "is required")
         return
     message = names.argo_name(name)
     if message is not None:
-        yield _error(f"{path}.name", message)
+        yield error(f"{path}.name", message)
     if isinstance(name, str):
         if name in seen:
-            yield _error(f"{path}.name", f"duplicate {what} name {name!r}: also {seen[name]}")
+            yield error(f"{path}.name", f"duplicate {what} name {name!r}: also {seen[name]}")
         else:
             seen[name] = path
 
 
 def _check_steps(groups: object, path: str, wf: _Workflow) -> Iterator[Finding]:
     if not isinstance(groups, list):
-        yield _error(path, "must be a list of step groups (each a list of steps run in parallel)")
+        yield error(path, "must be a list of step groups (each a list of steps run in parallel)")
         return
     seen: dict[str, str] = {}
     for g, group in enumerate(groups):
@@ -441,7 +409,7 @@ def _check_steps(groups: object, path: str, wf: _Workflow) -> Iterator[Finding]:
         steps = [(f"{at}[{s}]", step) for s, step in enumerate(group)] if isinstance(group, list) else [(at, group)]
         for step_path, step in steps:
             if not isinstance(step, Mapping):
-                yield _error(step_path, "must be a mapping: a step")
+                yield error(step_path, "must be a mapping: a step")
                 continue
             yield from _check_call_name(step, step_path, seen, "step")
             yield from _check_call(step, step_path, wf)
@@ -535,20 +503,20 @@ class _DependsParser:
 
 def _check_dag(dag: object, path: str, wf: _Workflow) -> Iterator[Finding]:
     if not isinstance(dag, Mapping):
-        yield _error(path, "must be a mapping with tasks")
+        yield error(path, "must be a mapping with tasks")
         return
     tasks = dag.get("tasks")
     at = f"{path}.tasks"
     if not isinstance(tasks, list) or not tasks:
-        yield _error(at, "must list at least one task")
+        yield error(at, "must list at least one task")
         return
     if len(tasks) > MAX_DAG_TASKS:
-        yield _error(at, f"has {len(tasks)} tasks: Argo 4's CRD allows at most {MAX_DAG_TASKS} in one DAG")
+        yield error(at, f"has {len(tasks)} tasks: Argo 4's CRD allows at most {MAX_DAG_TASKS} in one DAG")
     seen: dict[str, str] = {}
     index: dict[str, int] = {}
     for k, task in enumerate(tasks):
         if not isinstance(task, Mapping):
-            yield _error(f"{at}[{k}]", "must be a mapping: a task")
+            yield error(f"{at}[{k}]", "must be a mapping: a task")
             continue
         yield from _check_call_name(task, f"{at}[{k}]", seen, "task")
         if isinstance(task.get("name"), str):
@@ -559,7 +527,7 @@ def _check_dag(dag: object, path: str, wf: _Workflow) -> Iterator[Finding]:
         if isinstance(task, Mapping):
             yield from _check_task(task, f"{at}[{k}]", wf, using_depends, tasks, index, graph)
     for cycle in cycles(graph):
-        yield _error(f"{at}[{index[cycle[0]]}]", f"task dependencies form a cycle: {' -> '.join(cycle)}")
+        yield error(f"{at}[{index[cycle[0]]}]", f"task dependencies form a cycle: {' -> '.join(cycle)}")
 
 
 def _check_task(
@@ -575,34 +543,34 @@ def _check_task(
     name = task.get("name")
     dependencies, depends = task.get("dependencies"), task.get("depends")
     if using_depends and dependencies:
-        yield _error(f"{path}.dependencies", "cannot be mixed with depends in one DAG: other tasks here use depends")
+        yield error(f"{path}.dependencies", "cannot be mixed with depends in one DAG: other tasks here use depends")
     if using_depends and task.get("continueOn") is not None:
-        yield _error(
+        yield error(
             f"{path}.continueOn",
             "cannot be used in a DAG whose tasks use depends: write the outcome in depends instead, e.g. 'A.Failed'",
         )
     if isinstance(name, str) and name[:1].isdigit() and (using_depends or dependencies):
-        yield _error(f"{path}.name", "must not begin with a digit when the DAG uses depends or dependencies")
+        yield error(f"{path}.name", "must not begin with a digit when the DAG uses depends or dependencies")
     references: list[tuple[str, str | None, str]] = []  # (task, result, path)
     if dependencies is not None:
         if not isinstance(dependencies, list) or not all(isinstance(d, str) for d in dependencies):
-            yield _error(f"{path}.dependencies", "must be a list of task names")
+            yield error(f"{path}.dependencies", "must be a list of task names")
         else:
             references.extend((d, None, f"{path}.dependencies[{j}]") for j, d in enumerate(dependencies))
     if depends not in (None, ""):
         if not isinstance(depends, str):
-            yield _error(f"{path}.depends", "must be a string such as 'A && (B.Succeeded || C.Failed)'")
+            yield error(f"{path}.depends", "must be a string such as 'A && (B.Succeeded || C.Failed)'")
         else:
             try:
                 references.extend((task, result, f"{path}.depends") for task, result in parse_depends(depends))
             except ValueError as e:
-                yield _error(f"{path}.depends", str(e))
+                yield error(f"{path}.depends", str(e))
     for dependency, result, at in references:
         if dependency not in index:
-            yield _error(at, f"unknown task {dependency!r}: dependencies must name tasks of this DAG")
+            yield error(at, f"unknown task {dependency!r}: dependencies must name tasks of this DAG")
             continue
         if result in _ITEM_RESULTS and not any(tasks[index[dependency]].get(k) is not None for k in _LOOPS):
-            yield _error(
+            yield error(
                 at,
                 f"{dependency}.{result} needs {dependency!r} to loop (withItems, withParam or withSequence):"
                 " Argo refuses an items-based result on a task without items",
@@ -626,21 +594,21 @@ def _check_resource(template: Mapping[str, Any], path: str, wf: _Workflow, manif
     resource = template["resource"]
     at = f"{path}.resource"
     if not isinstance(resource, Mapping):
-        yield _error(at, "must be a mapping")
+        yield error(at, "must be a mapping")
         return
     action = resource.get("action")
     if action in (None, ""):
-        yield _error(f"{at}.action", f"is required: one of {', '.join(RESOURCE_ACTIONS)}")
+        yield error(f"{at}.action", f"is required: one of {', '.join(RESOURCE_ACTIONS)}")
     elif action not in RESOURCE_ACTIONS:
         hint = ": Argo 4's CRD enforces the list, so it cannot be a parameter" if "{{" in str(action) else ""
-        yield _error(f"{at}.action", f"must be one of {', '.join(RESOURCE_ACTIONS)}, not {action!r}{hint}")
+        yield error(f"{at}.action", f"must be one of {', '.join(RESOURCE_ACTIONS)}, not {action!r}{hint}")
     has_manifest, has_from = resource.get("manifest") is not None, resource.get("manifestFrom") is not None
     if has_manifest == has_from:
-        yield _error(at, "must set exactly one of manifest and manifestFrom")
+        yield error(at, "must set exactly one of manifest and manifestFrom")
     if has_manifest and not isinstance(resource["manifest"], str):
-        yield _error(f"{at}.manifest", "must be a string: the object as YAML text")
+        yield error(f"{at}.manifest", "must be a string: the object as YAML text")
     if resource.get("setOwnerReference") is True and has_from and not has_manifest:
-        yield _warning(f"{at}.setOwnerReference", "has no effect with manifestFrom: Argo only adds it to manifest")
+        yield warning(f"{at}.setOwnerReference", "has no effect with manifestFrom: Argo only adds it to manifest")
     conditions, findings = _conditions(resource, at, template, wf)
     yield from findings
     obj: Mapping[str, Any] | None = None
@@ -650,7 +618,7 @@ def _check_resource(template: Mapping[str, Any], path: str, wf: _Workflow, manif
     if obj is not None and _is_volcano_job(obj):
         yield from _check_volcano_step(obj, resource, at, wf, conditions)
     if (resource.get("successCondition") or resource.get("failureCondition")) and not _has_deadline(template, wf):
-        yield _warning(
+        yield warning(
             path,
             "a resource step polls its conditions until they hold, with no time limit:"
             " set activeDeadlineSeconds or timeout on this template",
@@ -677,7 +645,7 @@ def _conditions(
         if text is None:
             continue
         if not isinstance(text, str):
-            findings.append(_error(f"{path}.{key}", "must be a string: a label selector"))
+            findings.append(error(f"{path}.{key}", "must be a string: a label selector"))
             continue
         if "{{" in text:
             values = samples.template_values({"metadata": wf.metadata, "spec": wf.spec})
@@ -685,7 +653,7 @@ def _conditions(
         try:
             parsed[key] = list(_parse_condition(text))
         except ValueError as e:
-            findings.append(_error(f"{path}.{key}", f"{e} (the step fails when it runs)"))
+            findings.append(error(f"{path}.{key}", f"{e} (the step fails when it runs)"))
     return _Conditions(parsed["successCondition"], parsed["failureCondition"]), findings
 
 
@@ -700,11 +668,11 @@ def _manifest_object(text: str, path: str) -> tuple[Mapping[str, Any] | None, li
     try:
         docs = [d for d in load_all(text) if d is not None]
     except (yaml.YAMLError, ValueError, OverflowError, RecursionError) as e:
-        return None, [_error(path, f"is not valid YAML once placeholders are substituted: {_yaml_error(e)}")]
+        return None, [error(path, f"is not valid YAML once placeholders are substituted: {_yaml_error(e)}")]
     if len(docs) != 1:
-        return None, [_error(path, f"must hold exactly one object, not {len(docs)}: Argo creates one per step")]
+        return None, [error(path, f"must hold exactly one object, not {len(docs)}: Argo creates one per step")]
     if not isinstance(docs[0], Mapping):
-        return None, [_error(path, "must hold a Kubernetes object (a mapping)")]
+        return None, [error(path, "must hold a Kubernetes object (a mapping)")]
     return docs[0], []
 
 
@@ -721,14 +689,14 @@ def _check_volcano_step(
     if action not in _PARTIAL_ACTIONS:  # a misspelt action is reported already; the job is still worth checking
         for f in volcano_rules.check_job(job):
             yield Finding(at + f.path, f.severity, f.message)
-    metadata = _map(job.get("metadata"))
+    metadata = as_map(job.get("metadata"))
     raw = resource.get("manifest")
     raw_text = raw if isinstance(raw, str) else ""
     if resource.get("setOwnerReference") is True:
         yield from _check_owner(metadata, at, wf, raw_text)
     name = metadata.get("name")
     if wf.runnable and action == "create" and isinstance(name, str) and name and _literal_name(raw_text, name):
-        yield _warning(
+        yield warning(
             f"{at}metadata.name",
             f"is the fixed name {name!r}: a second run of this Workflow (or a retry) fails with AlreadyExists;"
             " use generateName, or a name built from {{workflow.name}}",
@@ -743,20 +711,20 @@ def _check_owner(metadata: Mapping[str, Any], at: str, wf: _Workflow, raw: str) 
     if isinstance(namespace, str) and namespace:
         expected = wf.namespace
         if expected is not None and namespace != expected:
-            yield _error(
+            yield error(
                 f"{at}metadata.namespace",
                 f"must be the Workflow's namespace {expected!r} with setOwnerReference: true, not {namespace!r}:"
                 " Kubernetes garbage-collects an object whose owner is in another namespace",
             )
         elif expected is None and "workflow.namespace" not in raw:
-            yield _warning(
+            yield warning(
                 f"{at}metadata.namespace",
                 f"with setOwnerReference: true the job must live in the Workflow's namespace; this only holds when"
                 f" the workflow runs in {namespace!r}: use {{{{workflow.namespace}}}} or leave the namespace out",
             )
-    for j, ref in enumerate(_list(metadata.get("ownerReferences"))):
+    for j, ref in enumerate(as_list(metadata.get("ownerReferences"))):
         if isinstance(ref, Mapping) and ref.get("controller") is True:
-            yield _error(
+            yield error(
                 f"{at}metadata.ownerReferences[{j}].controller",
                 "must not be true with setOwnerReference: true: Argo adds the Workflow as controller, and an object"
                 " has at most one",
@@ -779,7 +747,7 @@ def _check_job_conditions(
     """Warnings for a step on a Volcano Job whose conditions let it hang or finish at the wrong time."""
     created = {k: v for k, v in job.items() if k != "status"}
     if resource.get("successCondition") is None:
-        yield _warning(
+        yield warning(
             path,
             "has no successCondition: the step finishes before the job has run;"
             f" set successCondition: {SUGGESTED_SUCCESS}",
@@ -787,11 +755,11 @@ def _check_job_conditions(
     elif conditions.success is not None:
         success = conditions.success
         if all(r.matches(created) for r in success):
-            yield _warning(f"{path}.successCondition", "holds as soon as the job is created, before it has run")
+            yield warning(f"{path}.successCondition", "holds as soon as the job is created, before it has run")
         elif any(r.key == _PHASE_KEY for r in success) and not all(r.matches(_phase("Completed")) for r in success):
-            yield _warning(f"{path}.successCondition", "does not hold for a Completed job: the step never succeeds")
+            yield warning(f"{path}.successCondition", "does not hold for a Completed job: the step never succeeds")
     if resource.get("failureCondition") is None:
-        yield _warning(
+        yield warning(
             path,
             "has no failureCondition: when the job fails the step polls until its deadline;"
             f" set failureCondition: {SUGGESTED_FAILURE}",
@@ -799,14 +767,14 @@ def _check_job_conditions(
     elif conditions.failure is not None:
         failure = conditions.failure
         if any(r.matches(created) for r in failure):
-            yield _warning(
+            yield warning(
                 f"{path}.failureCondition",
                 "holds before Volcano writes the job's status (a missing field makes !=, notin and !key true):"
                 " the step fails at once",
             )
         missed = [p for p in UNFINISHED_FAILURES if not any(r.matches(_phase(p)) for r in failure)]
         if missed:
-            yield _warning(
+            yield warning(
                 f"{path}.failureCondition",
                 f"does not hold for a job that ends {' or '.join(missed)}: the step then polls until its deadline;"
                 f" use {SUGGESTED_FAILURE}",
@@ -817,7 +785,7 @@ def _check_job_conditions(
 
 
 def _declared(holder: object) -> set[str]:
-    return {str(p["name"]) for p in _list(_map(holder).get("parameters")) if isinstance(p, Mapping) and "name" in p}
+    return {str(p["name"]) for p in as_list(as_map(holder).get("parameters")) if isinstance(p, Mapping) and "name" in p}
 
 
 def _check_workflow_parameters(wf: _Workflow) -> Iterator[Finding]:
@@ -828,7 +796,7 @@ def _check_workflow_parameters(wf: _Workflow) -> Iterator[Finding]:
     declared = _declared(wf.spec.get("arguments"))
     for at, name in _references(wf.spec, wf.spec_path, "workflow.parameters.", _WORKFLOW_PARAMETER):
         if name not in declared:
-            yield _error(
+            yield error(
                 at,
                 f"{{{{workflow.parameters.{name}}}}} is not declared in {wf.spec_path}.arguments.parameters:"
                 f" Argo fails to resolve it in a {wf.kind}",
@@ -842,7 +810,7 @@ def _check_input_references(template: Mapping[str, Any], path: str) -> Iterator[
     declared = _declared(template.get("inputs"))
     for at, name in _references(template, path, "inputs.parameters.", _INPUT_PARAMETER):
         if name not in declared:
-            yield _error(
+            yield error(
                 at,
                 f"{{{{inputs.parameters.{name}}}}} is not an input of this template: declare it in"
                 f" {path}.inputs.parameters, or Argo fails to resolve it",
@@ -860,7 +828,7 @@ def _references(node: object, path: str, needle: str, pattern: re.Pattern[str]) 
     elif isinstance(node, Mapping):
         for key, value in node.items():
             if key != "inline":
-                yield from _references(value, _key(path, key), needle, pattern)
+                yield from _references(value, entry(path, key), needle, pattern)
     elif isinstance(node, list):
         for i, value in enumerate(node):
             yield from _references(value, f"{path}[{i}]", needle, pattern)

@@ -21,7 +21,7 @@ from typing import Any, Final, Literal, TypeAlias
 
 from hera_volcano import k8s_fields, names
 from hera_volcano.errors import ValidationError
-from hera_volcano.findings import Finding
+from hera_volcano.findings import Finding, as_list, as_map, entry, error, join, warning
 from hera_volcano.graphs import cycles
 
 API_VERSION: Final = "batch.volcano.sh/v1alpha1"
@@ -359,19 +359,6 @@ def _leaf_problem(kind: str, value: object) -> str | None:
     return None
 
 
-def _field(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
-
-
-_PLAIN_KEY: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-
-
-def _entry(path: str, key: object) -> str:
-    """Path of a map entry: ``requests.cpu`` but ``requests[nvidia.com/gpu]`` when the key has dots or slashes."""
-    text = str(key)
-    return _field(path, text) if _PLAIN_KEY.fullmatch(text) else f"{path}[{text}]"
-
-
 def _shape(value: object, node: _Node, path: str) -> Iterator[Finding]:
     """Unknown fields and wrongly typed scalars; ``null`` is always accepted, as the API server decodes it."""
     if value is None:
@@ -379,43 +366,35 @@ def _shape(value: object, node: _Node, path: str) -> Iterator[Finding]:
     if isinstance(node, _Leaf):
         problem = _leaf_problem(node.kind, value)
         if problem is not None:
-            yield _error(path, problem)
+            yield error(path, problem)
         return
     if isinstance(node, _ListOf):
         if not isinstance(value, list):
-            yield _error(path, "must be a list")
+            yield error(path, "must be a list")
             return
         for i, item in enumerate(value):
             yield from _shape(item, node.item, f"{path}[{i}]")
         return
     if not isinstance(value, Mapping):
-        yield _error(path, "must be a mapping")
+        yield error(path, "must be a mapping")
         return
     if isinstance(node, _MapOf):
         for key, item in value.items():
             if not isinstance(key, str):
-                yield _error(_entry(path, key), "map keys must be strings")
+                yield error(entry(path, key), "map keys must be strings")
             else:
-                yield from _shape(item, node.value, _entry(path, key))
+                yield from _shape(item, node.value, entry(path, key))
         return
     struct = node if isinstance(node, _Struct) else _model_struct(node.name)
     for key, item in value.items():
         child = struct.fields.get(key) if isinstance(key, str) else None
         if child is None:
-            yield _error(_entry(path, key), f"unknown field {key!r}: not a field of {struct.what}")
+            yield error(entry(path, key), f"unknown field {key!r}: not a field of {struct.what}")
         else:
-            yield from _shape(item, child, _field(path, key))
+            yield from _shape(item, child, join(path, key))
 
 
 # ---- small helpers ---------------------------------------------------------------------------------------------------
-
-
-def _error(path: str, message: str) -> Finding:
-    return Finding(path, "error", message)
-
-
-def _warning(path: str, message: str) -> Finding:
-    return Finding(path, "warning", message)
 
 
 def _int(value: object) -> int | None:
@@ -426,30 +405,22 @@ def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _map(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _list(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def _one_of(path: str, value: object, allowed: Sequence[str]) -> Iterator[Finding]:
     if isinstance(value, str) and value not in allowed:
-        yield _error(path, f"must be one of {', '.join(allowed)}")
+        yield error(path, f"must be one of {', '.join(allowed)}")
 
 
 def _minimum(parent: Mapping[str, Any], key: str, minimum: int, path: str) -> Iterator[Finding]:
     value = _int(parent.get(key))
     if value is not None and value < minimum:
-        yield _error(_field(path, key), f"must be at least {minimum}")
+        yield error(join(path, key), f"must be at least {minimum}")
 
 
 def _named(path: str, value: object, rule: names.Rule) -> Iterator[Finding]:
     if isinstance(value, str):
         message = rule(value)
         if message is not None:
-            yield _error(path, message)
+            yield error(path, message)
 
 
 # ---- metadata and names ----------------------------------------------------------------------------------------------
@@ -472,38 +443,38 @@ def _job_name(metadata: Mapping[str, Any], svc: bool) -> tuple[str | None, list[
     name, generate = metadata.get("name"), metadata.get("generateName")
     if isinstance(name, str) and name:
         problem = _job_name_problem(name, svc)
-        return (None, [_error("metadata.name", problem)]) if problem else (name, [])
+        return (None, [error("metadata.name", problem)]) if problem else (name, [])
     if isinstance(generate, str) and generate:
         simulated = generate[: MAX_NAME_LENGTH - GENERATED_SUFFIX_LENGTH] + "x" * GENERATED_SUFFIX_LENGTH
         problem = _job_name_problem(simulated, svc)
-        return (None, [_error("metadata.generateName", problem)]) if problem else (simulated, [])
+        return (None, [error("metadata.generateName", problem)]) if problem else (simulated, [])
     if name in (None, "") and generate in (None, ""):
-        return None, [_error("metadata.name", "is required (or set metadata.generateName)")]
+        return None, [error("metadata.name", "is required (or set metadata.generateName)")]
     return None, []  # a non-string name: reported by the shape check
 
 
 def _labels_and_annotations(metadata: Mapping[str, Any], path: str) -> Iterator[Finding]:
-    for key, value in _map(metadata.get("labels")).items():
-        entry = _entry(f"{path}.labels", key)
+    for key, value in as_map(metadata.get("labels")).items():
+        at = entry(f"{path}.labels", key)
         message = names.qualified_name(key)
         if message is not None:
-            yield _error(entry, f"label key {message}")
-        yield from _named(entry, value, names.label_value)
-    for key in _map(metadata.get("annotations")):
+            yield error(at, f"label key {message}")
+        yield from _named(at, value, names.label_value)
+    for key in as_map(metadata.get("annotations")):
         message = names.qualified_name(key)
         if message is not None:
-            yield _error(_entry(f"{path}.annotations", key), f"annotation key {message}")
+            yield error(entry(f"{path}.annotations", key), f"annotation key {message}")
 
 
 def _check_header(job: Mapping[str, Any]) -> Iterator[Finding]:
     if job.get("apiVersion") != API_VERSION:
-        yield _error("apiVersion", f"must be {API_VERSION}")
+        yield error("apiVersion", f"must be {API_VERSION}")
     if job.get("kind") != KIND:
-        yield _error("kind", f"must be {KIND}")
+        yield error("kind", f"must be {KIND}")
     if job.get("metadata") is None:
-        yield _error("metadata", "is required: a Volcano Job needs metadata.name or metadata.generateName")
+        yield error("metadata", "is required: a Volcano Job needs metadata.name or metadata.generateName")
     if job.get("spec") is None:
-        yield _error("spec", "is required")
+        yield error("spec", "is required")
 
 
 # ---- policies --------------------------------------------------------------------------------------------------------
@@ -511,7 +482,7 @@ def _check_header(job: Mapping[str, Any]) -> Iterator[Finding]:
 
 def _policy_events(policy: Mapping[str, Any], path: str) -> list[tuple[str, str]]:
     """(event, path) pairs of one policy, ``events`` then ``event``; Volcano drops repeats within one policy."""
-    pairs = [(e, f"{path}.events[{i}]") for i, e in enumerate(_list(policy.get("events"))) if isinstance(e, str)]
+    pairs = [(e, f"{path}.events[{i}]") for i, e in enumerate(as_list(policy.get("events"))) if isinstance(e, str)]
     event = policy.get("event")
     if isinstance(event, str) and event:
         pairs.append((event, f"{path}.event"))
@@ -534,55 +505,55 @@ def _check_policies(policies: object, path: str) -> Iterator[Finding]:
     """One policy list (job-level or one task's): Volcano checks each list on its own."""
     seen_events: dict[str, str] = {}
     seen_codes: dict[int, str] = {}
-    for i, policy in enumerate(_list(policies)):
+    for i, policy in enumerate(as_list(policies)):
         if not isinstance(policy, Mapping):
             continue
         at = f"{path}[{i}]"
         events = _policy_events(policy, at)
-        has_events = bool(events) or bool(_list(policy.get("events")))
+        has_events = bool(events) or bool(as_list(policy.get("events")))
         exit_code = policy.get("exitCode")
         action = policy.get("action")
         timeout = policy.get("timeout")
         if timeout is not None and isinstance(timeout, str) and not is_go_duration(timeout):
-            yield _error(f"{at}.timeout", DURATION_MESSAGE)
+            yield error(f"{at}.timeout", DURATION_MESSAGE)
         if has_events and exit_code is not None:
-            yield _error(at, "must not set both event(s) and exitCode")
+            yield error(at, "must not set both event(s) and exitCode")
             continue
         if not has_events and exit_code is None:
-            yield _error(at, "must set event, events or exitCode")
+            yield error(at, "must set event, events or exitCode")
             continue
         if has_events:
             for event, event_path in events:
                 problem = _event_problem(event)
                 if problem is not None:
-                    yield _error(event_path, problem)
+                    yield error(event_path, problem)
                 if event in seen_events:
-                    yield _error(event_path, f"duplicate event {event!r}: already handled by {seen_events[event]}")
+                    yield error(event_path, f"duplicate event {event!r}: already handled by {seen_events[event]}")
                 else:
                     seen_events[event] = event_path
             if not isinstance(action, str) or not action:
-                yield _error(f"{at}.action", f"is required for an event policy: one of {', '.join(ACTIONS)}")
+                yield error(f"{at}.action", f"is required for an event policy: one of {', '.join(ACTIONS)}")
             elif action not in ACTIONS:
-                yield _error(f"{at}.action", f"must be one of {', '.join(ACTIONS)}")
+                yield error(f"{at}.action", f"must be one of {', '.join(ACTIONS)}")
             if any(event == "PodPending" for event, _ in events) and not timeout:
-                yield _warning(at, "a PodPending policy acts only after its timeout: set timeout (e.g. 10m)")
+                yield warning(at, "a PodPending policy acts only after its timeout: set timeout (e.g. 10m)")
             continue
         code = _int(exit_code)
         if code == 0:
-            yield _error(f"{at}.exitCode", "must not be 0: 0 is not an error exit code")
+            yield error(f"{at}.exitCode", "must not be 0: 0 is not an error exit code")
         elif code is not None and code in seen_codes:
-            yield _error(f"{at}.exitCode", f"duplicate exitCode {code}: already handled by {seen_codes[code]}")
+            yield error(f"{at}.exitCode", f"duplicate exitCode {code}: already handled by {seen_codes[code]}")
         elif code is not None:
             seen_codes[code] = f"{at}.exitCode"
         if action not in ACTIONS:
-            yield _warning(
+            yield warning(
                 f"{at}.action",
                 f"is not a known action ({', '.join(ACTIONS)}): Volcano does not check an exitCode policy's action,"
                 " so this policy would never act",
             )
     if "*" in seen_events and len(seen_events) > 1:
         others = ", ".join(e for e in seen_events if e != "*")
-        yield _error(seen_events["*"], f"'*' must be the only event in its policy list (also listed: {others})")
+        yield error(seen_events["*"], f"'*' must be the only event in its policy list (also listed: {others})")
 
 
 # ---- plugins -------------------------------------------------------------------------------------------------------
@@ -625,19 +596,19 @@ def _check_plugins(plugins: Mapping[str, Any], task_names: Iterable[str]) -> Ite
     known_tasks = set(task_names)
     for name in plugins:
         if name not in PLUGINS:
-            yield _error(_entry("spec.plugins", name), f"unknown plugin {name!r}: Volcano knows {', '.join(PLUGINS)}")
+            yield error(entry("spec.plugins", name), f"unknown plugin {name!r}: Volcano knows {', '.join(PLUGINS)}")
     if "mpi" not in plugins:
         return
-    master, worker, problem = mpi_roles(_list(plugins["mpi"]))
+    master, worker, problem = mpi_roles(as_list(plugins["mpi"]))
     if problem is not None:
-        yield _warning("spec.plugins.mpi", f"the mpi plugin cannot parse its arguments: {problem}")
+        yield warning("spec.plugins.mpi", f"the mpi plugin cannot parse its arguments: {problem}")
     if master not in known_tasks:
-        yield _error(
+        yield error(
             "spec.plugins.mpi",
             f"the mpi master task {master!r} (--master) must be one of the tasks ({', '.join(sorted(known_tasks))})",
         )
     if worker not in known_tasks:
-        yield _error(
+        yield error(
             "spec.plugins.mpi",
             f"the mpi worker task {worker!r} (--worker) must be one of the tasks ({', '.join(sorted(known_tasks))});"
             " Volcano before 1.15 rejects the job otherwise",
@@ -648,36 +619,36 @@ def _check_plugins(plugins: Mapping[str, Any], task_names: Iterable[str]) -> Ite
 
 
 def _check_network_topology(value: object, path: str) -> Iterator[Finding]:
-    topology = _map(value)
+    topology = as_map(value)
     yield from _one_of(f"{path}.mode", topology.get("mode"), NETWORK_TOPOLOGY_MODES)
     yield from _minimum(topology, "highestTierAllowed", 0, path)
     tier_name = topology.get("highestTierName")
     if isinstance(tier_name, str) and len(tier_name) > 253:
-        yield _error(f"{path}.highestTierName", "must be at most 253 characters")
+        yield error(f"{path}.highestTierName", "must be at most 253 characters")
     if topology.get("highestTierAllowed") is not None and tier_name:
-        yield _error(path, "must not set both highestTierAllowed and highestTierName")
+        yield error(path, "must not set both highestTierAllowed and highestTierName")
 
 
 def _check_volumes(volumes: object) -> Iterator[Finding]:
     mount_paths: dict[str, str] = {}
-    for i, volume in enumerate(_list(volumes)):
+    for i, volume in enumerate(as_list(volumes)):
         if not isinstance(volume, Mapping):
             continue
         at = f"spec.volumes[{i}]"
         mount_path = volume.get("mountPath")
         if mount_path is None or mount_path == "":
-            yield _error(f"{at}.mountPath", "is required")
+            yield error(f"{at}.mountPath", "is required")
         elif isinstance(mount_path, str) and ":" in mount_path:
-            yield _error(f"{at}.mountPath", "must not contain ':'")
+            yield error(f"{at}.mountPath", "must not contain ':'")
         elif isinstance(mount_path, str) and mount_path in mount_paths:
-            yield _error(f"{at}.mountPath", f"duplicate mountPath {mount_path!r}: also {mount_paths[mount_path]}")
+            yield error(f"{at}.mountPath", f"duplicate mountPath {mount_path!r}: also {mount_paths[mount_path]}")
         elif isinstance(mount_path, str):
             mount_paths[mount_path] = f"{at}.mountPath"
         claim, claim_name = volume.get("volumeClaim"), volume.get("volumeClaimName")
         if claim is None and not claim_name:
-            yield _error(at, "must set volumeClaim (a new PVC) or volumeClaimName (an existing PVC)")
+            yield error(at, "must set volumeClaim (a new PVC) or volumeClaimName (an existing PVC)")
         elif claim is not None and claim_name:
-            yield _error(at, "must set only one of volumeClaim (a new PVC) and volumeClaimName (an existing PVC)")
+            yield error(at, "must set only one of volumeClaim (a new PVC) and volumeClaimName (an existing PVC)")
         yield from _named(f"{at}.volumeClaimName", claim_name, names.dns1123_subdomain)
 
 
@@ -686,15 +657,15 @@ def _check_spec_fields(spec: Mapping[str, Any]) -> Iterator[Finding]:
         yield from _minimum(spec, key, minimum, "spec")
     queue = spec.get("queue")
     if queue == "root":
-        yield _error("spec.queue", "must not be root: Volcano accepts jobs only in leaf queues")
+        yield error("spec.queue", "must not be root: Volcano accepts jobs only in leaf queues")
     yield from _named("spec.queue", queue, names.dns1123_subdomain)
     yield from _named("spec.priorityClassName", spec.get("priorityClassName"), names.dns1123_subdomain)
     scheduler = spec.get("schedulerName")
     if isinstance(scheduler, str) and len(scheduler) > MAX_NAME_LENGTH:
-        yield _error("spec.schedulerName", f"must be at most {MAX_NAME_LENGTH} characters")
+        yield error("spec.schedulerName", f"must be at most {MAX_NAME_LENGTH} characters")
     estimate = spec.get("runningEstimate")
     if isinstance(estimate, str) and not is_go_duration(estimate):
-        yield _error("spec.runningEstimate", DURATION_MESSAGE)
+        yield error("spec.runningEstimate", DURATION_MESSAGE)
     if spec.get("networkTopology") is not None:
         yield from _check_network_topology(spec["networkTopology"], "spec.networkTopology")
     yield from _check_policies(spec.get("policies"), "spec.policies")
@@ -711,11 +682,11 @@ def _task_name(task: Mapping[str, Any], index: int) -> str:
 
 
 def _check_partition(task: Mapping[str, Any], path: str) -> Iterator[Finding]:
-    policy = _map(task.get("partitionPolicy"))
+    policy = as_map(task.get("partitionPolicy"))
     at = f"{path}.partitionPolicy"
     for key in ("totalPartitions", "partitionSize"):
         if policy.get(key) is None:
-            yield _error(f"{at}.{key}", "is required")
+            yield error(f"{at}.{key}", "is required")
         yield from _minimum(policy, key, 1, at)
     yield from _minimum(policy, "minPartitions", 0, at)
     total, size = _int(policy.get("totalPartitions")), _int(policy.get("partitionSize"))
@@ -723,9 +694,9 @@ def _check_partition(task: Mapping[str, Any], path: str) -> Iterator[Finding]:
     min_available = _int(task.get("minAvailable"))
     if total is not None and size is not None and total >= 1 and size >= 1:
         if replicas != total * size:
-            yield _error(f"{path}.replicas", f"must equal totalPartitions * partitionSize ({total * size})")
+            yield error(f"{path}.replicas", f"must equal totalPartitions * partitionSize ({total * size})")
         elif min_available is not None and min_partitions > 0 and min_available != min_partitions * size:
-            yield _error(f"{path}.minAvailable", f"must equal minPartitions * partitionSize ({min_partitions * size})")
+            yield error(f"{path}.minAvailable", f"must equal minPartitions * partitionSize ({min_partitions * size})")
     if policy.get("networkTopology") is not None:
         yield from _check_network_topology(policy["networkTopology"], f"{at}.networkTopology")
 
@@ -735,13 +706,13 @@ def _check_task(task: Mapping[str, Any], index: int, job_name: str | None) -> It
     name = task.get("name")
     name_problem = names.dns1123_label(name) if isinstance(name, str) and name else None
     if name_problem is not None:
-        yield _error(f"{path}.name", name_problem)
+        yield error(f"{path}.name", name_problem)
     for key in ("replicas", "minAvailable", "maxRetry"):
         yield from _minimum(task, key, 0, path)
     replicas = _int(task.get("replicas")) or 0
     min_available = _int(task.get("minAvailable"))
     if min_available is not None and min_available > replicas:
-        yield _error(f"{path}.minAvailable", f"must not exceed replicas ({replicas})")
+        yield error(f"{path}.minAvailable", f"must not exceed replicas ({replicas})")
     policy = task.get("topologyPolicy")
     yield from _one_of(f"{path}.topologyPolicy", policy, TOPOLOGY_POLICIES)
     if task.get("partitionPolicy") is not None:
@@ -751,7 +722,7 @@ def _check_task(task: Mapping[str, Any], index: int, job_name: str | None) -> It
         # Pods are JOB-TASK-INDEX; the webhook checks the task's position as INDEX, the pods use replica numbers.
         pod = f"{job_name}-{_task_name(task, index)}-{max(replicas - 1, index, 0)}"
         if len(pod) > MAX_NAME_LENGTH:
-            yield _error(
+            yield error(
                 f"{path}.name" if name else path,
                 f"makes pod names too long: {pod!r} has {len(pod)} characters, at most {MAX_NAME_LENGTH}"
                 " (pods are named JOB-TASK-INDEX; generateName adds 5 characters)",
@@ -763,18 +734,18 @@ def _check_task(task: Mapping[str, Any], index: int, job_name: str | None) -> It
 def _check_tasks(spec: Mapping[str, Any], job_name: str | None) -> Iterator[Finding]:
     tasks = spec.get("tasks")
     if tasks is None or tasks == []:
-        yield _error("spec.tasks", "must list at least one task")
+        yield error("spec.tasks", "must list at least one task")
         return
     first_index: dict[str, int] = {}
     total_replicas = 0
     mistyped = False  # a task or its replicas has the wrong type (already reported): the sum would mislead
-    for index, task in enumerate(_list(tasks)):
+    for index, task in enumerate(as_list(tasks)):
         if not isinstance(task, Mapping):
             mistyped = True
             continue
         name = _task_name(task, index)
         if name in first_index:
-            yield _error(
+            yield error(
                 f"spec.tasks[{index}].name", f"duplicate task name {name!r}: also spec.tasks[{first_index[name]}]"
             )
         else:
@@ -785,8 +756,8 @@ def _check_tasks(spec: Mapping[str, Any], job_name: str | None) -> Iterator[Find
         yield from _check_task(task, index, job_name)
     job_min = _int(spec.get("minAvailable"))
     if job_min is not None and not mistyped and job_min > total_replicas:
-        yield _error("spec.minAvailable", f"must not exceed the total replicas of all tasks ({total_replicas})")
-    yield from _check_depends_on(_list(tasks), first_index)
+        yield error("spec.minAvailable", f"must not exceed the total replicas of all tasks ({total_replicas})")
+    yield from _check_depends_on(as_list(tasks), first_index)
 
 
 def _check_depends_on(tasks: list[Any], index_of: Mapping[str, int]) -> Iterator[Finding]:
@@ -796,18 +767,18 @@ def _check_depends_on(tasks: list[Any], index_of: Mapping[str, int]) -> Iterator
         if not isinstance(task, Mapping) or task.get("dependsOn") is None:
             continue
         name = _task_name(task, index)
-        for k, dependency in enumerate(_list(_map(task["dependsOn"]).get("name"))):
+        for k, dependency in enumerate(as_list(as_map(task["dependsOn"]).get("name"))):
             if not isinstance(dependency, str):
                 continue
             if dependency not in index_of:
-                yield _error(
+                yield error(
                     f"spec.tasks[{index}].dependsOn.name[{k}]",
                     f"unknown task {dependency!r}: dependsOn must name tasks of this job ({', '.join(index_of)})",
                 )
             else:
                 graph.setdefault(name, []).append(dependency)
     for cycle in cycles(graph):
-        yield _error(
+        yield error(
             f"spec.tasks[{index_of[cycle[0]]}].dependsOn",
             f"task dependencies must form a DAG, but they form a cycle: {' -> '.join(cycle)}",
         )
@@ -846,54 +817,54 @@ def _resource_name_problem(name: str) -> str | None:
 def _check_resources(resources: Mapping[str, Any], path: str) -> Iterator[Finding]:
     parsed: dict[str, dict[str, Fraction]] = {"limits": {}, "requests": {}}
     for kind in ("limits", "requests"):
-        for name, raw in _map(resources.get(kind)).items():
-            at = _entry(f"{path}.{kind}", name)
+        for name, raw in as_map(resources.get(kind)).items():
+            at = entry(f"{path}.{kind}", name)
             problem = _resource_name_problem(name) if isinstance(name, str) else "resource names must be strings"
             if problem is not None:
-                yield _error(at, problem)
+                yield error(at, problem)
                 continue
             value = _quantity(raw)
             if value is None:
                 continue  # reported by the shape check
             parsed[kind][name] = value
             if value < 0:
-                yield _error(at, "must not be negative")
+                yield error(at, "must not be negative")
             elif _is_extended_resource(name) and value.denominator != 1:
-                yield _error(at, f"must be a whole number: {name} is an extended resource")
+                yield error(at, f"must be a whole number: {name} is an extended resource")
             elif name.startswith(_HUGEPAGES):
                 page = _quantity(name[len(_HUGEPAGES) :])
                 if page is not None and page > 0 and (value / page).denominator != 1:
-                    yield _error(at, f"must be a whole multiple of the page size {name[len(_HUGEPAGES) :]}")
+                    yield error(at, f"must be a whole multiple of the page size {name[len(_HUGEPAGES) :]}")
     limits, requests = parsed["limits"], parsed["requests"]
     for name, request in requests.items():
-        at = _entry(f"{path}.requests", name)
+        at = entry(f"{path}.requests", name)
         overcommit = _is_native_resource(name) and not name.startswith(_HUGEPAGES)
         limit = limits.get(name)
         if limit is None:
             if not overcommit:
-                yield _error(
-                    _entry(f"{path}.limits", name),
+                yield error(
+                    entry(f"{path}.limits", name),
                     f"is required: {name} cannot be overcommitted, so a request needs an equal limit",
                 )
         elif not overcommit and request != limit:
-            yield _error(at, f"must equal the {name} limit: {name} cannot be overcommitted")
+            yield error(at, f"must equal the {name} limit: {name} cannot be overcommitted")
         elif request > limit:
-            yield _error(at, f"must be less than or equal to the {name} limit")
+            yield error(at, f"must be less than or equal to the {name} limit")
     uses_hugepages = any(n.startswith(_HUGEPAGES) for n in (*limits, *requests))
     if uses_hugepages and not {"cpu", "memory"} & {*limits, *requests}:
-        yield _error(path, "hugepages require a cpu or memory request or limit")
+        yield error(path, "hugepages require a cpu or memory request or limit")
 
 
 def _check_integer_cpu(container: Mapping[str, Any], path: str, policy: str) -> Iterator[Finding]:
     """With a topologyPolicy, Volcano wants whole CPUs; an empty ``requests`` falls back to ``limits``."""
-    resources = _map(container.get("resources"))
-    kind = "requests" if _map(resources.get("requests")) else "limits"
-    raw = _map(resources.get(kind)).get("cpu")
+    resources = as_map(container.get("resources"))
+    kind = "requests" if as_map(resources.get("requests")) else "limits"
+    raw = as_map(resources.get(kind)).get("cpu")
     cpu = _quantity(raw)
     if raw is not None and cpu is None:
         return  # reported by the shape check
     if cpu is None or cpu < 1 or cpu.denominator != 1:
-        yield _error(
+        yield error(
             f"{path}.resources.{kind}.cpu",
             f"must be a whole number of CPUs (at least 1): the task sets topologyPolicy {policy}",
         )
@@ -921,25 +892,25 @@ def _port_name_problem(name: str) -> str | None:
 
 def _check_ports(ports: object, path: str) -> Iterator[Finding]:
     port_names: set[str] = set()
-    for j, port in enumerate(_list(ports)):
+    for j, port in enumerate(as_list(ports)):
         if not isinstance(port, Mapping):
             continue
         at = f"{path}[{j}]"
         number = port.get("containerPort")
         if number is None:
-            yield _error(f"{at}.containerPort", "is required")
+            yield error(f"{at}.containerPort", "is required")
         elif _int(number) is not None and not 1 <= typing.cast(int, number) <= 65535:
-            yield _error(f"{at}.containerPort", "must be a port number between 1 and 65535")
+            yield error(f"{at}.containerPort", "must be a port number between 1 and 65535")
         host_port = _int(port.get("hostPort"))
         if host_port is not None and host_port != 0 and not 1 <= host_port <= 65535:
-            yield _error(f"{at}.hostPort", "must be a port number between 1 and 65535")
+            yield error(f"{at}.hostPort", "must be a port number between 1 and 65535")
         name = port.get("name")
         if isinstance(name, str) and name:
             problem = _port_name_problem(name)
             if problem is not None:
-                yield _error(f"{at}.name", problem)
+                yield error(f"{at}.name", problem)
             elif name in port_names:
-                yield _error(f"{at}.name", f"duplicate port name {name!r}")
+                yield error(f"{at}.name", f"duplicate port name {name!r}")
             port_names.add(name)
         yield from _one_of(f"{at}.protocol", port.get("protocol"), _PROTOCOLS)
 
@@ -949,26 +920,26 @@ def _check_container(
 ) -> Iterator[Finding]:
     image = container.get("image")
     if image is None or image == "":
-        yield _error(f"{path}.image", "is required")
+        yield error(f"{path}.image", "is required")
     yield from _one_of(f"{path}.imagePullPolicy", container.get("imagePullPolicy"), _PULL_POLICIES)
     yield from _check_ports(container.get("ports"), f"{path}.ports")
-    for k, env in enumerate(_list(container.get("env"))):
+    for k, env in enumerate(as_list(container.get("env"))):
         if isinstance(env, Mapping) and not env.get("name"):
-            yield _error(f"{path}.env[{k}].name", "is required")
+            yield error(f"{path}.env[{k}].name", "is required")
     mount_paths: set[str] = set()
-    for k, mount in enumerate(_list(container.get("volumeMounts"))):
+    for k, mount in enumerate(as_list(container.get("volumeMounts"))):
         if not isinstance(mount, Mapping):
             continue
         at = f"{path}.volumeMounts[{k}]"
         name, mount_path = mount.get("name"), mount.get("mountPath")
         if not name:
-            yield _error(f"{at}.name", "is required")
+            yield error(f"{at}.name", "is required")
         elif isinstance(name, str) and name not in volume_names:
-            yield _error(f"{at}.name", f"must name a volume of the pod template (spec.volumes), not {name!r}")
+            yield error(f"{at}.name", f"must name a volume of the pod template (spec.volumes), not {name!r}")
         if not mount_path:
-            yield _error(f"{at}.mountPath", "is required")
+            yield error(f"{at}.mountPath", "is required")
         elif isinstance(mount_path, str) and mount_path in mount_paths:
-            yield _error(f"{at}.mountPath", f"duplicate mountPath {mount_path!r} in this container")
+            yield error(f"{at}.mountPath", f"duplicate mountPath {mount_path!r} in this container")
         elif isinstance(mount_path, str):
             mount_paths.add(mount_path)
     resources = container.get("resources")
@@ -981,23 +952,23 @@ def _check_container(
 def _check_pod_volumes(volumes: object, path: str) -> tuple[set[str], list[Finding]]:
     volume_names: set[str] = set()
     findings: list[Finding] = []
-    for j, volume in enumerate(_list(volumes)):
+    for j, volume in enumerate(as_list(volumes)):
         if not isinstance(volume, Mapping):
             continue
         at = f"{path}[{j}]"
         name = volume.get("name")
         if not name:
-            findings.append(_error(f"{at}.name", "is required"))
+            findings.append(error(f"{at}.name", "is required"))
         elif isinstance(name, str):
             findings.extend(_named(f"{at}.name", name, names.dns1123_label))
             if name in volume_names:
-                findings.append(_error(f"{at}.name", f"duplicate volume name {name!r}"))
+                findings.append(error(f"{at}.name", f"duplicate volume name {name!r}"))
             volume_names.add(name)
         sources = [key for key, value in volume.items() if key != "name" and value is not None]
         if not sources:
-            findings.append(_error(at, "must set a volume source (emptyDir, configMap, secret, ...)"))
+            findings.append(error(at, "must set a volume source (emptyDir, configMap, secret, ...)"))
         elif len(sources) > 1:
-            findings.append(_error(at, f"must set only one volume source, not {', '.join(map(str, sources))}"))
+            findings.append(error(at, f"must set only one volume source, not {', '.join(map(str, sources))}"))
     return volume_names, findings
 
 
@@ -1005,32 +976,32 @@ def _check_pod_template(template: object, path: str, cpu_policy: str | None) -> 
     """Kubernetes' validation of a pod template, which Volcano's webhook runs on every task."""
     if template is not None and not isinstance(template, Mapping):
         return  # reported by the shape check
-    template = _map(template)
-    yield from _labels_and_annotations(_map(template.get("metadata")), f"{path}.metadata")
+    template = as_map(template)
+    yield from _labels_and_annotations(as_map(template.get("metadata")), f"{path}.metadata")
     spec = template.get("spec")
     if spec is not None and not isinstance(spec, Mapping):
         return
-    spec = _map(spec)
+    spec = as_map(spec)
     at = f"{path}.spec"
     volume_names, findings = _check_pod_volumes(spec.get("volumes"), f"{at}.volumes")
     yield from findings
     if spec.get("containers") in (None, []):
-        yield _error(f"{at}.containers", "must list at least one container")
+        yield error(f"{at}.containers", "must list at least one container")
     if spec.get("ephemeralContainers"):
-        yield _error(f"{at}.ephemeralContainers", "is not allowed in a pod template")
+        yield error(f"{at}.ephemeralContainers", "is not allowed in a pod template")
     container_names: dict[str, str] = {}
     for group in ("initContainers", "containers"):
-        for j, container in enumerate(_list(spec.get(group))):
+        for j, container in enumerate(as_list(spec.get(group))):
             if not isinstance(container, Mapping):
                 continue
             container_path = f"{at}.{group}[{j}]"
             name = container.get("name")
             if not name:
-                yield _error(f"{container_path}.name", "is required")
+                yield error(f"{container_path}.name", "is required")
             elif isinstance(name, str):
                 yield from _named(f"{container_path}.name", name, names.dns1123_label)
                 if name in container_names:
-                    yield _error(
+                    yield error(
                         f"{container_path}.name", f"duplicate container name {name!r}: also {container_names[name]}"
                     )
                 else:
@@ -1052,12 +1023,12 @@ def check_job(job: Mapping[str, Any]) -> list[Finding]:
     Checks that need the cluster (the queue exists, is open and is a leaf) are left out.
     """
     if not isinstance(job, Mapping):
-        return [_error("job", "must be a mapping: a Volcano Job object")]
+        return [error("job", "must be a mapping: a Volcano Job object")]
     findings = list(_shape(job, _JOB, ""))
     findings.extend(_check_header(job))
-    metadata = _map(job.get("metadata"))
-    spec = _map(job.get("spec"))
-    plugins = _map(spec.get("plugins"))
+    metadata = as_map(job.get("metadata"))
+    spec = as_map(job.get("spec"))
+    plugins = as_map(spec.get("plugins"))
     job_name, name_findings = _job_name(metadata, svc=any(p in SVC_PLUGINS for p in plugins))
     if isinstance(job.get("metadata"), Mapping):
         findings.extend(name_findings)
@@ -1066,7 +1037,7 @@ def check_job(job: Mapping[str, Any]) -> list[Finding]:
     if not isinstance(job.get("spec"), Mapping):
         return findings
     findings.extend(_check_spec_fields(spec))
-    task_names = [_task_name(t, i) for i, t in enumerate(_list(spec.get("tasks"))) if isinstance(t, Mapping)]
+    task_names = [_task_name(t, i) for i, t in enumerate(as_list(spec.get("tasks"))) if isinstance(t, Mapping)]
     if task_names:  # without tasks Volcano stops at "No task specified" before looking at plugins
         findings.extend(_check_plugins(plugins, task_names))
     findings.extend(_check_tasks(spec, job_name))
