@@ -26,6 +26,7 @@ from hera_volcano.findings import Finding, Severity, as_list, as_map, entry, err
 from hera_volcano.graphs import cycles
 from hera_volcano.loading import load_all
 from hera_volcano.placeholders import substitute_text
+from hera_volcano.quantities import is_go_duration
 
 #: Separates the path of a resource manifest from the path of a field inside the object it holds.
 MANIFEST_SEPARATOR: Final = "::"
@@ -354,7 +355,7 @@ def _timeout_problem(value: object) -> str | None:
         return None
     if _INTEGER.fullmatch(value.strip()):
         return f"{rule}, got the bare integer {value!r}: Argo refuses a timeout without a unit"
-    if not volcano_rules.is_go_duration(value):
+    if not is_go_duration(value):
         return f"{rule}, got {value!r}: Argo parses it when the step runs, and fails the step"
     return None
 

@@ -3,26 +3,25 @@
 A Volcano Job created by an Argo resource step is only validated when the step runs, so a broken job fails at run
 time on the cluster. These checks move that failure to render and lint time. Sources: the Job CRD (enforced by the
 API server since Volcano 1.14, by the webhook before), the ``validatejob.volcano.sh`` webhook, and the Kubernetes
-pod-template validation that webhook runs on each task. The job model raises the first error (:func:`raise_first`);
+pod-template validation that webhook runs on each task. Field names and scalar types are checked by
+``volcano_schema``, quantities parsed by ``quantities``. The job model raises the first error (:func:`raise_first`);
 the linter reports every finding.
 """
 
 from __future__ import annotations
 
-import functools
-import math
 import re
 import typing
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from decimal import Decimal
 from fractions import Fraction
-from typing import Any, Final, Literal, TypeAlias
+from typing import Any, Final
 
-from hera_volcano import k8s_fields, names
+from hera_volcano import names
 from hera_volcano.errors import ValidationError
 from hera_volcano.findings import Finding, as_list, as_map, entry, error, join, warning
 from hera_volcano.graphs import cycles
+from hera_volcano.quantities import DURATION_MESSAGE, is_go_duration, quantity
+from hera_volcano.volcano_schema import check_shape
 
 API_VERSION: Final = "batch.volcano.sh/v1alpha1"
 KIND: Final = "Job"
@@ -51,11 +50,7 @@ MAX_NAME_LENGTH: Final = 63
 #: Kubernetes appends this many random characters to ``generateName`` (after cutting it to 58).
 GENERATED_SUFFIX_LENGTH: Final = 5
 
-QUANTITY_MESSAGE: Final = "must be a Kubernetes quantity such as 500m, 2, 1.5Gi or 1e3"
-DURATION_MESSAGE: Final = "must be a Go duration such as 30s, 10m or 1h30m"
 
-_INT32_MIN: Final = -(2**31)
-_INT32_MAX: Final = 2**31 - 1
 _DEFAULT_MPI_MASTER: Final = "master"
 _DEFAULT_MPI_WORKER: Final = "worker"
 _RESTART_POLICIES: Final = ("Always", "OnFailure", "Never")
@@ -64,335 +59,6 @@ _PULL_POLICIES: Final = ("Always", "Never", "IfNotPresent")
 _PROTOCOLS: Final = ("TCP", "UDP", "SCTP")
 _STANDARD_CONTAINER_RESOURCES: Final = ("cpu", "memory", "ephemeral-storage")
 _HUGEPAGES: Final = "hugepages-"
-
-# ---- Kubernetes quantities -----------------------------------------------------------------------------------------
-
-_QUANTITY: Final = re.compile(
-    r"(?P<sign>[+-]?)(?P<number>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
-    r"(?:(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])|[eE](?P<exponent>[+-]?[0-9]+))?"
-)
-_SUFFIXES: Final[Mapping[str, Fraction]] = {
-    "n": Fraction(1, 10**9),
-    "u": Fraction(1, 10**6),
-    "m": Fraction(1, 10**3),
-    "": Fraction(1),
-    "k": Fraction(10**3),
-    "M": Fraction(10**6),
-    "G": Fraction(10**9),
-    "T": Fraction(10**12),
-    "P": Fraction(10**15),
-    "E": Fraction(10**18),
-    "Ki": Fraction(2**10),
-    "Mi": Fraction(2**20),
-    "Gi": Fraction(2**30),
-    "Ti": Fraction(2**40),
-    "Pi": Fraction(2**50),
-    "Ei": Fraction(2**60),
-}
-_QUANTITY_MAX: Final = Fraction(2**63 - 1)
-_NANO: Final = 10**9
-
-
-def parse_quantity(value: object) -> Fraction:
-    """The exact value of a Kubernetes quantity (``"500m"``, ``"1.5Gi"``, ``"1e3"``, or a YAML number).
-
-    Exact (a Fraction, never a float) so requests and limits compare as the API server compares them. Like the API
-    server, magnitudes are capped at 2^63-1 and precision is rounded up to 1n. Raises ``ValueError``.
-    """
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise ValueError(QUANTITY_MESSAGE)
-    text = value if isinstance(value, str) else repr(value)
-    match = _QUANTITY.fullmatch(text)
-    if match is None:
-        raise ValueError(QUANTITY_MESSAGE)
-    amount = Fraction(Decimal(match["number"]))
-    if match["exponent"] is not None:
-        # Anything beyond 10^±40 is capped or rounded below anyway; clamping keeps "1e999999999" cheap.
-        amount *= Fraction(10) ** max(-40, min(40, int(match["exponent"])))
-    else:
-        amount *= _SUFFIXES[match["suffix"] or ""]
-    amount = min(amount, _QUANTITY_MAX)
-    amount = Fraction(math.ceil(amount * _NANO), _NANO)
-    return -amount if match["sign"] == "-" else amount
-
-
-def _quantity(value: object) -> Fraction | None:
-    try:
-        return parse_quantity(value)
-    except ValueError:
-        return None
-
-
-_GO_DURATION: Final = re.compile(r"[-+]?(?:0|(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h))+)")
-
-
-def is_go_duration(text: object) -> bool:
-    """Whether Go's ``time.ParseDuration`` accepts ``text``: Volcano decodes policy timeouts with it."""
-    return isinstance(text, str) and _GO_DURATION.fullmatch(text) is not None
-
-
-# ---- the shape of a job: field names and scalar types --------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Leaf:
-    kind: Literal["str", "int", "int32", "bool", "int-or-str", "quantity", "any"]
-
-
-@dataclass(frozen=True)
-class _ListOf:
-    item: _Node
-
-
-@dataclass(frozen=True)
-class _MapOf:
-    value: _Node
-
-
-@dataclass(frozen=True)
-class _Struct:
-    """An object with a fixed set of fields; ``what`` names it in unknown-field messages."""
-
-    what: str
-    fields: Mapping[str, _Node]
-
-
-@dataclass(frozen=True)
-class _Model:
-    """A Kubernetes type whose fields come from the snapshot of Hera's models (``k8s_fields``)."""
-
-    name: str
-
-
-_Node: TypeAlias = "_Leaf | _ListOf | _MapOf | _Struct | _Model"
-
-_STR: Final = _Leaf("str")
-_INT: Final = _Leaf("int")
-_INT32: Final = _Leaf("int32")
-_BOOL: Final = _Leaf("bool")
-_ANY: Final = _Leaf("any")
-_QUANTITY_LEAF: Final = _Leaf("quantity")
-_INT_OR_STR: Final = _Leaf("int-or-str")
-#: Fields newer than Hera's models (Kubernetes 1.34+) that the Volcano CRD's pod template already has.
-_NEWER_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
-    "Container": ("restartPolicyRules",),
-    "EnvVarSource": ("fileKeyRef",),
-    "VolumeProjection": ("podCertificate",),
-}
-
-
-def _core(name: str) -> _Model:
-    return _Model(name)
-
-
-def _struct(what: str, **fields: _Node) -> _Struct:
-    return _Struct(what, fields)
-
-
-_TOPOLOGY_SPREAD: Final = _struct(
-    "a Kubernetes TopologySpreadConstraint",
-    labelSelector=_Model("meta.LabelSelector"),
-    matchLabelKeys=_ListOf(_STR),
-    maxSkew=_INT32,
-    minDomains=_INT32,
-    nodeAffinityPolicy=_STR,
-    nodeTaintsPolicy=_STR,
-    topologyKey=_STR,
-    whenUnsatisfiable=_STR,
-)
-# Hera has no PodSpec model (Argo templates carry their own pod fields), so this table lists its field names.
-_POD_SPEC: Final = _struct(
-    "a Kubernetes PodSpec",
-    activeDeadlineSeconds=_INT,
-    affinity=_core("Affinity"),
-    automountServiceAccountToken=_BOOL,
-    containers=_ListOf(_core("Container")),
-    dnsConfig=_core("PodDNSConfig"),
-    dnsPolicy=_STR,
-    enableServiceLinks=_BOOL,
-    ephemeralContainers=_ListOf(_ANY),
-    hostAliases=_ListOf(_core("HostAlias")),
-    hostIPC=_BOOL,
-    hostNetwork=_BOOL,
-    hostPID=_BOOL,
-    hostUsers=_BOOL,
-    hostname=_STR,
-    hostnameOverride=_STR,
-    imagePullSecrets=_ListOf(_core("LocalObjectReference")),
-    initContainers=_ListOf(_core("Container")),
-    nodeName=_STR,
-    nodeSelector=_MapOf(_STR),
-    os=_struct("a Kubernetes PodOS", name=_STR),
-    overhead=_MapOf(_QUANTITY_LEAF),
-    preemptionPolicy=_STR,
-    priority=_INT32,
-    priorityClassName=_STR,
-    readinessGates=_ListOf(_struct("a Kubernetes PodReadinessGate", conditionType=_STR)),
-    resourceClaims=_ListOf(
-        _struct("a Kubernetes PodResourceClaim", name=_STR, resourceClaimName=_STR, resourceClaimTemplateName=_STR)
-    ),
-    resources=_core("ResourceRequirements"),
-    restartPolicy=_STR,
-    runtimeClassName=_STR,
-    schedulerName=_STR,
-    schedulingGates=_ListOf(_struct("a Kubernetes PodSchedulingGate", name=_STR)),
-    schedulingGroup=_struct("a Kubernetes PodSchedulingGroup", podGroupName=_STR),
-    securityContext=_core("PodSecurityContext"),
-    serviceAccount=_STR,
-    serviceAccountName=_STR,
-    setHostnameAsFQDN=_BOOL,
-    shareProcessNamespace=_BOOL,
-    subdomain=_STR,
-    terminationGracePeriodSeconds=_INT,
-    tolerations=_ListOf(_core("Toleration")),
-    topologySpreadConstraints=_ListOf(_TOPOLOGY_SPREAD),
-    volumes=_ListOf(_core("Volume")),
-)
-# The CRD keeps only these metadata fields in a task's pod template.
-_POD_TEMPLATE: Final = _struct(
-    "a Volcano task's pod template",
-    metadata=_struct(
-        "pod template metadata",
-        name=_STR,
-        namespace=_STR,
-        labels=_MapOf(_STR),
-        annotations=_MapOf(_STR),
-        finalizers=_ListOf(_STR),
-    ),
-    spec=_POD_SPEC,
-)
-_NETWORK_TOPOLOGY: Final = _struct(
-    "a Volcano networkTopology", mode=_STR, highestTierAllowed=_INT32, highestTierName=_STR
-)
-_POLICY: Final = _struct(
-    "a Volcano lifecycle policy", event=_STR, events=_ListOf(_STR), action=_STR, exitCode=_INT32, timeout=_STR
-)
-_TASK: Final = _struct(
-    "a Volcano task",
-    name=_STR,
-    replicas=_INT32,
-    minAvailable=_INT32,
-    maxRetry=_INT32,
-    template=_POD_TEMPLATE,
-    policies=_ListOf(_POLICY),
-    topologyPolicy=_STR,
-    dependsOn=_struct("a Volcano dependsOn", name=_ListOf(_STR), iteration=_STR),
-    partitionPolicy=_struct(
-        "a Volcano partitionPolicy",
-        totalPartitions=_INT32,
-        partitionSize=_INT32,
-        minPartitions=_INT32,
-        networkTopology=_NETWORK_TOPOLOGY,
-    ),
-)
-_SPEC: Final = _struct(
-    "the Volcano Job spec",
-    schedulerName=_STR,
-    minAvailable=_INT32,
-    volumes=_ListOf(
-        _struct(
-            "a Volcano volume", mountPath=_STR, volumeClaimName=_STR, volumeClaim=_core("PersistentVolumeClaimSpec")
-        )
-    ),
-    tasks=_ListOf(_TASK),
-    policies=_ListOf(_POLICY),
-    plugins=_MapOf(_ListOf(_STR)),
-    runningEstimate=_STR,
-    queue=_STR,
-    maxRetry=_INT32,
-    ttlSecondsAfterFinished=_INT32,
-    priorityClassName=_STR,
-    minSuccess=_INT32,
-    networkTopology=_NETWORK_TOPOLOGY,
-)
-_JOB: Final = _struct(
-    "a Volcano Job", apiVersion=_STR, kind=_STR, metadata=_Model("meta.ObjectMeta"), spec=_SPEC, status=_ANY
-)
-
-
-@functools.cache
-def _model_struct(name: str) -> _Struct:
-    """The field table of one Kubernetes type, keyed by JSON name; built once per type from the snapshot."""
-    fields = {field: _node(kind) for field, kind in k8s_fields.table()[name].items()}
-    fields.update(dict.fromkeys(_NEWER_FIELDS.get(name, ()), _ANY))
-    return _Struct(f"a Kubernetes {name.removeprefix('meta.')}", fields)
-
-
-_LEAVES: Final[Mapping[str, _Leaf]] = {
-    "str": _STR,
-    "int": _INT,
-    "bool": _BOOL,
-    "int-or-str": _INT_OR_STR,
-    "quantity": _QUANTITY_LEAF,
-    "any": _ANY,
-}
-
-
-def _node(kind: Any) -> _Node:
-    """A shape node from a snapshot kind; nested models stay lazy (resolved when data reaches them)."""
-    if isinstance(kind, str):
-        return _LEAVES[kind]
-    if "list" in kind:
-        return _ListOf(_node(kind["list"]))
-    if "map" in kind:
-        return _MapOf(_node(kind["map"]))
-    return _Model(kind["model"])
-
-
-def _leaf_problem(kind: str, value: object) -> str | None:
-    is_int = isinstance(value, int) and not isinstance(value, bool)
-    if kind == "str":
-        return None if isinstance(value, str) else "must be a string"
-    if kind in ("int", "int32"):
-        if not is_int:
-            quoted = f", not the string {value!r}" if isinstance(value, str) else ""
-            return f"must be an integer{quoted}"
-        if kind == "int32" and not _INT32_MIN <= typing.cast(int, value) <= _INT32_MAX:
-            return f"must be a 32-bit integer (at most {_INT32_MAX})"
-        return None
-    if kind == "bool":
-        return None if isinstance(value, bool) else "must be true or false"
-    if kind == "int-or-str":
-        return None if is_int or isinstance(value, str) else "must be an integer or a string"
-    if kind == "quantity":
-        return None if _quantity(value) is not None else QUANTITY_MESSAGE
-    return None
-
-
-def _shape(value: object, node: _Node, path: str) -> Iterator[Finding]:
-    """Unknown fields and wrongly typed scalars; ``null`` is always accepted, as the API server decodes it."""
-    if value is None:
-        return
-    if isinstance(node, _Leaf):
-        problem = _leaf_problem(node.kind, value)
-        if problem is not None:
-            yield error(path, problem)
-        return
-    if isinstance(node, _ListOf):
-        if not isinstance(value, list):
-            yield error(path, "must be a list")
-            return
-        for i, item in enumerate(value):
-            yield from _shape(item, node.item, f"{path}[{i}]")
-        return
-    if not isinstance(value, Mapping):
-        yield error(path, "must be a mapping")
-        return
-    if isinstance(node, _MapOf):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                yield error(entry(path, key), "map keys must be strings")
-            else:
-                yield from _shape(item, node.value, entry(path, key))
-        return
-    struct = node if isinstance(node, _Struct) else _model_struct(node.name)
-    for key, item in value.items():
-        child = struct.fields.get(key) if isinstance(key, str) else None
-        if child is None:
-            yield error(entry(path, key), f"unknown field {key!r}: not a field of {struct.what}")
-        else:
-            yield from _shape(item, child, join(path, key))
-
 
 # ---- small helpers ---------------------------------------------------------------------------------------------------
 
@@ -823,7 +489,7 @@ def _check_resources(resources: Mapping[str, Any], path: str) -> Iterator[Findin
             if problem is not None:
                 yield error(at, problem)
                 continue
-            value = _quantity(raw)
+            value = quantity(raw)
             if value is None:
                 continue  # reported by the shape check
             parsed[kind][name] = value
@@ -832,7 +498,7 @@ def _check_resources(resources: Mapping[str, Any], path: str) -> Iterator[Findin
             elif _is_extended_resource(name) and value.denominator != 1:
                 yield error(at, f"must be a whole number: {name} is an extended resource")
             elif name.startswith(_HUGEPAGES):
-                page = _quantity(name[len(_HUGEPAGES) :])
+                page = quantity(name[len(_HUGEPAGES) :])
                 if page is not None and page > 0 and (value / page).denominator != 1:
                     yield error(at, f"must be a whole multiple of the page size {name[len(_HUGEPAGES) :]}")
     limits, requests = parsed["limits"], parsed["requests"]
@@ -860,7 +526,7 @@ def _check_integer_cpu(container: Mapping[str, Any], path: str, policy: str) -> 
     resources = as_map(container.get("resources"))
     kind = "requests" if as_map(resources.get("requests")) else "limits"
     raw = as_map(resources.get(kind)).get("cpu")
-    cpu = _quantity(raw)
+    cpu = quantity(raw)
     if raw is not None and cpu is None:
         return  # reported by the shape check
     if cpu is None or cpu < 1 or cpu.denominator != 1:
@@ -1024,7 +690,7 @@ def check_job(job: Mapping[str, Any]) -> list[Finding]:
     """
     if not isinstance(job, Mapping):
         return [error("job", "must be a mapping: a Volcano Job object")]
-    findings = list(_shape(job, _JOB, ""))
+    findings = list(check_shape(job))
     findings.extend(_check_header(job))
     metadata = as_map(job.get("metadata"))
     spec = as_map(job.get("spec"))

@@ -15,15 +15,8 @@ import pytest
 
 from hera_volcano.errors import ValidationError
 from hera_volcano.findings import Finding
-from hera_volcano.volcano_rules import (
-    DURATION_MESSAGE,
-    QUANTITY_MESSAGE,
-    check_job,
-    is_go_duration,
-    mpi_roles,
-    parse_quantity,
-    raise_first,
-)
+from hera_volcano.quantities import DURATION_MESSAGE, QUANTITY_MESSAGE, is_go_duration, parse_quantity
+from hera_volcano.volcano_rules import check_job, mpi_roles, raise_first
 
 DELETE = object()
 T0 = "spec.tasks.0"
