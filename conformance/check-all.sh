@@ -6,6 +6,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 python="${PYTHON:-python3}"
 variants="$root/.cache/conformance/variants"
+bash conformance/run.sh --test   # the harness's own Go tests
 rm -rf "$variants"
 "$python" conformance/variants.py "$variants"
 bash conformance/run.sh workflows rbac "$variants"
