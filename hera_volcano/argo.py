@@ -26,50 +26,66 @@ JOB_LABEL = "hera-volcano/job"
 TASK_LABEL = "volcano.sh/task-spec"
 
 DEFAULT_DEADLINE = 3600
-#: What a follower waits, after its pod ends unsuccessfully, for a restarted pod before it stops.
+#: How long a follower waits for the Volcano Job to appear before it concludes the job was never created.
 DEFAULT_GRACE = 120
 
 # Runs with constant text; everything variable arrives in environment variables, so no input reaches the shell as
-# code. It never fails (a log follower must not turn a successful job into a failed workflow) and it bounds itself:
-# every kubectl call has a request timeout, and the log stream ends at FOLLOW_SECONDS, so no Argo deadline is needed
-# (one would fail the step when it fires).
+# code. Pure bash plus kubectl, cat and sleep (what a kubectl image has). It never fails (a log follower must not
+# turn a successful job into a failed workflow) and bounds itself: every kubectl call has a request timeout, the
+# log stream ends at FOLLOW_SECONDS, and it stops as soon as the Volcano Job is finished (or was never created), so
+# no Argo deadline is needed (one would fail the step when it fires).
 _FOLLOW_SCRIPT = """\
+export TZ=UTC
 NS=$(cat /var/run/secrets/kubernetes.io/serviceaccount/namespace)
-now() { date +%s; }
-END=$(( $(now) + FOLLOW_SECONDS ))
-newest() {
-  kubectl get pods --request-timeout=30s -n "$NS" -l "$SELECTOR" --sort-by=.metadata.creationTimestamp \\
-    -o jsonpath='{range .items[*]}{.metadata.name}{"\\n"}{end}' 2>/dev/null | tail -n 1
+END=$(( SECONDS + FOLLOW_SECONDS ))
+last() { local line out=""; while IFS= read -r line; do [ -n "$line" ] && out=$line; done; printf '%s' "$out"; }
+newest_pod() {
+  kubectl --request-timeout=30s -n "$NS" get pods -l "$SELECTOR" --sort-by=.metadata.creationTimestamp \\
+    -o jsonpath='{range .items[*]}{.metadata.name}{"\\n"}{end}' 2>/dev/null | last
 }
-field() { kubectl get pod --request-timeout=30s "$1" -n "$NS" -o jsonpath="$2" 2>/dev/null; }
-cid() { field "$1" "{.status.containerStatuses[?(@.name==\\"$CONTAINER\\")].containerID}"; }
+pod_state() {
+  local c="?(@.name==\\"$CONTAINER\\")"
+  kubectl --request-timeout=30s -n "$NS" get pod "$1" 2>/dev/null -o jsonpath="{.status.phase}|\\
+{.status.containerStatuses[$c].containerID}|{.status.containerStatuses[$c].state.running.startedAt}"
+}
+newest_job() {
+  kubectl --request-timeout=30s -n "$NS" get jobs.batch.volcano.sh -l "$JOB_SELECTOR" \\
+    --sort-by=.metadata.creationTimestamp \\
+    -o jsonpath='{range .items[*]}{.metadata.name}={.status.state.phase}{"\\n"}{end}' 2>/dev/null | last
+}
 echo "Following container $CONTAINER of the pods labelled $SELECTOR"
-POD=""
 STREAMED=""
-GIVE_UP=""
-while [ "$(now)" -lt "$END" ]; do
-  NEW=$(newest)
-  if [ -z "$NEW" ] || [ "$NEW:$(cid "$NEW")" = "$STREAMED" ]; then
-    PHASE=$( [ -n "$POD" ] && field "$POD" '{.status.phase}' )
-    if [ -n "$STREAMED" ] && [ "$PHASE" = Succeeded ]; then echo "Pod $POD succeeded"; exit 0; fi
-    if [ -n "$STREAMED" ] && [ "$PHASE" != Running ]; then
-      [ -z "$GIVE_UP" ] && GIVE_UP=$(( $(now) + GRACE_SECONDS ))
-      if [ "$(now)" -ge "$GIVE_UP" ]; then echo "No restarted pod after $GRACE_SECONDS s"; exit 0; fi
+SEEN_JOB=""
+while (( SECONDS < END )); do
+  POD=$(newest_pod)
+  if [ -n "$POD" ]; then
+    IFS='|' read -r PHASE CID RUNNING <<< "$(pod_state "$POD")"
+    if [ -n "$CID" ] && { [ "$POD:$CID" != "$STREAMED" ] || [ -n "$RUNNING" ]; }; then
+      SINCE=()
+      if [ "$POD:$CID" = "$STREAMED" ]; then
+        SINCE=(--since-time="$LAST")
+        echo "=== reattaching to $POD"
+      else
+        echo "=== logs of $POD ($PHASE)"
+      fi
+      STREAMED="$POD:$CID"
+      LEFT=$(( END - SECONDS ))
+      (( LEFT > 0 )) && kubectl logs -f --request-timeout="${LEFT}s" -n "$NS" -c "$CONTAINER" "${SINCE[@]}" "$POD"
+      printf -v LAST '%(%Y-%m-%dT%H:%M:%SZ)T' -1
+      sleep 1
+      continue
     fi
-    sleep 3
-    continue
   fi
-  PHASE=$(field "$NEW" '{.status.phase}')
-  case "$PHASE" in
-    Running|Succeeded|Failed) ;;
-    *) sleep 3; continue ;;
+  JOB=$(newest_job)
+  case "${JOB#*=}" in
+    Completed|Failed|Terminated|Aborted) echo "Job ${JOB%%=*} is ${JOB#*=}"; exit 0 ;;
   esac
-  POD=$NEW
-  GIVE_UP=""
-  STREAMED="$POD:$(cid "$POD")"
-  echo "=== logs of $POD ($PHASE)"
-  LEFT=$(( END - $(now) ))
-  [ "$LEFT" -gt 0 ] && kubectl logs -f --request-timeout="${LEFT}s" -n "$NS" -c "$CONTAINER" "$POD"
+  [ -n "$JOB" ] && SEEN_JOB=1
+  if [ -z "$JOB" ] && { [ -n "$SEEN_JOB" ] || (( SECONDS > GRACE_SECONDS )); }; then
+    echo "No Volcano Job labelled $JOB_SELECTOR"
+    exit 0
+  fi
+  sleep 3
 done
 echo "Stopped following after $FOLLOW_SECONDS s"
 exit 0
@@ -84,16 +100,20 @@ def _deadline(value: int | str | None, field: str) -> int | str | None:
     return value
 
 
-def _label_pods(job: VolcanoJob, labels: Mapping[str, str]) -> VolcanoJob:
-    """The job with ``labels`` added to every task's pod template (user labels win)."""
+def _attach(job: VolcanoJob, labels: Mapping[str, str], pod_deadline: int | None) -> VolcanoJob:
+    """The job tied to its step: ``labels`` on the job and every pod template (user labels win), and each pod's
+    ``activeDeadlineSeconds`` (unless set) to the step's deadline, so pods do not outlive a step that timed out."""
     tasks = []
     for task in job.tasks:
         template = pod_template_to_dict(task.template)
         metadata = dict(template.get("metadata") or {})
         metadata["labels"] = {**labels, **dict(metadata.get("labels") or {})}
         rest = {k: v for k, v in template.items() if k != "metadata"}
+        spec = rest.get("spec")
+        if pod_deadline is not None and isinstance(spec, Mapping) and "activeDeadlineSeconds" not in spec:
+            rest["spec"] = {**spec, "activeDeadlineSeconds": pod_deadline}
         tasks.append(replace(task, template={"metadata": metadata, **rest}))
-    return replace(job, tasks=tasks)
+    return replace(job, tasks=tasks, labels={**labels, **dict(job.labels)})
 
 
 def _inputs(manifest_data: Any, manifest: str, defaults: Mapping[str, int | str]) -> list[Parameter]:
@@ -123,10 +143,12 @@ def job_template(
 ) -> Resource:
     """A resource template that creates ``job`` and succeeds or fails with it.
 
-    The job is owned by the Workflow (deleted with it), its pods carry the workflow label (so ``argo logs`` and the
-    UI show them) and ``hera-volcano/job: JOB_LABEL`` (default: the template name) for log followers. The step
-    waits at most ``deadline`` seconds. Input parameters are declared for every ``{{inputs.parameters.X}}`` the job
-    uses; ``defaults`` gives some of them default values.
+    The job is owned by the Workflow (deleted with it); it and its pods carry the workflow label (so ``argo logs``
+    and the UI show the pods) and ``hera-volcano/job: JOB_LABEL`` (default: the template name) for log followers.
+    The step waits at most ``deadline`` seconds, and so does each pod (``activeDeadlineSeconds``, unless the pod
+    template sets one): a step that times out does not leave its pods holding the gang's resources. Input
+    parameters are declared for every ``{{inputs.parameters.X}}`` the job uses; ``defaults`` gives some of them
+    default values.
     """
     names.check("name", name, names.argo_name)
     label = name if job_label is None else job_label
@@ -146,8 +168,10 @@ def job_template(
             "namespace", "an owned job lives in the Workflow's namespace; leave it unset or pass owned=False"
         )
     # A label is a string: a placeholder goes in as quoted text, so a value such as `y` cannot turn into a boolean.
-    labelled = _label_pods(job, {WORKFLOW_LABEL: "{{workflow.name}}", JOB_LABEL: str(label)})
-    data = labelled._data()
+    step_deadline = _deadline(deadline, "deadline")
+    labels = {WORKFLOW_LABEL: "{{workflow.name}}", JOB_LABEL: str(label)}
+    pod_deadline = step_deadline if isinstance(step_deadline, int) else None
+    data = _attach(job, labels, pod_deadline)._data()
     samples = {**collect(data), **{f"inputs.parameters.{k}": v for k, v in (defaults or {}).items()}}
     check(data, samples)
     manifest = dump_manifest(data)
@@ -158,7 +182,7 @@ def job_template(
         set_owner_reference=owned or None,
         success_condition=success,
         failure_condition=failure,
-        active_deadline_seconds=_deadline(deadline, "deadline"),
+        active_deadline_seconds=step_deadline,
         service_account_name=service_account_name,
         retry_strategy=retry_strategy,
         inputs=_inputs(data, manifest, defaults or {}) or None,
@@ -202,7 +226,8 @@ def follow_logs_template(
             raise ValidationError(field, "must be a positive number of seconds")
     if service_account_name is not None:
         names.check("service_account_name", service_account_name, names.dns1123_subdomain)
-    selector = f"{WORKFLOW_LABEL}={{{{workflow.name}}}},{JOB_LABEL}={job_label},{TASK_LABEL}={task}"
+    job_selector = f"{WORKFLOW_LABEL}={{{{workflow.name}}}},{JOB_LABEL}={job_label}"
+    selector = f"{job_selector},{TASK_LABEL}={task}"
     prefix = "inputs.parameters."
     inputs = [Parameter(name=e.removeprefix(prefix)) for e in expressions(selector) if e.startswith(prefix)]
     return Container(
@@ -212,6 +237,7 @@ def follow_logs_template(
         args=[_FOLLOW_SCRIPT],
         env=[
             Env(name="SELECTOR", value=selector),
+            Env(name="JOB_SELECTOR", value=job_selector),
             Env(name="CONTAINER", value=container),
             Env(name="FOLLOW_SECONDS", value=str(timeout)),
             Env(name="GRACE_SECONDS", value=str(grace)),

@@ -156,7 +156,7 @@ _Dumper.add_representer(dict, _dict)
 
 def _placeholder(dumper: yaml.SafeDumper, data: Placeholder) -> yaml.ScalarNode:
     """A string placeholder is double-quoted (its argument arrives JSON-escaped); others stay bare to keep types."""
-    style = '"' if isinstance(data.sample, str) else None
+    style = '"' if data.in_quotes else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", _token(data), style=style)
 
 

@@ -19,17 +19,19 @@ RDMA = "rdma/ib"
 MAX_WORKERS = 10_000
 
 # The master waits in an init container until every worker is Ready, i.e. its sshd accepts connections (the
-# workers' readiness probe). Variable values arrive as environment variables; the text is constant.
+# workers' readiness probe). Variable values arrive as environment variables; the text is constant. Pure bash plus
+# kubectl and sleep: a kubectl image need not have grep or date.
 _WAIT_SCRIPT = """\
-END=$(( $(date +%s) + WAIT_SECONDS ))
+END=$(( SECONDS + WAIT_SECONDS ))
 SELECTOR="volcano.sh/job-name=$JOB_NAME,volcano.sh/task-spec=$WORKER_TASK"
 echo "Waiting for $WORKERS Ready pods labelled $SELECTOR"
 while true; do
-  READY=$(kubectl get pods -n "$NAMESPACE" -l "$SELECTOR" \\
-    -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}' 2>/dev/null \\
-    | grep -c True)
-  [ "${READY:-0}" -ge "$WORKERS" ] && echo "$READY workers Ready" && exit 0
-  [ "$(date +%s)" -ge "$END" ] && echo "Only ${READY:-0} of $WORKERS workers Ready after $WAIT_SECONDS s" && exit 1
+  READY=0
+  STATUSES=$(kubectl --request-timeout=30s get pods -n "$NAMESPACE" -l "$SELECTOR" \\
+    -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}' 2>/dev/null)
+  while IFS= read -r STATUS; do [ "$STATUS" = True ] && READY=$(( READY + 1 )); done <<< "$STATUSES"
+  (( READY >= WORKERS )) && echo "$READY workers Ready" && exit 0
+  (( SECONDS >= END )) && echo "Only $READY of $WORKERS workers Ready after $WAIT_SECONDS s" && exit 1
   sleep 2
 done
 """
@@ -172,6 +174,8 @@ def mpi_job(
         name=name,
         generate_name=generate_name,
         min_available=workers + 1,
+        # A pod that fails outright (deadline, eviction, node loss) ends the job instead of leaving it half-gang.
+        policies=[Policy(event="PodFailed", action="TerminateJob"), Policy(event="PodEvicted", action="TerminateJob")],
         scheduler_name="volcano",
         queue=queue,
         priority_class_name=priority_class_name,

@@ -60,7 +60,7 @@ def build(options: Options = Options()) -> Workflow:
     # The job-name parameter, when set (by --job-name or `argo submit -p job-name=...`), fixes the job's name;
     # when empty, Kubernetes generates one from generateName, so two runs never collide.
     job = mpi_job(
-        Placeholder.workflow_parameter("job-name", options.job_name),
+        Placeholder.workflow_parameter_json("job-name", options.job_name),
         generate_name=JOB_PREFIX,
         image=options.image,
         command=["mpi_hello_world"],

@@ -18,7 +18,7 @@ from hera_volcano import names
 from hera_volcano.errors import ValidationError
 from hera_volcano.images import check_image
 from hera_volcano.job import Policy, VolcanoJob, VolcanoTask, check
-from hera_volcano.placeholders import Placeholder, collect, expressions, has_expression
+from hera_volcano.placeholders import Placeholder, expressions, has_expression, placeholders
 
 if TYPE_CHECKING:
     from hera.workflows import DAG, Container, Resource, Steps, Task, Workflow
@@ -107,6 +107,9 @@ def batch_job(
 ) -> PipelineJob:
     """A job of ``replicas`` pods running ``command`` in ``image``, gang-scheduled (all or none) by default.
 
+    A pod that fails (or is evicted) ends the job Terminated, which fails its step, unless ``retry`` says otherwise:
+    ``VolcanoRetry`` restarts the job on those events, ``ArgoRetry`` creates it anew.
+
     ``name``, ``image``, ``command``, ``replicas`` and ``min_available`` are per-job arguments: jobs that agree on
     the other settings share one template. ``name`` starts the job's generated name, so it is a DNS-1035 label.
     """
@@ -163,9 +166,12 @@ def _batch_shape(
             VolcanoTask(
                 name="main",
                 replicas=Placeholder.input("replicas", 1),
-                template={"spec": {"containers": [container], "restartPolicy": "OnFailure"}},
+                # Never: a failed container fails its pod, which Volcano sees (PodFailed); OnFailure would restart
+                # it in place forever and the job would never fail.
+                template={"spec": {"containers": [container], "restartPolicy": "Never"}},
             )
         ],
+        policies=[Policy(event=e, action="TerminateJob") for e in ("PodFailed", "PodEvicted")],
     )
     if isinstance(retry, VolcanoRetry):
         job = replace(
@@ -191,12 +197,12 @@ def _digest(settings: Mapping[str, Any]) -> str:
 _DEFAULT_DIGEST = _digest({"queue": None, "resources": {}, "gpus": 0, "retry": "None", "deadline": 3600})
 
 
-def encode_argument(value: Any, field: str, *, sample: Any, embedded: bool) -> str:
+def encode_argument(value: Any, field: str, *, placeholder: Placeholder | None, embedded: bool) -> str:
     """The text of an Argo parameter that, substituted into a manifest, reads back as ``value`` with its type.
 
     Argo substitutes text, so the encoding follows where the placeholder stands: inside a larger string only
-    name-like text is safe; a whole string value sits in double quotes, so it is JSON-escaped; integers and lists
-    stand bare, so they are written as JSON (which YAML reads back unchanged).
+    name-like text is safe; a placeholder in double quotes takes JSON-escaped text; a bare one (integers, lists)
+    takes JSON, which YAML reads back unchanged.
     """
     if has_expression(value if isinstance(value, str) else json.dumps(value, default=str)):
         raise ValidationError(field, "must not contain '{{' (Argo would substitute it)")
@@ -205,14 +211,36 @@ def encode_argument(value: Any, field: str, *, sample: Any, embedded: bool) -> s
         if isinstance(value, bool) or not isinstance(value, str | int) or not _EMBEDDABLE.fullmatch(text):
             raise ValidationError(field, "is used inside a name, so it may hold only letters, digits, '.', '_', '-'")
         return text
+    sample = None if placeholder is None else placeholder.sample
     expected = type(sample)
     if isinstance(sample, bool) or expected not in (str, int, list):
         expected = type(value)
     if isinstance(value, bool) or not isinstance(value, expected) or expected not in (str, int, list):
         kind = {str: "a string", int: "an integer", list: "a list"}.get(expected, "a string, an integer or a list")
         raise ValidationError(field, f"must be {kind}")
-    text = json.dumps(value)
-    return text[1:-1] if isinstance(value, str) else text
+    text = _yaml_safe_json(value, field)
+    return text[1:-1] if placeholder is not None and placeholder.in_quotes else text
+
+
+def _yaml_safe_json(value: Any, field: str) -> str:
+    """JSON that YAML (go-yaml, behind Argo and kubectl) reads back as ``value``: printable text as is, everything
+    else (DEL, C1 controls, line and paragraph separators, which YAML would fold) as escapes; lone surrogates are
+    refused. JSON itself already escapes the ASCII controls."""
+    text = json.dumps(value, ensure_ascii=False)
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in text):
+        raise ValidationError(field, "must be valid Unicode text (it holds a lone surrogate)")
+    return _NON_ASCII.sub(_escape, text)
+
+
+_NON_ASCII = re.compile("[^\x20-\x7e]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    if char.isprintable():
+        return char
+    code = ord(char)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 @dataclass(frozen=True)
@@ -220,7 +248,7 @@ class _Prepared:
     """A shape rendered once: its template, and which inputs are used whole or inside strings."""
 
     data: dict[str, Any]
-    whole: Mapping[str, Any]  # input name -> sample, for placeholders standing as whole values
+    whole: Mapping[str, Placeholder]  # input name -> placeholder, for those standing as whole values
     embedded: frozenset[str]
 
 
@@ -260,7 +288,7 @@ class Pipeline:
             return known[1]
         names.check(f"{field}.name", shape.name, names.argo_name)
         data = shape.job._data()
-        whole = {e.removeprefix(_INPUT): v for e, v in collect(data).items() if e.startswith(_INPUT)}
+        whole = {e.removeprefix(_INPUT): p for e, p in placeholders(data).items() if e.startswith(_INPUT)}
         embedded: set[str] = set()
         for text in _strings(data):
             embedded.update(e.removeprefix(_INPUT) for e in expressions(text) if e.startswith(_INPUT))
@@ -329,7 +357,7 @@ class Pipeline:
     @staticmethod
     def _encode(job: PipelineJob, prepared: _Prepared, field: str) -> dict[str, str]:
         return {
-            k: encode_argument(v, f"{field}.{k}", sample=prepared.whole.get(k), embedded=k in prepared.embedded)
+            k: encode_argument(v, f"{field}.{k}", placeholder=prepared.whole.get(k), embedded=k in prepared.embedded)
             for k, v in job.arguments.items()
         }
 

@@ -31,6 +31,12 @@ class Placeholder:
     expression: str
     #: Not part of equality: jobs of one shape differ only in their samples.
     sample: Any = field(compare=False)
+    #: Written inside double quotes (the default for string samples), or bare (integers, lists, JSON expressions).
+    quoted: bool | None = None
+
+    @property
+    def in_quotes(self) -> bool:
+        return isinstance(self.sample, str) if self.quoted is None else self.quoted
 
     @classmethod
     def input(cls, name: str, sample: Any) -> Placeholder:
@@ -41,6 +47,12 @@ class Placeholder:
     def workflow_parameter(cls, name: str, sample: Any) -> Placeholder:
         """``{{workflow.parameters.NAME}}``, a Workflow argument."""
         return cls(f"workflow.parameters.{name}", sample)
+
+    @classmethod
+    def workflow_parameter_json(cls, name: str, sample: str) -> Placeholder:
+        """A Workflow argument written as a JSON string by Argo's ``toJson``: whatever a submitter passes with
+        ``-p NAME=...`` stays one string value and cannot add fields to the manifest."""
+        return cls(f"=toJson(workflow.parameters['{name}'])", sample, quoted=False)
 
     def __str__(self) -> str:
         return "{{" + self.expression + "}}"
@@ -88,13 +100,13 @@ def _text(value: Any) -> str:
     return json.dumps(value) if isinstance(value, list | dict | bool) else str(value)
 
 
-def collect(data: Any) -> dict[str, Any]:
-    """Samples of every placeholder in ``data``, by expression."""
-    found: dict[str, Any] = {}
+def placeholders(data: Any) -> dict[str, Placeholder]:
+    """Every placeholder in ``data``, by expression (the first one met)."""
+    found: dict[str, Placeholder] = {}
 
     def walk(node: Any) -> None:
         if isinstance(node, Placeholder):
-            found.setdefault(node.expression, node.sample)
+            found.setdefault(node.expression, node)
         elif isinstance(node, Mapping):
             for v in node.values():
                 walk(v)
@@ -104,3 +116,8 @@ def collect(data: Any) -> dict[str, Any]:
 
     walk(data)
     return found
+
+
+def collect(data: Any) -> dict[str, Any]:
+    """Samples of every placeholder in ``data``, by expression."""
+    return {expression: p.sample for expression, p in placeholders(data).items()}

@@ -44,6 +44,8 @@ PLURALS: Mapping[str, str] = {
 _VERB_ORDER = ("get", "list", "watch", "create", "update", "patch", "delete")
 _KUBECTL = re.compile(r"\bkubectl\b")
 _KUBECTL_LOGS = re.compile(r"\bkubectl\b[^\n|;&]*\blogs\b")
+#: ``kubectl ... get RESOURCE.GROUP`` (a fully qualified custom resource, such as the follower's Volcano Jobs).
+_KUBECTL_GET_QUALIFIED = re.compile(r"\bkubectl\b[^\n|;&]*?\bget\s+([a-z0-9-]+)\.([a-z0-9.-]+\.[a-z0-9-]+)\b")
 
 
 def plural(kind: str) -> str:
@@ -90,13 +92,16 @@ def _scripts(container: Mapping[str, Any]) -> str:
 
 
 def _kubectl_needs(sa: str, containers: Iterable[Mapping[str, Any]], why: str) -> list[_Need]:
-    """Pods running ``kubectl`` read pods (``get``/``wait``/``logs -f`` all list and watch); ``logs`` reads logs."""
+    """Pods running ``kubectl`` read pods (``get``/``wait``/``logs -f`` all list and watch); ``logs`` reads logs;
+    ``get RESOURCE.GROUP`` gets and lists that resource."""
     text = "\n".join(_scripts(c) for c in containers)
     needs = []
     if _KUBECTL.search(text):
         needs.append(_Need(sa, "", "pods", ("get", "list", "watch"), why))
     if _KUBECTL_LOGS.search(text):
         needs.append(_Need(sa, "", "pods/log", ("get",), why))
+    for resource, group in sorted(set(_KUBECTL_GET_QUALIFIED.findall(text))):
+        needs.append(_Need(sa, group, resource, ("get", "list"), why))
     return needs
 
 

@@ -2,12 +2,14 @@
 
 The convention is shared with the Go conformance harness and the cluster tests: ``{{inputs.parameters.X}}`` takes
 the argument the template's first call site passes (templates in order, tasks or steps in order), else the input's
-value or default; ``{{workflow.parameters.X}}`` the workflow argument; ``{{workflow.name|uid|namespace}}`` fixed
+value or default; ``{{workflow.parameters.X}}`` the workflow argument, and
+``{{=toJson(workflow.parameters['X'])}}`` that value as a JSON string; ``{{workflow.name|uid|namespace}}`` fixed
 samples; anything else ``sample``. A value that itself holds ``{{workflow.parameters.X}}`` is resolved once more.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -39,9 +41,12 @@ def workflow_values(workflow: Mapping[str, Any]) -> dict[str, str]:
     values = dict(WORKFLOW_SAMPLES)
     if meta.get("namespace"):
         values["workflow.namespace"] = str(meta["namespace"])
+    base = dict(values)
     for p in _parameters(spec.get("arguments")):
         if "name" in p:
-            values[f"workflow.parameters.{p['name']}"] = str(p.get("value", "sample"))
+            value = substitute_text(str(p.get("value", "sample")), base)
+            values[f"workflow.parameters.{p['name']}"] = value
+            values[f"=toJson(workflow.parameters['{p['name']}'])"] = json.dumps(value)
     return values
 
 

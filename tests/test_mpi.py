@@ -55,7 +55,7 @@ def test_master_waits_for_ready_workers_then_completes_the_job() -> None:
     pod = master["template"]["spec"]
     assert pod["serviceAccountName"] == "argo"
     wait = pod["initContainers"][0]
-    assert "kubectl get pods" in wait["command"][2] and "Ready" in wait["command"][2]
+    assert "get pods" in wait["command"][2] and "Ready" in wait["command"][2]
     assert {"name": "WORKERS", "value": "2"} in wait["env"]
     assert {"event": "TaskCompleted", "action": "CompleteJob"} in master["policies"]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,11 @@ def test_default_is_a_self_contained_workflow_for_argo_submit() -> None:
     assert "workflowTemplateRef" not in wf["spec"]
     job = manifests(wf)[0]
     assert job["spec"]["minAvailable"] == 3
-    assert job["metadata"] == {"name": "", "generateName": "mpi-hello-"}
+    assert (job["metadata"]["name"], job["metadata"]["generateName"]) == ("", "mpi-hello-")
+    assert job["metadata"]["labels"] == {
+        "workflows.argoproj.io/workflow": "sample-workflow",
+        "hera-volcano/job": "mpi-hello",
+    }
 
 
 def test_template_keeps_the_job_name_parameter() -> None:
@@ -39,7 +44,19 @@ def test_template_keeps_the_job_name_parameter() -> None:
     assert wf["metadata"] == {"name": "volcano-mpi-hello", "namespace": "argo"}
     assert wf["spec"]["arguments"]["parameters"] == [{"name": "job-name", "value": ""}]
     submit = next(t for t in wf["spec"]["templates"] if "resource" in t)
-    assert 'name: "{{workflow.parameters.job-name}}"' in submit["resource"]["manifest"]
+    assert "name: {{=toJson(workflow.parameters['job-name'])}}\n" in submit["resource"]["manifest"]
+
+
+@pytest.mark.parametrize("value", ["my-job", "", 'x"\nnamespace: kube-system\nspec: {}', "a: b", "{{workflow.uid}}"])
+def test_a_submitted_job_name_stays_one_string(value: str) -> None:
+    """`-p job-name=...` reaches the manifest through toJson, as Argo evaluates it: it cannot add fields."""
+    wf = rendered("--template")
+    manifest = next(t for t in wf["spec"]["templates"] if "resource" in t)["resource"]["manifest"]
+    substituted = manifest.replace("{{=toJson(workflow.parameters['job-name'])}}", json.dumps(value))
+    job = yaml.safe_load(substituted.replace("{{workflow.name}}", "wf"))
+    assert job["metadata"]["name"] == value
+    assert set(job["metadata"]) == {"name", "generateName", "labels"}
+    assert job["spec"]["minAvailable"] == 3
 
 
 def test_job_name_fixes_the_name() -> None:

@@ -90,6 +90,12 @@ def test_kubectl_followers_read_pods_and_logs() -> None:
     assert ("", "pods/log") not in only_wait
 
 
+def test_kubectl_get_of_a_qualified_resource_gets_and_lists_it() -> None:
+    script = "kubectl --request-timeout=30s get jobs.batch.volcano.sh -l x=y -o name"
+    got = rules(rbac_for(wf([{"name": "f", "container": {"image": "k", "args": [script]}}])))
+    assert got[("batch.volcano.sh", "jobs")] == ["get", "list"]
+
+
 def test_volcano_pods_running_kubectl_get_rules_for_their_own_service_account() -> None:
     objects = rbac_for(*bundled(template=False, service_account="argo"), service_account="argo")
     assert {o["metadata"]["name"] for o in objects} == {"argo-hera-volcano"}
@@ -193,6 +199,7 @@ def test_bundled_rbac_is_within_upstream_and_covers_every_action(upstream: Path)
         ("argoproj.io", "workflowtaskresults", "patch"),
         ("batch.volcano.sh", "jobs", "create"),
         ("batch.volcano.sh", "jobs", "get"),
+        ("batch.volcano.sh", "jobs", "list"),  # the log follower stops when the job is finished
         ("", "pods", "get"),
         ("", "pods", "list"),
         ("", "pods", "watch"),

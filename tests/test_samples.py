@@ -70,3 +70,23 @@ def test_substitution_convention() -> None:
     }
     assert name == "other" and other == "name: sample"
     assert workflow_values({"metadata": {}})["workflow.namespace"] == "argo"
+
+
+def test_json_parameter_expression_becomes_the_json_string_of_the_argument() -> None:
+    wf = {
+        "spec": {
+            "arguments": {"parameters": [{"name": "job-name", "value": 'a"b'}]},
+            "templates": [
+                {"name": "t", "resource": {"manifest": "name: {{=toJson(workflow.parameters['job-name'])}}"}}
+            ],
+        }
+    }
+    ((_, _, text),) = resolved_manifests(wf)
+    assert yaml.safe_load(text) == {"name": 'a"b'}
+
+
+def test_workflow_parameter_values_are_resolved_once_more() -> None:
+    wf = {"spec": {"arguments": {"parameters": [{"name": "queue", "value": "q-{{workflow.name}}"}]}}}
+    values = workflow_values(wf)
+    assert values["workflow.parameters.queue"] == "q-sample-workflow"
+    assert values["=toJson(workflow.parameters['queue'])"] == '"q-sample-workflow"'

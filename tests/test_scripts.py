@@ -15,7 +15,9 @@ import pytest
 from hera_volcano.argo import _FOLLOW_SCRIPT
 from hera_volcano.mpi import _WAIT_SCRIPT
 
-# A stand-in for kubectl driven by a list of stages; each `kubectl logs` prints the stage's log and moves on.
+# A stand-in for kubectl driven by a list of stages; each `kubectl logs` prints the stage's log and moves on (a
+# stage with "drop" ends the stream while the container keeps running). Pods are {name: {phase, cid, running, log}},
+# jobs {name: phase}.
 FAKE_KUBECTL = """\
 import json, os, sys
 state_path = os.environ["FAKE_STATE"]
@@ -23,25 +25,24 @@ state = json.load(open(state_path))
 args = sys.argv[1:]
 state["calls"].append(args)
 stage = state["stages"][min(state["stage"], len(state["stages"]) - 1)]
+words = [a for a in args if not a.startswith("-")]
 if stage.get("fail"):
     json.dump(state, open(state_path, "w"))
     sys.exit(1)
-if args[0] == "logs":
-    pod = args[-1]
-    print(stage["pods"][pod]["log"])
+if "logs" in words:
+    print(stage["pods"][words[-1]]["log"])
     state["stage"] += 1
-elif args[0] == "get" and args[1] == "pods":
+elif "get" in words and "jobs.batch.volcano.sh" in words:
+    print("\\n".join(f"{name}={phase}" for name, phase in stage.get("jobs", {}).items()))
+elif "get" in words and "pods" in words:
     if "ready" in stage:
         print("\\n".join(["True"] * stage["ready"] + ["False"]), end="")
         state["stage"] += 1
     else:
         print("\\n".join(stage["pods"]))
-elif args[0] == "get" and args[1] == "pod":
-    pod = next(a for a in args[2:] if not a.startswith("-") and a in stage["pods"])
-    path = next(a for a in args if a.startswith("{") or a.startswith("-o"))
-    want = args[args.index("-o") + 1] if "-o" in args else path
-    info = stage["pods"][pod]
-    print(info["phase"] if "phase" in want else info["cid"], end="")
+elif "get" in words and "pod" in words:
+    pod = stage["pods"][words[words.index("pod") + 1]]
+    print(f"{pod['phase']}|{pod['cid']}|{pod.get('running', '')}", end="")
 json.dump(state, open(state_path, "w"))
 """
 
@@ -67,46 +68,80 @@ def run_script(script: str, stages: list[dict[str, Any]], tmp_path: Path, **env:
     return p.returncode, p.stdout, json.loads(state.read_text())["calls"]
 
 
-def pod(phase: str, cid: str, log: str = "") -> dict[str, str]:
-    return {"phase": phase, "cid": cid, "log": log}
+def pod(phase: str, cid: str, log: str = "", running: str = "") -> dict[str, str]:
+    return {"phase": phase, "cid": cid, "log": log, "running": running}
 
 
-FOLLOW = {"SELECTOR": "a=b", "CONTAINER": "mpimaster", "FOLLOW_SECONDS": "20", "GRACE_SECONDS": "1"}
+FOLLOW = {
+    "SELECTOR": "a=b,t=m",
+    "JOB_SELECTOR": "a=b",
+    "CONTAINER": "mpimaster",
+    "FOLLOW_SECONDS": "20",
+    "GRACE_SECONDS": "2",
+}
+RUNNING = {"j-1": "Running"}
 
 
-def test_follower_streams_until_the_pod_succeeds(tmp_path: Path) -> None:
-    stages = [{"pods": {"m-0": pod("Running", "c1", "hello from rank 0")}}, {"pods": {"m-0": pod("Succeeded", "c1")}}]
+def logs_lines(out: str) -> list[str]:
+    return [line for line in out.splitlines() if line.startswith("rank") or line.startswith("try")]
+
+
+def test_follower_streams_until_the_job_completes(tmp_path: Path) -> None:
+    stages = [
+        {"pods": {"m-0": pod("Running", "c1", "rank 0 says hello", running="t0")}, "jobs": RUNNING},
+        {"pods": {"m-0": pod("Succeeded", "c1")}, "jobs": {"j-1": "Completed"}},
+    ]
     code, out, calls = run_script(_FOLLOW_SCRIPT, stages, tmp_path, **FOLLOW)
     assert code == 0
-    assert out.count("hello from rank 0") == 1 and "succeeded" in out
+    assert logs_lines(out) == ["rank 0 says hello"] and "Job j-1 is Completed" in out
     assert all("--request-timeout" in " ".join(c) for c in calls)
 
 
 def test_follower_follows_a_restarted_container_and_a_new_pod(tmp_path: Path) -> None:
     stages = [
-        {"pods": {"m-0": pod("Running", "c1", "first try")}},
-        {"pods": {"m-0": pod("Running", "c2", "second try")}},
-        {"pods": {"m-0": pod("Failed", "c2"), "m-0b": pod("Running", "c3", "new pod")}},
-        {"pods": {"m-0": pod("Failed", "c2"), "m-0b": pod("Succeeded", "c3")}},
+        {"pods": {"m-0": pod("Running", "c1", "try 1")}, "jobs": RUNNING},
+        {"pods": {"m-0": pod("Running", "c2", "try 2")}, "jobs": RUNNING},
+        {"pods": {"m-0": pod("Failed", "c2"), "m-0b": pod("Running", "c3", "try 3")}, "jobs": RUNNING},
+        {"pods": {"m-0": pod("Failed", "c2"), "m-0b": pod("Succeeded", "c3")}, "jobs": {"j-1": "Completed"}},
     ]
     code, out, _ = run_script(_FOLLOW_SCRIPT, stages, tmp_path, **FOLLOW)
-    assert code == 0
-    assert [line for line in out.splitlines() if "try" in line or "new pod" in line] == [
-        "first try",
-        "second try",
-        "new pod",
+    assert code == 0 and logs_lines(out) == ["try 1", "try 2", "try 3"]
+
+
+def test_follower_reattaches_after_a_dropped_stream_without_repeating(tmp_path: Path) -> None:
+    stages = [
+        {"pods": {"m-0": pod("Running", "c1", "rank first half", running="t0")}, "jobs": RUNNING},
+        {"pods": {"m-0": pod("Running", "c1", "rank second half", running="t0")}, "jobs": RUNNING},
+        {"pods": {"m-0": pod("Succeeded", "c1")}, "jobs": {"j-1": "Completed"}},
     ]
+    code, out, calls = run_script(_FOLLOW_SCRIPT, stages, tmp_path, **FOLLOW)
+    assert code == 0 and logs_lines(out) == ["rank first half", "rank second half"]
+    streams = [c for c in calls if "logs" in c]
+    assert not any(a.startswith("--since-time=") for a in streams[0])
+    assert any(a.startswith("--since-time=") for a in streams[1]), "a reattached stream resumes where it stopped"
 
 
-def test_follower_gives_up_after_grace_when_no_pod_restarts(tmp_path: Path) -> None:
-    stages = [{"pods": {"m-0": pod("Running", "c1", "x")}}, {"pods": {"m-0": pod("Failed", "c1")}}]
+@pytest.mark.parametrize("phase", ["Failed", "Terminated", "Aborted"])
+def test_follower_stops_when_the_job_ends_unsuccessfully(phase: str, tmp_path: Path) -> None:
+    stages = [
+        {"pods": {"m-0": pod("Running", "c1", "rank x")}, "jobs": RUNNING},
+        {"pods": {"m-0": pod("Failed", "c1")}, "jobs": {"j-1": phase}},
+    ]
     code, out, _ = run_script(_FOLLOW_SCRIPT, stages, tmp_path, **FOLLOW)
-    assert code == 0 and "No restarted pod" in out
+    assert code == 0 and f"Job j-1 is {phase}" in out
 
 
-@pytest.mark.parametrize("stages", [[{"pods": {}}], [{"fail": True}]], ids=["no-pod", "kubectl-fails"])
+def test_follower_stops_when_the_job_never_appears(tmp_path: Path) -> None:
+    code, out, _ = run_script(_FOLLOW_SCRIPT, [{"pods": {}, "jobs": {}}], tmp_path, **FOLLOW)
+    assert code == 0 and "No Volcano Job labelled a=b" in out
+
+
+@pytest.mark.parametrize(
+    "stages", [[{"pods": {}, "jobs": {"j-1": "Pending"}}], [{"fail": True}]], ids=["pending", "kubectl-fails"]
+)
 def test_follower_stops_at_its_timeout_and_still_exits_0(stages: list[dict[str, Any]], tmp_path: Path) -> None:
-    code, out, _ = run_script(_FOLLOW_SCRIPT, stages, tmp_path, **{**FOLLOW, "FOLLOW_SECONDS": "2"})
+    env = {**FOLLOW, "FOLLOW_SECONDS": "2", "GRACE_SECONDS": "60"}
+    code, out, _ = run_script(_FOLLOW_SCRIPT, stages, tmp_path, **env)
     assert code == 0 and "Stopped following after 2 s" in out
 
 

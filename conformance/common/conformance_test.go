@@ -43,19 +43,21 @@ func TestExpand(t *testing.T) {
 	}
 	s := scope{wf: &wf, tmpl: &wf.Spec.Templates[1]}
 	for in, want := range map[string]string{
-		"{{workflow.name}}/{{workflow.uid}}":   "sample-workflow/00000000-0000-0000-0000-000000000000",
-		"{{ workflow.namespace }}":             "research",
-		"{{workflow.parameters.workers}}":      "3", // a YAML number, as Argo prints it
-		"{{workflow.parameters.queue}}":        "q-sample-workflow",
-		"{{workflow.parameters.empty}}":        "sample",
-		"{{workflow.parameters.undeclared}}":   "sample",
-		"{{inputs.parameters.size}}":           "3", // first call site, then resolved once more
-		"{{inputs.parameters.mode}}":           "second",
-		"{{inputs.parameters.pinned}}":         "fixed",
-		"{{inputs.parameters.nested}}":         "sample", // inputs inside a value mean nothing
-		"{{inputs.parameters.missing}}":        "sample",
-		"{{=sprig.trim(workflow.name)}} {{x}}": "sample sample",
-		"no placeholder {{ unterminated":       "no placeholder {{ unterminated",
+		"{{workflow.name}}/{{workflow.uid}}":        "sample-workflow/00000000-0000-0000-0000-000000000000",
+		"{{ workflow.namespace }}":                  "research",
+		"{{workflow.parameters.workers}}":           "3", // a YAML number, as Argo prints it
+		"{{workflow.parameters.queue}}":             "q-sample-workflow",
+		"{{workflow.parameters.empty}}":             "sample",
+		"{{workflow.parameters.undeclared}}":        "sample",
+		"{{inputs.parameters.size}}":                "3", // first call site, then resolved once more
+		"{{inputs.parameters.mode}}":                "second",
+		"{{inputs.parameters.pinned}}":              "fixed",
+		"{{inputs.parameters.nested}}":              "sample", // inputs inside a value mean nothing
+		"{{inputs.parameters.missing}}":             "sample",
+		"{{=sprig.trim(workflow.name)}} {{x}}":      "sample sample",
+		"{{=toJson(workflow.parameters['queue'])}}": `"q-sample-workflow"`,
+		"{{=toJson(workflow.parameters['none'])}}":  `"sample"`,
+		"no placeholder {{ unterminated":            "no placeholder {{ unterminated",
 	} {
 		if got := s.expand(in, false); got != want {
 			t.Errorf("expand(%q) = %q, want %q", in, got, want)

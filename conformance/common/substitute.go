@@ -92,6 +92,10 @@ type scope struct {
 // placeholder matches {{...}}, tolerating spaces inside the braces.
 var placeholder = regexp.MustCompile(`\{\{\s*([^{}]*?)\s*\}\}`)
 
+// jsonParameter matches the one expression form we evaluate: a workflow
+// parameter written as a JSON string by Argo's toJson.
+var jsonParameter = regexp.MustCompile(`^=toJson\(workflow\.parameters\['([^']+)'\]\)$`)
+
 // expand replaces every placeholder in text with a sample value:
 //
 //	workflow.name, workflow.uid  fixed samples
@@ -99,6 +103,7 @@ var placeholder = regexp.MustCompile(`\{\{\s*([^{}]*?)\s*\}\}`)
 //	workflow.parameters.X        spec.arguments value of X, else "sample"
 //	inputs.parameters.X          the value the first call site passes, else the
 //	                             input's value, else its default, else "sample"
+//	=toJson(workflow.parameters['X'])  that value (or "sample") as a JSON string
 //	anything else                "sample"
 //
 // A parameter value is itself expanded once more (nested), so that a call
@@ -123,6 +128,13 @@ func (s scope) expand(text string, nested bool) string {
 				v, ok = s.wf.Spec.Arguments.lookup(strings.TrimPrefix(expr, "workflow.parameters."))
 			}
 			return s.again(v, ok, nested)
+		case jsonParameter.MatchString(expr):
+			v, ok := "", false
+			if s.wf != nil {
+				v, ok = s.wf.Spec.Arguments.lookup(jsonParameter.FindStringSubmatch(expr)[1])
+			}
+			quoted, _ := json.Marshal(s.again(v, ok, nested))
+			return string(quoted)
 		case strings.HasPrefix(expr, "inputs.parameters.") && !nested:
 			v, ok := s.input(strings.TrimPrefix(expr, "inputs.parameters."))
 			return s.again(v, ok, nested)
