@@ -23,9 +23,12 @@ _USAGE = "usage: hera-volcano {" + ",".join(COMMANDS) + "} [options]   (hera-vol
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args[0] in ("-h", "--help"):
+    if not args:
+        sys.stderr.write(_USAGE)
+        return USAGE_ERROR
+    if args[0] in ("-h", "--help"):
         sys.stdout.write(_USAGE)
-        return 0 if args else USAGE_ERROR
+        return 0
     command, rest = args[0], args[1:]
     module = COMMANDS.get(command)
     if module is None:

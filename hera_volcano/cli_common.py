@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -42,10 +44,9 @@ def non_negative_int(text: str) -> int:
 
 
 def _int(text: str, minimum: int, rule: str) -> int:
-    try:
-        value = int(text, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be {rule}, got {text!r}") from None
+    if not re.fullmatch(r"-?[0-9]{1,9}", text):
+        raise argparse.ArgumentTypeError(f"must be {rule}, got {text!r}")
+    value = int(text)
     if value < minimum:
         raise argparse.ArgumentTypeError(f"must be {rule}, got {text!r}")
     return value
@@ -77,28 +78,53 @@ def add_common(p: argparse.ArgumentParser, *, template: bool = True) -> None:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename: readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    """Write ``text`` to ``path`` through a temporary file and a rename: readers never see half a file.
+
+    A symlink is followed (its target is replaced), a device or FIFO is written in place, and the file keeps its
+    mode (a new one gets the umask's)."""
+    target = path.resolve() if path.is_symlink() else path
+    if target.exists() and not target.is_file():
+        with open(target, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        return
+    mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o666 & ~_umask()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
-        os.replace(tmp, path)
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
+def _umask() -> int:
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
+
+
 def emit(text: str, output: str | None) -> None:
     """Print ``text`` or write it to ``output``."""
     if output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    else:
+        if sys.stdout is None:
+            raise UsageError("standard output is closed")
         try:
-            write_atomic(Path(output), text)
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            raise
         except OSError as e:
-            raise UsageError(f"cannot write {output}: {e.strerror or e}") from None
+            raise UsageError(f"cannot write to standard output: {e.strerror or e}") from None
+        return
+    if not output:
+        raise UsageError("argument -o/--output: must name a file")
+    try:
+        write_atomic(Path(output), text)
+    except OSError as e:
+        raise UsageError(f"cannot write {output}: {e.strerror or e}") from None
 
 
 def run(prog: str, main: Callable[[Sequence[str]], int], argv: Sequence[str] | None = None) -> int:

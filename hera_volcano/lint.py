@@ -24,7 +24,7 @@ import yaml
 from hera_volcano import names, samples, selectors, volcano_rules
 from hera_volcano.findings import Finding, Severity, as_list, as_map, entry, error, join, warning
 from hera_volcano.graphs import cycles
-from hera_volcano.loading import load_all
+from hera_volcano.loading import describe_error, load_all
 from hera_volcano.placeholders import substitute_text
 from hera_volcano.quantities import is_go_duration
 
@@ -102,9 +102,14 @@ def has_errors(findings: Iterable[LintFinding | Finding]) -> bool:
 
 
 def lint_file(path: Path | str, display: str | None = None) -> list[LintFinding]:
-    """Lint one file; ``display`` is the name findings carry (the path by default). Raises ``OSError``."""
-    data = Path(path).read_bytes()
-    return lint_bytes(data, str(path) if display is None else display)
+    """Lint one file; ``display`` is the name findings carry (the path by default). A file that cannot be read is
+    an error finding."""
+    name = str(path) if display is None else display
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        return [LintFinding(name, "[0]", "error", f"cannot read: {e.strerror or e}")]
+    return lint_bytes(data, name)
 
 
 def lint_bytes(data: bytes, file: str) -> list[LintFinding]:
@@ -123,8 +128,8 @@ def lint_text(text: str, file: str) -> list[LintFinding]:
     try:
         for doc in load_all(text):
             docs.append(doc)
-    except (yaml.YAMLError, ValueError, OverflowError, RecursionError) as e:
-        problem = Finding(f"[{len(docs)}]", "error", f"not valid YAML: {_yaml_error(e)}")
+    except Exception as e:  # PyYAML raises more than YAMLError on odd input (e.g. IndexError for `a: !!int`)
+        problem = Finding(f"[{len(docs)}]", "error", f"not valid YAML: {describe_error(e)}")
     findings = lint_documents(docs, file)
     if problem is not None:
         findings.append(LintFinding(file, problem.path, problem.severity, problem.message))
@@ -132,12 +137,18 @@ def lint_text(text: str, file: str) -> list[LintFinding]:
 
 
 def lint_documents(docs: Iterable[object], file: str) -> list[LintFinding]:
-    """Lint parsed documents (document ``i`` is ``[i]`` in paths); kinds other than Argo's and Volcano's are skipped."""
-    return [
-        LintFinding(file, join(f"[{i}]", f.path), f.severity, f.message)
-        for i, doc in enumerate(docs)
-        for f in lint_document(doc)
-    ]
+    """Lint parsed documents (document ``i`` is ``[i]`` in paths); kinds other than Argo's and Volcano's are skipped.
+
+    A document so malformed that a check trips over it (a map where a list belongs, nesting deep enough to exhaust
+    the stack) is one error finding, so one bad file never stops a run over many."""
+    found: list[LintFinding] = []
+    for i, doc in enumerate(docs):
+        try:
+            findings = lint_document(doc)
+        except Exception as e:  # the rules read untrusted data; report what they could not, never crash
+            findings = [Finding("", "error", f"malformed document, cannot check it: {type(e).__name__}: {e}")]
+        found.extend(LintFinding(file, join(f"[{i}]", f.path), f.severity, f.message) for f in findings)
+    return found
 
 
 def lint_document(doc: object) -> list[Finding]:
@@ -160,15 +171,6 @@ def lint_document(doc: object) -> list[Finding]:
 
 
 # ---- small helpers ---------------------------------------------------------------------------------------------------
-
-
-def _yaml_error(e: BaseException) -> str:
-    if isinstance(e, yaml.MarkedYAMLError):
-        text = " ".join(part for part in (e.context, e.problem) if part)
-        mark = e.problem_mark or e.context_mark
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-        return f"{text or 'cannot parse'}{where}"
-    return str(e).splitlines()[0] if str(e) else type(e).__name__
 
 
 def _name_finding(path: str, value: object, rule: names.Rule) -> Iterator[Finding]:
@@ -669,7 +671,7 @@ def _manifest_object(text: str, path: str) -> tuple[Mapping[str, Any] | None, li
     try:
         docs = [d for d in load_all(text) if d is not None]
     except (yaml.YAMLError, ValueError, OverflowError, RecursionError) as e:
-        return None, [error(path, f"is not valid YAML once placeholders are substituted: {_yaml_error(e)}")]
+        return None, [error(path, f"is not valid YAML once placeholders are substituted: {describe_error(e)}")]
     if len(docs) != 1:
         return None, [error(path, f"must hold exactly one object, not {len(docs)}: Argo creates one per step")]
     if not isinstance(docs[0], Mapping):
@@ -833,3 +835,12 @@ def _references(node: object, path: str, needle: str, pattern: re.Pattern[str]) 
     elif isinstance(node, list):
         for i, value in enumerate(node):
             yield from _references(value, f"{path}[{i}]", needle, pattern)
+
+
+if __name__ == "__main__":
+    import sys
+
+    from hera_volcano.cli_common import run
+    from hera_volcano.lint_cli import main
+
+    sys.exit(run("hera-volcano lint", main))

@@ -10,10 +10,9 @@ import json
 import os
 import sys
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 
 from hera_volcano import cli_common as c
-from hera_volcano.lint import LintFinding, has_errors, lint_bytes
+from hera_volcano.lint import LintFinding, has_errors, lint_bytes, lint_file
 
 STDIN = "-"
 STDIN_NAME = "<stdin>"
@@ -37,8 +36,8 @@ def sources(paths: Sequence[str]) -> list[str]:
             found.append(STDIN)
         elif os.path.isdir(path):
             found.extend(_directory_files(path))
-        elif os.path.exists(path):
-            found.append(path)
+        elif os.path.exists(path) or os.path.islink(path):
+            found.append(path)  # a dangling link or unreadable file is an error finding, not a usage error
         else:
             raise c.UsageError(f"{path}: no such file or directory")
     return list(dict.fromkeys(found))
@@ -47,11 +46,7 @@ def sources(paths: Sequence[str]) -> list[str]:
 def _lint(source: str) -> list[LintFinding]:
     if source == STDIN:
         return lint_bytes(sys.stdin.buffer.read(), STDIN_NAME)
-    try:
-        data = Path(source).read_bytes()
-    except OSError as e:
-        raise c.UsageError(f"{source}: cannot read: {e.strerror or e}") from None
-    return lint_bytes(data, source)
+    return lint_file(source)
 
 
 def main(argv: Sequence[str]) -> int:

@@ -56,25 +56,31 @@ class _Loader(_LoaderBase):  # type: ignore[misc,valid-type,unused-ignore]
         """No path resolvers: nothing to track."""
 
     def construct_document(self, node: Node) -> Any:
-        data = self._build(node, {})
+        sizes: dict[int, int] = {}
+        data = self._build(node, {}, sizes)
         self.constructed_objects.clear()
         self.recursive_objects.clear()
         self.deep_construct = False
         return data
 
-    def _build(self, node: Node, memo: dict[int, Any]) -> Any:
+    def _build(self, node: Node, memo: dict[int, Any], sizes: dict[int, int]) -> Any:
+        """Build ``node``; ``sizes`` holds how many nodes each one stands for once aliases are expanded, so that a
+        few hundred bytes of nested aliases (a "billion laughs") are refused instead of blowing up whoever walks
+        the result."""
         cls, tag = node.__class__, node.tag
         if cls is ScalarNode:
             return node.value if tag == _STR_TAG else self.construct_object(node, deep=True)
         known = memo.get(id(node))
         if known is not None:
             return known  # an alias (possibly of a node being built: recursive data)
+        size = 1
         if cls is SequenceNode and tag == _SEQ_TAG:
             items: list[Any] = []
             memo[id(node)] = items
             for child in node.value:
-                items.append(self._build(child, memo))
-            return items
+                items.append(self._build(child, memo, sizes))
+                size += sizes.get(id(child), 1)
+            return self._sized(node, items, size, sizes)
         if cls is MappingNode and tag == _MAP_TAG:
             mapping: dict[Any, Any] = {}
             memo[id(node)] = mapping
@@ -85,16 +91,30 @@ class _Loader(_LoaderBase):  # type: ignore[misc,valid-type,unused-ignore]
                 elif key_tag == _MERGE_TAG:
                     break  # merge keys: PyYAML's constructor flattens them
                 else:
-                    key = self._build(key_node, memo)
+                    key = self._build(key_node, memo, sizes)
                 try:
-                    mapping[key] = self._build(value_node, memo)
+                    mapping[key] = self._build(value_node, memo, sizes)
                 except TypeError:
                     break  # an unhashable key: PyYAML's constructor reports it
+                size += sizes.get(id(value_node), 1)
             else:
-                return mapping
+                return self._sized(node, mapping, size, sizes)
         data = self.construct_object(node, deep=True)
         memo[id(node)] = data
         return data
+
+    @staticmethod
+    def _sized(node: Node, data: Any, size: int, sizes: dict[int, int]) -> Any:
+        if size > MAX_EXPANDED_NODES:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"aliases expand this document past {MAX_EXPANDED_NODES:,} nodes", node.start_mark
+            )
+        sizes[id(node)] = size
+        return data
+
+
+#: More nodes than any real manifest has (a 3000-job pipeline is under a million), far fewer than an alias bomb.
+MAX_EXPANDED_NODES: Final = 5_000_000
 
 
 def load_all(text: str) -> Iterator[Any]:
@@ -105,3 +125,13 @@ def load_all(text: str) -> Iterator[Any]:
             yield loader.get_data()
     finally:
         loader.dispose()
+
+
+def describe_error(e: BaseException) -> str:
+    """One line for a YAML error: what and where (line, column), for a finding or a CLI message."""
+    if isinstance(e, yaml.MarkedYAMLError):
+        text = " ".join(part for part in (e.context, e.problem) if part)
+        mark = e.problem_mark or e.context_mark
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        return f"{text or 'cannot parse'}{where}"
+    return str(e).splitlines()[0] if str(e) else type(e).__name__

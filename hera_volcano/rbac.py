@@ -14,7 +14,8 @@ from typing import Any
 
 from hera_volcano import names
 from hera_volcano.errors import ValidationError
-from hera_volcano.loading import load_all
+from hera_volcano.findings import as_list, as_map
+from hera_volcano.loading import describe_error, load_all
 from hera_volcano.placeholders import substitute_text
 
 RBAC_API = "rbac.authorization.k8s.io/v1"
@@ -41,6 +42,9 @@ PLURALS: Mapping[str, str] = {
     "PodDisruptionBudget": "poddisruptionbudgets",
     "Policy": "policies",
 }
+#: The kinds whose templates run pods (CronWorkflow's under spec.workflowSpec).
+WORKFLOW_KINDS = ("Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow")
+_KIND = re.compile(r"[A-Z][A-Za-z0-9]*")
 _VERB_ORDER = ("get", "list", "watch", "create", "update", "patch", "delete")
 _KUBECTL = re.compile(r"\bkubectl\b")
 _KUBECTL_LOGS = re.compile(r"\bkubectl\b[^\n|;&]*\blogs\b")
@@ -85,10 +89,12 @@ def _plain(workflow: Any) -> Mapping[str, Any]:
 
 
 def _scripts(container: Mapping[str, Any]) -> str:
-    parts = [*(container.get("command") or []), *(container.get("args") or [])]
-    if container.get("source"):
-        parts.append(container["source"])
-    return "\n".join(str(p) for p in parts)
+    """The text a container runs: its command, args and script source (a string where a list belongs counts too)."""
+    parts: list[Any] = []
+    for key in ("command", "args", "source"):
+        value = container.get(key)
+        parts.extend([value] if isinstance(value, str) else as_list(value))
+    return "\n".join(p for p in parts if isinstance(p, str))
 
 
 def _kubectl_needs(sa: str, containers: Iterable[Mapping[str, Any]], why: str) -> list[_Need]:
@@ -112,7 +118,7 @@ def _manifest_objects(resource: Mapping[str, Any], field: str) -> list[Mapping[s
     try:
         docs = [d for d in load_all(substitute_text(manifest, {})) if d is not None]
     except Exception as e:  # yaml.YAMLError and friends: report, don't trace
-        raise ValidationError(field, f"manifest is not YAML: {e}") from None
+        raise ValidationError(field, f"manifest is not YAML: {describe_error(e)}") from None
     return [d for d in docs if isinstance(d, Mapping)]
 
 
@@ -121,29 +127,26 @@ def _template_needs(
 ) -> list[_Need]:
     name = template.get("name", f"templates[{i}]")
     why = f"{wf_name}/{name}"
-    sa = template.get("serviceAccountName") or default_sa
+    sa = _service_account(template.get("serviceAccountName"), f"{why}.serviceAccountName") or default_sa
     runs_pod = any(k in template for k in ("container", "script", "resource", "containerSet", "data"))
     needs: list[_Need] = []
     if runs_pod:
         needs.append(_Need(sa, "argoproj.io", "workflowtaskresults", ("create", "patch"), why))
     containers = [template[k] for k in ("container", "script") if isinstance(template.get(k), Mapping)]
-    containers += [c for c in (template.get("initContainers") or []) if isinstance(c, Mapping)]
-    containers += [c for c in (template.get("sidecars") or []) if isinstance(c, Mapping)]
-    container_set = template.get("containerSet")
-    if isinstance(container_set, Mapping):
-        containers += [c for c in (container_set.get("containers") or []) if isinstance(c, Mapping)]
+    containers += [c for c in as_list(template.get("initContainers")) if isinstance(c, Mapping)]
+    containers += [c for c in as_list(template.get("sidecars")) if isinstance(c, Mapping)]
+    containers += [c for c in as_list(as_map(template.get("containerSet")).get("containers")) if isinstance(c, Mapping)]
     needs += _kubectl_needs(sa, containers, why)
     resource = template.get("resource")
     if isinstance(resource, Mapping):
-        action = str(resource.get("action", ""))
-        if action not in ACTION_VERBS:
+        action = resource.get("action")
+        if not isinstance(action, str) or action not in ACTION_VERBS:
             raise ValidationError(f"{why}.resource.action", f"unknown action {action!r}")
         for obj in _manifest_objects(resource, f"{why}.resource.manifest"):
-            api_version = str(obj.get("apiVersion", ""))
+            api_version, kind = obj.get("apiVersion"), obj.get("kind")
+            if not isinstance(kind, str) or not isinstance(api_version, str) or not _KIND.fullmatch(kind):
+                raise ValidationError(f"{why}.resource.manifest", "needs an apiVersion and a kind (a name)")
             group = api_version.rpartition("/")[0]
-            kind = str(obj.get("kind", ""))
-            if not kind:
-                continue
             needs.append(_Need(sa, group, plural(kind), (*ACTION_VERBS[action], "get"), why))
             if owner_permissions and resource.get("setOwnerReference"):
                 needs.append(_Need(sa, "argoproj.io", "workflows/finalizers", ("update",), why))
@@ -156,12 +159,23 @@ def _volcano_pod_needs(obj: Mapping[str, Any], why: str) -> list[_Need]:
     if not str(obj.get("apiVersion", "")).startswith("batch.volcano.sh/"):
         return []
     needs = []
-    for task in (obj.get("spec") or {}).get("tasks") or []:
-        spec = ((task or {}).get("template") or {}).get("spec") or {}
-        sa = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
-        containers = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
-        needs += _kubectl_needs(sa, containers, f"{why} (Volcano task {task.get('name', '?')})")
+    for task in as_list(as_map(obj.get("spec")).get("tasks")):
+        task = as_map(task)
+        spec = as_map(as_map(task.get("template")).get("spec"))
+        where = f"{why} (Volcano task {task.get('name', '?')})"
+        sa = _service_account(spec.get("serviceAccountName") or spec.get("serviceAccount"), where) or "default"
+        containers = [
+            c for c in as_list(spec.get("initContainers")) + as_list(spec.get("containers")) if isinstance(c, Mapping)
+        ]
+        needs += _kubectl_needs(sa, containers, where)
     return needs
+
+
+def _service_account(value: object, field: str) -> str | None:
+    if value is None or value == "":
+        return None
+    names.check(field, value, names.dns1123_subdomain)
+    return str(value)
 
 
 def _order(verbs: Iterable[str]) -> list[str]:
@@ -193,18 +207,24 @@ def rbac_for(
     for i, workflow in enumerate(workflows):
         wf = _plain(workflow)
         kind = wf.get("kind")
-        if kind not in ("Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"):
-            raise ValidationError(
-                f"workflows[{i}].kind", f"must be a Workflow or a (Cluster)WorkflowTemplate, not {kind!r}"
-            )
-        meta = wf.get("metadata") or {}
-        spec = wf.get("spec") or {}
+        if kind not in WORKFLOW_KINDS:
+            raise ValidationError(f"workflows[{i}].kind", f"must be one of {', '.join(WORKFLOW_KINDS)}, not {kind!r}")
+        meta = as_map(wf.get("metadata"))
+        spec = as_map(wf.get("spec"))
         if kind == "CronWorkflow":
-            spec = spec.get("workflowSpec") or {}
+            spec = as_map(spec.get("workflowSpec"))
         wf_name = str(meta.get("name") or meta.get("generateName") or f"workflows[{i}]")
         ns = namespace or meta.get("namespace") or "argo"
-        default_sa = service_account or spec.get("serviceAccountName") or "default"
-        for j, template in enumerate(spec.get("templates") or []):
+        names.check(f"workflows[{i}].metadata.namespace", ns, names.dns1123_label)
+        default_sa = (
+            service_account
+            or _service_account(spec.get("serviceAccountName"), f"workflows[{i}].spec.serviceAccountName")
+            or "default"
+        )
+        templates = spec.get("templates")
+        if not isinstance(templates, list) or not templates:
+            raise ValidationError(f"workflows[{i}].spec.templates", "must be a non-empty list of templates")
+        for j, template in enumerate(templates):
             if isinstance(template, Mapping):
                 for need in _template_needs(wf_name, template, default_sa, owner_reference_permissions, j):
                     by_scope.setdefault((ns, need.service_account), []).append(need)
@@ -222,7 +242,7 @@ def _role_and_binding(ns: str, sa: str, needs: list[_Need], with_sa: bool) -> li
         verbs.update(need.verbs)
         why.add(need.why)
     ordered = sorted(rules.items())
-    name = f"{sa}-hera-volcano"[:253]
+    name = f"{sa[:240].rstrip('-.')}-hera-volcano"
     annotations = {
         f"{ANNOTATION_PREFIX}{i}": f"{res} ({grp or 'core'}): {', '.join(sorted(why))}"
         for i, ((grp, res), (_, why)) in enumerate(ordered)

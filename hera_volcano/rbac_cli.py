@@ -12,7 +12,8 @@ from hera_volcano import cli_common as c
 
 def read_workflows(paths: Sequence[str]) -> list[Any]:
     """Workflow-like documents from files (``-`` is stdin); other kinds are skipped, unreadable input is an error."""
-    from hera_volcano.loading import load_all
+    from hera_volcano.loading import describe_error, load_all
+    from hera_volcano.rbac import WORKFLOW_KINDS
 
     found = []
     for path in paths:
@@ -23,9 +24,9 @@ def read_workflows(paths: Sequence[str]) -> list[Any]:
         try:
             docs = [d for d in load_all(text) if d is not None]
         except Exception as e:  # yaml.YAMLError: one line, no traceback
-            raise c.UsageError(f"{path}: not valid YAML: {str(e).splitlines()[0]}") from None
+            raise c.UsageError(f"{path}: not valid YAML: {describe_error(e)}") from None
         for doc in docs:
-            if isinstance(doc, dict) and str(doc.get("kind", "")).endswith(("Workflow", "WorkflowTemplate")):
+            if isinstance(doc, dict) and doc.get("kind") in WORKFLOW_KINDS:
                 found.append(doc)
     if not found:
         raise c.UsageError(f"no Workflow or WorkflowTemplate in {', '.join(paths)}")

@@ -13,16 +13,15 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from hera_volcano.findings import as_list, as_map
 from hera_volcano.placeholders import WORKFLOW_SAMPLES, substitute_text
 
 
 def _calls(templates: list[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
     """Every step or DAG task of every template, in order."""
     for template in templates:
-        dag = template.get("dag")
-        if isinstance(dag, Mapping):
-            yield from (t for t in dag.get("tasks") or [] if isinstance(t, Mapping))
-        for group in template.get("steps") or []:
+        yield from (t for t in as_list(as_map(template.get("dag")).get("tasks")) if isinstance(t, Mapping))
+        for group in as_list(template.get("steps")):
             if isinstance(group, list):
                 yield from (s for s in group if isinstance(s, Mapping))
             elif isinstance(group, Mapping):
@@ -30,14 +29,13 @@ def _calls(templates: list[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
 
 
 def _parameters(holder: Any) -> list[Mapping[str, Any]]:
-    params = (holder or {}).get("parameters") if isinstance(holder, Mapping) else None
-    return [p for p in params or [] if isinstance(p, Mapping)]
+    return [p for p in as_list(as_map(holder).get("parameters")) if isinstance(p, Mapping)]
 
 
 def workflow_values(workflow: Mapping[str, Any]) -> dict[str, str]:
     """Values for the workflow-wide expressions of ``workflow``."""
-    meta = workflow.get("metadata") or {}
-    spec = workflow.get("spec") or {}
+    meta = as_map(workflow.get("metadata"))
+    spec = as_map(workflow.get("spec"))
     values = dict(WORKFLOW_SAMPLES)
     if meta.get("namespace"):
         values["workflow.namespace"] = str(meta["namespace"])
@@ -52,8 +50,8 @@ def workflow_values(workflow: Mapping[str, Any]) -> dict[str, str]:
 
 def template_values(workflow: Mapping[str, Any]) -> dict[str, dict[str, str]]:
     """For each template name, the values of every expression its manifest may use."""
-    spec = workflow.get("spec") or {}
-    templates = [t for t in spec.get("templates") or [] if isinstance(t, Mapping)]
+    spec = as_map(workflow.get("spec"))
+    templates = [t for t in as_list(spec.get("templates")) if isinstance(t, Mapping)]
     wf_values = workflow_values(workflow)
     first_call: dict[str, dict[str, str]] = {}
     for call in _calls(templates):
@@ -79,10 +77,10 @@ def template_values(workflow: Mapping[str, Any]) -> dict[str, dict[str, str]]:
 
 def resolved_manifests(workflow: Mapping[str, Any]) -> list[tuple[int, str, str]]:
     """``(template index, template name, manifest with sample values)`` for every resource template."""
-    spec = workflow.get("spec") or {}
+    spec = as_map(workflow.get("spec"))
     values = template_values(workflow)
     found = []
-    for i, template in enumerate(spec.get("templates") or []):
+    for i, template in enumerate(as_list(spec.get("templates"))):
         if not isinstance(template, Mapping):
             continue
         resource = template.get("resource")

@@ -968,3 +968,43 @@ def test_lint_document_does_not_change_its_input() -> None:
     before = copy.deepcopy(doc)
     lint_document(doc)
     assert doc == before
+
+
+WF = "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {generateName: w-}\n"
+MALFORMED = [
+    WF + "spec: {entrypoint: a, templates: [{name: a, steps: 5}]}\n",
+    WF + "spec: {entrypoint: a, templates: [{name: a, dag: {tasks: 5}}]}\n",
+    WF + "spec: {entrypoint: a, templates: [{name: a, resource: {action: [create], manifest: 'kind: Job'}}]}\n",
+    "a: !!int\n",
+    WF
+    + "spec: {entrypoint: a, templates: [{name: a, dag: {tasks: [{name: b, template: a, depends: '"
+    + "(" * 3000
+    + "a"
+    + ")" * 3000
+    + "'}]}}]}\n",
+]
+
+
+@pytest.mark.parametrize("text", MALFORMED, ids=range(len(MALFORMED)))
+def test_malformed_documents_are_findings_not_crashes(text: str) -> None:
+    findings = lint_text(text, "f.yaml")
+    assert any(f.severity == "error" for f in findings)
+
+
+def test_odd_shapes_elsewhere_do_not_crash() -> None:
+    text = WF + "spec: {entrypoint: a, arguments: {parameters: 5}, templates: [{name: a, container: {image: x}}]}\n"
+    assert lint_text(text, "f.yaml") == []
+
+
+def test_alias_bombs_are_refused_quickly() -> None:
+    lines = ['a0: &a0 ["x","x","x","x","x","x","x","x","x","x"]']
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]
+    findings = lint_text("\n".join(lines) + "\nkind: Workflow\n", "bomb.yaml")
+    assert [f.message for f in findings if "aliases expand" in f.message]
+
+
+def test_a_dangling_symlink_in_a_folder_is_a_finding(tmp_path: Path) -> None:
+    (tmp_path / "ok.yaml").write_text("kind: ConfigMap\n")
+    (tmp_path / "gone.yaml").symlink_to(tmp_path / "nowhere.yaml")
+    r = run("hera_volcano", "lint", str(tmp_path))
+    assert r.code == 1 and "gone.yaml" in r.out and "cannot read" in r.out and r.err == ""

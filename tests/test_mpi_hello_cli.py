@@ -141,3 +141,31 @@ def test_console_script_and_package_entry_point_agree() -> None:
 def test_unknown_command_is_a_usage_error() -> None:
     r = run("hera_volcano", "nope")
     assert r.code == 2 and r.out == "" and len(r.err.splitlines()) == 1
+
+
+def test_output_through_a_symlink_replaces_the_target_and_keeps_its_mode(tmp_path: Path) -> None:
+    target = tmp_path / "real.yaml"
+    target.write_text("old\n")
+    target.chmod(0o644)
+    link = tmp_path / "link.yaml"
+    link.symlink_to(target)
+    assert run("hera_volcano.mpi_hello", "-o", str(link)).code == 0
+    assert link.is_symlink() and yaml.safe_load(target.read_text())["kind"] == "Workflow"
+    assert target.stat().st_mode & 0o777 == 0o644
+
+
+@pytest.mark.parametrize("args", [["-o", ""], ["--workers", "+3"], ["--workers", "3_0"], ["--workers", " 3"]])
+def test_odd_values_are_usage_errors(args: list[str]) -> None:
+    r = run("hera_volcano.mpi_hello", *args)
+    assert r.code == 2 and r.out == "" and len(r.err.splitlines()) == 1
+
+
+def test_a_closed_stdout_is_one_line_not_a_traceback() -> None:
+    import subprocess
+    import sys
+
+    with open("/dev/full", "w") as full:
+        p = subprocess.run(
+            [sys.executable, "-m", "hera_volcano.mpi_hello"], stdout=full, stderr=subprocess.PIPE, text=True
+        )
+    assert p.returncode == 2 and len(p.stderr.splitlines()) == 1 and "Traceback" not in p.stderr

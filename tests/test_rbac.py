@@ -236,3 +236,29 @@ def test_cli_bad_files_exit_2_with_one_line(tmp_path: Path, content: str | None)
         path.write_text(content)
     r = run("hera_volcano", "rbac", str(path))
     assert r.code == 2 and r.out == "" and len(r.err.splitlines()) == 1, r.err
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {"kind": "Workflow", "spec": [1]},
+        {"kind": "Workflow", "spec": {"templates": "abc"}},
+        {"kind": "Workflow", "metadata": {"namespace": "BAD NS"}, "spec": {"templates": [{"name": "a"}]}},
+        {"kind": "Workflow", "spec": {"serviceAccountName": [1], "templates": [{"name": "a"}]}},
+        {"kind": "Workflow", "spec": {"templates": [resource("create", "apiVersion: v1\nkind: [Pod]\n")]}},
+        {"kind": ["Workflow"]},
+    ],
+)
+def test_malformed_workflows_raise_validation_errors(doc: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError):
+        rbac_for(doc)
+
+
+def test_a_string_command_is_read_as_one_command() -> None:
+    got = rules(rbac_for(wf([{"name": "f", "container": {"image": "k", "command": "kubectl logs -f x"}}])))
+    assert got[("", "pods/log")] == ["get"]
+
+
+def test_long_service_account_names_give_valid_role_names() -> None:
+    objects = rbac_for(wf([{"name": "a", "container": {"image": "x"}}], sa="a" * 250))
+    assert objects[0]["metadata"]["name"] == "a" * 240 + "-hera-volcano"

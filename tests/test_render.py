@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
+from hera_volcano.render import HEADER
 from tests.cli import run
 from tests.conftest import ROOT
 
@@ -59,7 +61,8 @@ def test_check_reports_drifted_missing_and_extra_files_and_writes_nothing(tmp_pa
     dag = tmp_path / "workflows" / "volcano-dag-job.yaml"
     dag.write_text(dag.read_text().replace("minAvailable: 1", "minAvailable: 2"))
     (tmp_path / "rbac" / "rbac.yaml").unlink()
-    (tmp_path / "workflows" / "stale.yaml").write_text("kind: x\n")
+    (tmp_path / "workflows" / "stale.yaml").write_text(HEADER + "kind: x\n")  # rendered once, gone from the code
+    (tmp_path / "workflows" / "mine.yaml").write_text("kind: x\n")  # the user's own file: never touched
     before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
     r = run("hera_volcano", "render", "--check", "--out", str(tmp_path))
     assert r.code == 1
@@ -68,9 +71,49 @@ def test_check_reports_drifted_missing_and_extra_files_and_writes_nothing(tmp_pa
     assert "missing: rbac/rbac.yaml" in r.out
     assert "extra: workflows/stale.yaml" in r.out
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+    assert "mine.yaml" not in r.out
     fixed = run("hera_volcano", "render", "--out", str(tmp_path))
     assert fixed.code == 0 and "removed workflows/stale.yaml" in fixed.out
+    assert (tmp_path / "workflows" / "mine.yaml").read_text() == "kind: x\n"
     assert run("hera_volcano", "render", "--check", "--out", str(tmp_path)).code == 0
+
+
+def test_render_never_overwrites_or_removes_files_it_did_not_write(tmp_path: Path) -> None:
+    (tmp_path / "workflows").mkdir()
+    theirs = tmp_path / "workflows" / "volcano-dag-job.yaml"
+    theirs.write_text("# hand-written\n")
+    (tmp_path / ".pre-commit-config.yaml").write_text("repos: []\n")
+    r = run("hera_volcano", "render", "--out", str(tmp_path))
+    assert r.code == 2 and r.out == "" and "refusing to overwrite" in r.err and len(r.err.splitlines()) == 1
+    assert theirs.read_text() == "# hand-written\n"
+    assert sorted(p.name for p in tmp_path.rglob("*")) == [
+        ".pre-commit-config.yaml",
+        "volcano-dag-job.yaml",
+        "workflows",
+    ]
+    check = run("hera_volcano", "render", "--check", "--out", str(tmp_path))
+    assert check.code == 1 and "conflict: workflows/volcano-dag-job.yaml" in check.out
+
+
+def test_a_blocked_folder_fails_before_anything_is_written(tmp_path: Path) -> None:
+    (tmp_path / "workflows").write_text("a file where a folder belongs\n")
+    r = run("hera_volcano", "render", "--out", str(tmp_path))
+    assert r.code == 2 and len(r.err.splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["workflows"], "nothing written, not even rbac/"
+
+
+def test_written_files_keep_the_umask_mode(tmp_path: Path) -> None:
+    assert run("hera_volcano", "render", "--out", str(tmp_path)).code == 0
+    mode = (tmp_path / "rbac" / "rbac.yaml").stat().st_mode & 0o777
+    assert mode == 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    import os
+
+    current = os.umask(0)
+    os.umask(current)
+    return current
 
 
 def test_users_module_renders_with_drift_check(tmp_path: Path) -> None:
@@ -98,7 +141,7 @@ def test_render_is_byte_identical_across_hash_seeds(tmp_path: Path) -> None:
 
 
 def test_bad_module_and_unwritable_output_exit_2(tmp_path: Path) -> None:
-    for args in (["--module", "no_such_module_xyz"], ["--module", "json:nope"], ["--module", "json"]):
+    for args in (["--module", "no_such_module_xyz"], ["--module", "json:nope"]):
         r = run("hera_volcano", "render", *args, "--out", str(tmp_path / "o"), cwd=str(tmp_path))
         assert r.code == 2 and r.out == "" and len(r.err.splitlines()) == 1, r.err
     assert not (tmp_path / "o").exists()
@@ -111,3 +154,33 @@ def test_bad_module_and_unwritable_output_exit_2(tmp_path: Path) -> None:
 def test_committed_tree_has_no_leftover_temporary_files() -> None:
     for folder in ("workflows", "rbac"):
         assert not [p for p in (ROOT / folder).iterdir() if p.name.startswith(".")]
+
+
+BROKEN_MODULES = {
+    "raises": "raise RuntimeError('boom')",
+    "syntax": "def (",
+    "exits": "import sys\nsys.exit(3)",
+    "fn": "def build():\n    raise ValueError('bad')\n\n\ndef needs(x):\n    return x\n",
+}
+
+
+@pytest.mark.parametrize(
+    "spec", ["raises", "syntax", "exits", "fn:build", "fn:needs", "fn:missing", "", ":", ":build", "../x", "json"]
+)
+def test_broken_user_modules_exit_2_with_one_line(spec: str, tmp_path: Path) -> None:
+    for name, code in BROKEN_MODULES.items():
+        (tmp_path / f"{name}.py").write_text(code)
+    r = run("hera_volcano", "render", "--module", spec, "--out", str(tmp_path / "o"), cwd=str(tmp_path))
+    assert r.code == 2 and r.out == "" and len(r.err.splitlines()) == 1, r.err
+    assert "Traceback" not in r.err
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_workflow_named_kustomization_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "kz.py").write_text(
+        "from hera.workflows import Container, WorkflowTemplate\n"
+        "with WorkflowTemplate(name='kustomization', entrypoint='c') as w:\n"
+        "    Container(name='c', image='alpine:3')\n"
+    )
+    r = run("hera_volcano", "render", "--module", "kz", "--out", str(tmp_path / "o"), cwd=str(tmp_path))
+    assert r.code == 2 and "kustomization" in r.err and not (tmp_path / "o").exists()
