@@ -12,7 +12,7 @@ from typing import Any
 from hera.workflows import Container, Env, Parameter, Resource, RetryStrategy
 from hera.workflows.models import ContinueOn
 
-from hera_volcano import names
+from hera_volcano import checks, names
 from hera_volcano.conditions import FAILURE_PHASES, SUCCESS_PHASES, conditions
 from hera_volcano.emit import dump_manifest
 from hera_volcano.errors import ValidationError
@@ -218,12 +218,13 @@ def follow_logs_template(
     names.check("task", task, names.dns1123_label)
     container = container or task
     names.check("container", container, names.dns1123_label)
+    if not isinstance(job_label, str | Placeholder):
+        raise ValidationError("job_label", "must be a label value or a Placeholder")
     if isinstance(job_label, str):
         names.check("job_label", job_label, names.label_value)
     check_image(image, "image")
-    for field, value in (("timeout", timeout), ("grace", grace)):
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise ValidationError(field, "must be a positive number of seconds")
+    checks.integer("timeout", timeout, minimum=1)
+    checks.integer("grace", grace, minimum=1)
     if service_account_name is not None:
         names.check("service_account_name", service_account_name, names.dns1123_subdomain)
     job_selector = f"{WORKFLOW_LABEL}={{{{workflow.name}}}},{JOB_LABEL}={job_label}"

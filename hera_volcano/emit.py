@@ -24,6 +24,7 @@ from yaml.events import (
 )
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from hera_volcano.errors import ValidationError
 from hera_volcano.placeholders import Placeholder
 
 try:
@@ -150,8 +151,20 @@ def _dict(dumper: yaml.SafeDumper, data: dict[Any, Any]) -> yaml.MappingNode:
     return dumper.represent_mapping("tag:yaml.org,2002:map", data.items())
 
 
+def _placeholder_text(dumper: yaml.SafeDumper, data: Placeholder) -> yaml.ScalarNode:
+    """Outside a manifest a placeholder is just its ``{{...}}`` text (``to_yaml(job.to_dict())`` shows it)."""
+    return _str(dumper, str(data))
+
+
+def _unordered(dumper: yaml.SafeDumper, data: Any) -> yaml.Node:
+    raise ValidationError("objects", "a set has no order, so its YAML would differ between runs: use a sorted list")
+
+
 _Dumper.add_representer(str, _str)
 _Dumper.add_representer(dict, _dict)
+_Dumper.add_representer(Placeholder, _placeholder_text)
+_Dumper.add_representer(set, _unordered)
+_Dumper.add_representer(frozenset, _unordered)
 
 
 def _placeholder(dumper: yaml.SafeDumper, data: Placeholder) -> yaml.ScalarNode:

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from hera_volcano import checks
 from hera_volcano.errors import ValidationError
 from hera_volcano.placeholders import Placeholder, collect, with_samples
 
@@ -29,6 +30,15 @@ class Policy:
     events: Sequence[str] = ()
     exit_code: int | None = None
     timeout: str | None = None
+
+    def __post_init__(self) -> None:
+        for field_name in ("action", "event", "timeout"):
+            value = getattr(self, field_name)
+            if value is not None and not isinstance(value, str):
+                raise ValidationError(f"policy.{field_name}", "must be a string")
+        checks.strings("policy.events", self.events)
+        if self.exit_code is not None:
+            checks.integer("policy.exit_code", self.exit_code, minimum=-(2**31))
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -51,11 +61,17 @@ class Plugin:
     name: str
     args: Sequence[str] = ()
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValidationError("plugin.name", "must be a plugin name such as ssh, svc or mpi")
+        checks.strings(f"plugins.{self.name}", self.args)
+
     @classmethod
     def ssh(cls, *, key_file_path: str | None = None, port: int | None = None) -> Plugin:
         """Key pair and ssh config for password-less ssh between the job's pods (``--ssh-port`` needs ≥ 1.15)."""
         args = [f"--ssh-key-file-path={key_file_path}"] if key_file_path else []
         if port is not None:
+            checks.integer("port", port, minimum=1, maximum=65535)
             args.append(f"--ssh-port={port}")
         return cls("ssh", args)
 
@@ -77,18 +93,12 @@ class Plugin:
     @classmethod
     def mpi(cls, *, master: str = "master", worker: str = "worker", port: int | None = None) -> Plugin:
         """MPI wiring (Volcano ≥ 1.6): ``MPI_HOST`` on the master; ssh and svc are added by the webhook."""
-        args = [f"--master={master}", f"--worker={worker}"]
-        if port is not None:
-            args.append(f"--port={port}")
-        return cls("mpi", args)
+        return cls("mpi", _roles(master, worker, port))
 
     @classmethod
     def pytorch(cls, *, master: str = "master", worker: str = "worker", port: int | None = None) -> Plugin:
         """``MASTER_ADDR``, ``MASTER_PORT``, ``WORLD_SIZE`` and ``RANK`` for torch.distributed (Volcano ≥ 1.7)."""
-        args = [f"--master={master}", f"--worker={worker}"]
-        if port is not None:
-            args.append(f"--port={port}")
-        return cls("pytorch", args)
+        return cls("pytorch", _roles(master, worker, port))
 
     @classmethod
     def tensorflow(
@@ -103,6 +113,14 @@ class Plugin:
         """``TF_CONFIG`` for TensorFlow's distributed runtime."""
         named = {"ps": ps, "worker": worker, "chief": chief, "evaluator": evaluator, "port": port}
         return cls("tensorflow", [f"--{k}={v}" for k, v in named.items() if v is not None])
+
+
+def _roles(master: str, worker: str, port: int | None) -> list[str]:
+    """Arguments naming the master and worker tasks (and the port) of the mpi and pytorch plugins."""
+    args = [f"--master={master}", f"--worker={worker}"]
+    if port is not None:
+        args.append(f"--port={checks.integer('port', port, minimum=1, maximum=65535)}")
+    return args
 
 
 def pod_template_to_dict(template: Any) -> dict[str, Any]:
@@ -143,6 +161,10 @@ class VolcanoTask:
     depends_on_iteration: Literal["all", "any"] | None = None
     topology_policy: str | None = None
 
+    def __post_init__(self) -> None:
+        checks.strings("depends_on", self.depends_on)
+        _sequence_of("policies", self.policies, Policy)
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "replicas": self.replicas}
         if self.min_available is not None:
@@ -182,6 +204,14 @@ class VolcanoJob:
     policies: Sequence[Policy] = ()
     plugins: Sequence[Plugin] = ()
 
+    def __post_init__(self) -> None:
+        _sequence_of("tasks", self.tasks, VolcanoTask)
+        _sequence_of("policies", self.policies, Policy)
+        _sequence_of("plugins", self.plugins, Plugin)
+        for field_name in ("labels", "annotations"):
+            if not isinstance(getattr(self, field_name), Mapping):
+                raise ValidationError(field_name, "must be a mapping of strings")
+
     def to_dict(self) -> dict[str, Any]:
         """The Job as plain data (placeholders kept), after checking every Volcano rule against sample values."""
         data = self._data()
@@ -217,6 +247,14 @@ class VolcanoJob:
             spec["plugins"] = {p.name: list(p.args) for p in self.plugins}
         spec["tasks"] = [t.to_dict() for t in self.tasks]
         return {"apiVersion": API_VERSION, "kind": KIND, "metadata": metadata, "spec": spec}
+
+
+def _sequence_of(field: str, value: object, kind: type) -> None:
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
+        raise ValidationError(field, f"must be a list of {kind.__name__}")
+    for i, item in enumerate(value):
+        if not isinstance(item, kind):
+            raise ValidationError(f"{field}[{i}]", f"must be a {kind.__name__}, not {type(item).__name__}")
 
 
 def check(job: Mapping[str, Any], samples: Mapping[str, Any] | None = None) -> None:

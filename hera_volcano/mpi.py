@@ -6,7 +6,7 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-from hera_volcano import names
+from hera_volcano import checks, names
 from hera_volcano.errors import ValidationError
 from hera_volcano.images import KUBECTL_IMAGE, check_image
 from hera_volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
@@ -17,6 +17,8 @@ WORKER = "mpiworker"
 GPU = "nvidia.com/gpu"
 RDMA = "rdma/ib"
 MAX_WORKERS = 10_000
+MAX_SLOTS = 4096  # ranks per worker: more cores than any node has
+MAX_DEVICES = 1024
 
 # The master waits in an init container until every worker is Ready, i.e. its sshd accepts connections (the
 # workers' readiness probe). Variable values arrive as environment variables; the text is constant. Pure bash plus
@@ -35,13 +37,6 @@ while true; do
   sleep 2
 done
 """
-
-
-def _count(value: int, field: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        rule = "a positive integer" if minimum == 1 else "a non-negative integer"
-        raise ValidationError(field, f"must be {rule}")
-    return value
 
 
 def _resources(gpus: int, rdma: int) -> dict[str, Any]:
@@ -90,27 +85,24 @@ def mpi_job(
     if name is None and generate_name is None:
         generate_name = "mpi-job-"
     if generate_name is not None:
+        if not isinstance(generate_name, str):
+            raise ValidationError("generate_name", "must be a string")
         names.check("generate_name", generate_name.rstrip("-") or "-", names.dns1035_label)
-    _count(workers, "workers", 1)
-    if workers > MAX_WORKERS:
-        raise ValidationError("workers", f"must be at most {MAX_WORKERS}")
-    _count(slots_per_worker, "slots_per_worker", 1)
-    _count(gpus_per_worker, "gpus_per_worker", 0)
-    _count(rdma_per_worker, "rdma_per_worker", 0)
-    _count(wait_seconds, "wait_seconds", 1)
-    _count(master_max_retry, "master_max_retry", 0)
-    if isinstance(ssh_port, bool) or not isinstance(ssh_port, int) or not 1 <= ssh_port <= 65535:
-        raise ValidationError("ssh_port", "must be a port number (1-65535)")
+    checks.integer("workers", workers, minimum=1, maximum=MAX_WORKERS)
+    checks.integer("slots_per_worker", slots_per_worker, minimum=1, maximum=MAX_SLOTS)
+    checks.integer("gpus_per_worker", gpus_per_worker, maximum=MAX_DEVICES)
+    checks.integer("rdma_per_worker", rdma_per_worker, maximum=MAX_DEVICES)
+    checks.integer("wait_seconds", wait_seconds, minimum=1)
+    checks.integer("master_max_retry", master_max_retry)
+    checks.integer("ssh_port", ssh_port, minimum=1, maximum=65535)
     check_image(image, "image")
     check_image(kubectl_image, "kubectl_image")
-    if not command or not all(isinstance(a, str) and a for a in command):
-        raise ValidationError("command", "must be a non-empty list of non-empty strings")
-    for i, arg in enumerate(command):
-        if has_expression(arg) or "\n" in arg:
-            raise ValidationError(f"command[{i}]", "must not contain '{{' (an Argo expression) or a newline")
+    for i, arg in enumerate(checks.strings("command", command, non_empty=True)):
+        if not arg or has_expression(arg) or "\n" in arg:
+            raise ValidationError(f"command[{i}]", "must be non-empty, without '{{' (an Argo expression) or a newline")
     if service_account is not None:
         names.check("service_account", service_account, names.dns1123_subdomain)
-    if not working_dir.startswith("/") or has_expression(working_dir):
+    if not isinstance(working_dir, str) or not working_dir.startswith("/") or has_expression(working_dir):
         raise ValidationError("working_dir", "must be an absolute path without Argo expressions")
 
     ranks = workers * slots_per_worker

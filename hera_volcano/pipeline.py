@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from hera_volcano import names
+from hera_volcano import checks, names
 from hera_volcano.errors import ValidationError
 from hera_volcano.images import check_image
 from hera_volcano.job import Policy, VolcanoJob, VolcanoTask, check
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 #: Argo 4's full CRDs reject a DAG with more tasks than this.
 ARGO4_MAX_DAG_TASKS = 200
+#: Workflow names are at most 63 characters, and generateName adds 6 (``-`` and 5 random ones).
+MAX_WORKFLOW_PREFIX = 57
 _INPUT = "inputs.parameters."
 _EMBEDDABLE = re.compile(r"[A-Za-z0-9._-]*")
 
@@ -37,8 +39,7 @@ class ArgoRetry:
     policy: str = "Always"
 
     def __post_init__(self) -> None:
-        if isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 1:
-            raise ValidationError("retry.limit", "must be a positive integer")
+        checks.integer("retry.limit", self.limit, minimum=1)
         if self.policy not in ("Always", "OnFailure", "OnError", "OnTransientError"):
             raise ValidationError("retry.policy", "must be Always, OnFailure, OnError or OnTransientError")
 
@@ -54,11 +55,12 @@ class VolcanoRetry:
     restart_on: Sequence[str] = ("PodEvicted", "PodFailed")
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "restart_on", tuple(self.restart_on))  # hashable: shapes are shared by settings
-        if isinstance(self.max_retry, bool) or not isinstance(self.max_retry, int) or self.max_retry < 1:
+        # a tuple: hashable, as shapes are shared by settings
+        object.__setattr__(
+            self, "restart_on", tuple(checks.strings("retry.restart_on", self.restart_on, non_empty=True))
+        )
+        if checks.integer("retry.max_retry", self.max_retry) < 1:
             raise ValidationError("retry.max_retry", "must be a positive integer (Volcano turns 0 into 3)")
-        if not self.restart_on:
-            raise ValidationError("retry.restart_on", "must name at least one event")
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,15 @@ class JobShape:
     deadline: int = 3600
     retry: ArgoRetry | None = None
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.job, VolcanoJob):
+            raise ValidationError("shape.job", "must be a VolcanoJob")
+        if self.follow_task not in {t.name for t in self.job.tasks}:
+            raise ValidationError("shape.follow_task", f"names no task of the job: {self.follow_task!r}")
+        checks.integer("shape.deadline", self.deadline, minimum=1)
+        if self.retry is not None and not isinstance(self.retry, ArgoRetry):
+            raise ValidationError("shape.retry", "must be ArgoRetry(...) (Volcano's retries go into the job)")
+
 
 @dataclass(frozen=True)
 class PipelineJob:
@@ -87,6 +98,15 @@ class PipelineJob:
     arguments: Mapping[str, Any] = field(default_factory=dict)
     after: Sequence[str] = ()
     follow_logs: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.shape, JobShape):
+            raise ValidationError("shape", "must be a JobShape")
+        if not isinstance(self.arguments, Mapping):
+            raise ValidationError("arguments", "must be a mapping of parameter names to values")
+        object.__setattr__(self, "after", tuple(checks.strings("after", self.after)))
+        if not isinstance(self.follow_logs, bool):
+            raise ValidationError("follow_logs", "must be true or false")
 
 
 def batch_job(
@@ -115,13 +135,20 @@ def batch_job(
     """
     names.check("name", name, names.dns1035_label)
     check_image(image, "image")
-    if not command or not all(isinstance(a, str) for a in command):
-        raise ValidationError("command", "must be a non-empty list of strings")
-    for value, label in ((replicas, "replicas"), (min_available if min_available is not None else 1, "min_available")):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValidationError(label, "must be a positive integer")
-    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 0:
-        raise ValidationError("gpus", "must be a non-negative integer")
+    checks.strings("command", command, non_empty=True)
+    checks.strings("after", after)
+    checks.integer("replicas", replicas, minimum=1)
+    if min_available is not None:
+        checks.integer("min_available", min_available, minimum=1)
+    checks.integer("gpus", gpus, maximum=1024)
+    checks.integer("deadline", deadline, minimum=1)
+    for label, value in (("queue", queue), ("cpu", cpu), ("memory", memory)):
+        if value is not None and not isinstance(value, str):
+            raise ValidationError(label, "must be a string")
+    if retry is not None and not isinstance(retry, ArgoRetry | VolcanoRetry):
+        raise ValidationError("retry", "must be ArgoRetry(...) or VolcanoRetry(...)")
+    if not isinstance(follow_logs, bool):
+        raise ValidationError("follow_logs", "must be true or false")
     shape = _batch_shape(queue, cpu, memory, gpus, retry, deadline)
     arguments = {
         "job": name,
@@ -261,10 +288,17 @@ class Pipeline:
     """
 
     def __init__(self, jobs: Sequence[PipelineJob], *, max_dag_tasks: int | None = ARGO4_MAX_DAG_TASKS) -> None:
+        if isinstance(jobs, str | bytes) or not isinstance(jobs, Sequence):
+            raise ValidationError("jobs", "must be a list of PipelineJob (see batch_job)")
         self.jobs = tuple(jobs)
+        if max_dag_tasks is not None:
+            checks.integer("max_dag_tasks", max_dag_tasks, minimum=1)
         self.max_dag_tasks = max_dag_tasks
         if not self.jobs:
             raise ValidationError("jobs", "a pipeline needs at least one job")
+        for i, job in enumerate(self.jobs):
+            if not isinstance(job, PipelineJob):
+                raise ValidationError(f"jobs[{i}]", f"must be a PipelineJob (see batch_job), not {type(job).__name__}")
         self._by_name: dict[str, PipelineJob] = {}
         for i, job in enumerate(self.jobs):
             names.check(f"jobs[{i}].name", job.name, names.argo_name)
@@ -464,7 +498,9 @@ class Pipeline:
         """A whole Workflow (``generateName: NAME-``) or WorkflowTemplate ``NAME`` running the pipeline."""
         from hera_volcano.workflows import workflow
 
-        names.check("name", name, names.dns1123_subdomain)
+        names.check("name", name, names.dns1123_label)  # it also names the entry template: no dots
+        if len(name) > MAX_WORKFLOW_PREFIX:
+            raise ValidationError("name", f"must be at most {MAX_WORKFLOW_PREFIX} characters (Argo adds -xxxxx)")
         names.check("namespace", namespace, names.dns1123_label)
         names.check("service_account", service_account, names.dns1123_subdomain)
         with workflow(

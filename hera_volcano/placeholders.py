@@ -13,7 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hera_volcano.errors import ValidationError
+
 _EXPR = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
+# What may stand between the braces: a dotted variable, or an expression (``=...``) without braces or newlines.
+_VALID = re.compile(r"[A-Za-z0-9_.-]+|=[^{}\n]+")
 
 #: Sample values for Argo's global variables, shared with the Go conformance harness.
 WORKFLOW_SAMPLES: Mapping[str, str] = {
@@ -33,6 +37,10 @@ class Placeholder:
     sample: Any = field(compare=False)
     #: Written inside double quotes (the default for string samples), or bare (integers, lists, JSON expressions).
     quoted: bool | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.expression, str) or not _VALID.fullmatch(self.expression):
+            raise ValidationError("placeholder", f"not an Argo expression: {self.expression!r}")
 
     @property
     def in_quotes(self) -> bool:

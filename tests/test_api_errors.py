@@ -1,0 +1,64 @@
+"""Wrong types at the public API are ValidationErrors naming the argument, never deep TypeErrors or silently
+split strings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import hera_volcano as hv
+from hera_volcano import ValidationError
+
+IMAGE = "busybox:1"
+TEMPLATE = {"spec": {"containers": [{"name": "c", "image": IMAGE}]}}
+
+
+def task(**kwargs: Any) -> hv.VolcanoTask:
+    return hv.VolcanoTask(name="t", template=TEMPLATE, **kwargs)
+
+
+CASES: list[tuple[Callable[[], Any], str]] = [
+    (lambda: hv.mpi_job(image=IMAGE, command="echo hi"), "command"),
+    (lambda: hv.mpi_job(image=IMAGE, command=["x"], slots_per_worker=10**9), "slots_per_worker"),
+    (lambda: hv.mpi_job(image=IMAGE, command=["x"], gpus_per_worker="2"), "gpus_per_worker"),
+    (lambda: hv.mpi_job(image=IMAGE, command=["x"], working_dir=None), "working_dir"),
+    (lambda: hv.mpi_job(image=IMAGE, command=["x"], generate_name=5), "generate_name"),
+    (lambda: hv.batch_job("a", image=IMAGE, command="true"), "command"),
+    (lambda: hv.batch_job("a", image=IMAGE, command=["x"], after="ba"), "after"),
+    (lambda: hv.batch_job("a", image=IMAGE, command=["x"], cpu=[1]), "cpu"),
+    (lambda: hv.batch_job("a", image=IMAGE, command=["x"], follow_logs="yes"), "follow_logs"),
+    (lambda: hv.batch_job("a", image=IMAGE, command=["x"], retry=3), "retry"),
+    (lambda: hv.Plugin("ssh", "--x"), "plugins.ssh"),
+    (lambda: hv.Plugin.ssh(port="x"), "port"),
+    (lambda: hv.Plugin.mpi(port=-1), "port"),
+    (lambda: hv.Policy(action="RestartJob", events="PodFailed"), "policy.events"),
+    (lambda: hv.VolcanoRetry(max_retry=2, restart_on="PodFailed"), "retry.restart_on"),
+    (lambda: task(depends_on="other"), "depends_on"),
+    (lambda: task(policies=[{"event": "x"}]), "policies[0]"),
+    (lambda: hv.VolcanoJob(tasks=None), "tasks"),
+    (lambda: hv.VolcanoJob(tasks=[5]), "tasks[0]"),
+    (lambda: hv.VolcanoJob(tasks=[task()], plugins=["ssh"]), "plugins[0]"),
+    (lambda: hv.VolcanoJob(tasks=[task()], labels=5), "labels"),
+    (lambda: hv.Placeholder.input("a b}}", 1), "placeholder"),
+    (lambda: hv.follow_logs_template(job_label=None), "job_label"),
+    (lambda: hv.Pipeline(None), "jobs"),
+    (lambda: hv.Pipeline([5]), "jobs[0]"),
+    (lambda: hv.Pipeline([hv.batch_job("a", image=IMAGE, command=["x"])], max_dag_tasks="5"), "max_dag_tasks"),
+    (lambda: hv.Pipeline([hv.batch_job("a", image=IMAGE, command=["x"])]).workflow("a.b"), "name"),
+    (lambda: hv.Pipeline([hv.batch_job("a", image=IMAGE, command=["x"])]).workflow("a" * 60), "name"),
+    (lambda: hv.to_yaml({"a": {"x", "y"}}), "objects"),
+]
+
+
+@pytest.mark.parametrize(("call", "field"), CASES, ids=[f for _, f in CASES])
+def test_wrong_arguments_name_the_field(call: Callable[[], Any], field: str) -> None:
+    with pytest.raises(ValidationError) as e:
+        call()
+    assert e.value.field == field
+
+
+def test_a_job_with_placeholders_renders_them_as_text() -> None:
+    job = hv.mpi_job(hv.Placeholder.workflow_parameter("name", "x"), image=IMAGE, command=["x"])
+    assert "name: '{{workflow.parameters.name}}'" in hv.to_yaml(job.to_dict())
