@@ -7,13 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
 
 from hera.workflows import Container, Env, Parameter, Resource, RetryStrategy
 from hera.workflows.models import ContinueOn
 
 from hera_volcano import checks, names
-from hera_volcano.conditions import FAILURE_PHASES, SUCCESS_PHASES, conditions
+from hera_volcano.conditions import DEFAULT_DEADLINE, FAILURE_PHASES, SUCCESS_PHASES, conditions
 from hera_volcano.emit import dump_manifest
 from hera_volcano.errors import ValidationError
 from hera_volcano.images import KUBECTL_IMAGE, check_image
@@ -25,7 +24,6 @@ WORKFLOW_LABEL = "workflows.argoproj.io/workflow"
 JOB_LABEL = "hera-volcano/job"
 TASK_LABEL = "volcano.sh/task-spec"
 
-DEFAULT_DEADLINE = 3600
 #: How long a follower waits for the Volcano Job to appear before it concludes the job was never created.
 DEFAULT_GRACE = 120
 
@@ -116,7 +114,7 @@ def _attach(job: VolcanoJob, labels: Mapping[str, str], pod_deadline: int | None
     return replace(job, tasks=tasks, labels={**labels, **dict(job.labels)})
 
 
-def _inputs(manifest_data: Any, manifest: str, defaults: Mapping[str, int | str]) -> list[Parameter]:
+def _inputs(manifest: str, defaults: Mapping[str, int | str]) -> list[Parameter]:
     """Input parameters for every ``{{inputs.parameters.X}}`` the manifest uses, in order of first use."""
     wanted: dict[str, None] = {}
     for expr in expressions(manifest):
@@ -185,7 +183,7 @@ def job_template(
         active_deadline_seconds=step_deadline,
         service_account_name=service_account_name,
         retry_strategy=retry_strategy,
-        inputs=_inputs(data, manifest, defaults or {}) or None,
+        inputs=_inputs(manifest, defaults or {}) or None,
     )
 
 

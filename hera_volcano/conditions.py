@@ -21,6 +21,8 @@ PHASES = (
     "Failed",
 )
 SUCCESS_PHASES = ("Completed",)
+#: How long a resource step waits for its job by default (seconds): no step waits forever.
+DEFAULT_DEADLINE = 3600
 #: Finished unsuccessfully (Failed, Terminated) or parked until resumed (Aborted): a step must not wait on them.
 FAILURE_PHASES = ("Failed", "Terminated", "Aborted")
 

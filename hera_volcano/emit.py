@@ -181,14 +181,15 @@ _TOKEN = re.compile(r"__hera_volcano_placeholder__([0-9a-f]+)__")
 _ManifestDumper.add_representer(Placeholder, _placeholder)
 
 
-def _plain(obj: Any) -> Any:
+def plain(obj: Any, field: str = "objects") -> Mapping[str, Any]:
     """Plain data from a Hera object (anything with ``to_dict``) or a mapping."""
     if isinstance(obj, Mapping):
         return obj
     to_dict = getattr(obj, "to_dict", None)
-    if callable(to_dict):
-        return to_dict()
-    raise TypeError(f"cannot render {type(obj).__name__} as YAML: expected a mapping or a Hera workflow object")
+    data = to_dict() if callable(to_dict) else None
+    if not isinstance(data, Mapping):
+        raise ValidationError(field, f"must be a mapping or a Hera workflow object, not {type(obj).__name__}")
+    return data
 
 
 def dump(data: Any) -> str:
@@ -206,4 +207,4 @@ def dump_manifest(data: Any) -> str:
 
 def to_yaml(*objects: Any) -> str:
     """Deterministic multi-document YAML for Hera workflows, templates and plain dicts (``---`` between them)."""
-    return "---\n".join(dump(_plain(o)) for o in objects)
+    return "---\n".join(dump(plain(o)) for o in objects)

@@ -13,9 +13,7 @@ from typing import Any, Literal
 from hera_volcano import checks
 from hera_volcano.errors import ValidationError
 from hera_volcano.placeholders import Placeholder, collect, with_samples
-
-API_VERSION = "batch.volcano.sh/v1alpha1"
-KIND = "Job"
+from hera_volcano.volcano_schema import API_VERSION, KIND
 
 IntValue = int | Placeholder
 StrValue = str | Placeholder

@@ -22,11 +22,13 @@ from typing import Any, Final
 import yaml
 
 from hera_volcano import names, samples, selectors, volcano_rules
+from hera_volcano.conditions import FAILURE_PHASES, SUCCESS_PHASES, conditions
 from hera_volcano.findings import Finding, Severity, as_list, as_map, entry, error, join, warning
 from hera_volcano.graphs import cycles
 from hera_volcano.loading import describe_error, load_all
 from hera_volcano.placeholders import substitute_text
 from hera_volcano.quantities import is_go_duration
+from hera_volcano.volcano_schema import KIND
 
 #: Separates the path of a resource manifest from the path of a field inside the object it holds.
 MANIFEST_SEPARATOR: Final = "::"
@@ -65,10 +67,9 @@ TASK_RESULTS: Final = ("Succeeded", "Failed", "Errored", "Skipped", "Omitted", "
 _ITEM_RESULTS: Final = frozenset({"AnySucceeded", "AllFailed"})
 _LOOPS: Final = ("withItems", "withParam", "withSequence")
 #: Volcano phases a step's failure condition must catch, or the step polls until its deadline.
-UNFINISHED_FAILURES: Final = ("Terminated", "Aborted")
+UNFINISHED_FAILURES: Final = tuple(p for p in FAILURE_PHASES if p != "Failed")
 _PHASE_KEY: Final = "status.state.phase"
-SUGGESTED_SUCCESS: Final = "status.state.phase == Completed"
-SUGGESTED_FAILURE: Final = "status.state.phase in (Failed, Terminated, Aborted)"
+SUGGESTED_SUCCESS, SUGGESTED_FAILURE = conditions(SUCCESS_PHASES, FAILURE_PHASES)
 
 _WORKFLOW_PARAMETER: Final = re.compile(r"\{\{\s*workflow\.parameters\.([^{}\s]+?)\s*\}\}")
 _INPUT_PARAMETER: Final = re.compile(r"\{\{\s*inputs\.parameters\.([^{}\s]+?)\s*\}\}")
@@ -165,7 +166,7 @@ def lint_document(doc: object) -> list[Finding]:
     group = api_version.partition("/")[0]
     if group == "argoproj.io" and kind in WORKFLOW_KINDS:
         return list(_lint_workflow(doc, kind))
-    if group == "batch.volcano.sh" and kind == volcano_rules.KIND:
+    if group == "batch.volcano.sh" and kind == KIND:
         return volcano_rules.check_job(doc)
     return []
 

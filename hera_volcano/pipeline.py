@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from hera_volcano import checks, names
+from hera_volcano.conditions import DEFAULT_DEADLINE
 from hera_volcano.errors import ValidationError
 from hera_volcano.images import check_image
 from hera_volcano.job import Policy, VolcanoJob, VolcanoTask, check
@@ -76,7 +77,7 @@ class JobShape:
     job_label: str | Placeholder
     follow_task: str
     follow_container: str
-    deadline: int = 3600
+    deadline: int = DEFAULT_DEADLINE
     retry: ArgoRetry | None = None
 
     def __post_init__(self) -> None:
@@ -123,7 +124,7 @@ def batch_job(
     cpu: str | None = None,
     memory: str | None = None,
     gpus: int = 0,
-    deadline: int = 3600,
+    deadline: int = DEFAULT_DEADLINE,
 ) -> PipelineJob:
     """A job of ``replicas`` pods running ``command`` in ``image``, gang-scheduled (all or none) by default.
 
@@ -174,8 +175,7 @@ def _batch_shape(
     resources = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None}
     if gpus:
         resources["nvidia.com/gpu"] = str(gpus)
-    settings = {"queue": queue, "resources": resources, "gpus": gpus, "retry": repr(retry), "deadline": deadline}
-    digest = _digest(settings)
+    digest = _digest(queue, resources, gpus, retry, deadline)
     container: dict[str, Any] = {
         "name": "main",
         "image": Placeholder.input("image", "busybox:1"),
@@ -217,11 +217,14 @@ def _batch_shape(
     )
 
 
-def _digest(settings: Mapping[str, Any]) -> str:
+def _digest(queue: str | None, resources: Mapping[str, str], gpus: int, retry: object, deadline: int) -> str:
+    """A short stable name for a set of shape settings."""
+    settings = {"queue": queue, "resources": dict(resources), "gpus": gpus, "retry": repr(retry), "deadline": deadline}
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]
 
 
-_DEFAULT_DIGEST = _digest({"queue": None, "resources": {}, "gpus": 0, "retry": "None", "deadline": 3600})
+#: The settings of a plain batch_job, whose shape keeps the plain name ``volcano-job``.
+_DEFAULT_DIGEST = _digest(None, {}, 0, None, DEFAULT_DEADLINE)
 
 
 def encode_argument(value: Any, field: str, *, placeholder: Placeholder | None, embedded: bool) -> str:

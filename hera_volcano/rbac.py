@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hera_volcano import names
+from hera_volcano.emit import plain
 from hera_volcano.errors import ValidationError
 from hera_volcano.findings import as_list, as_map
 from hera_volcano.loading import describe_error, load_all
@@ -75,17 +76,6 @@ class _Need:
     resource: str
     verbs: tuple[str, ...]
     why: str
-
-
-def _plain(workflow: Any) -> Mapping[str, Any]:
-    if isinstance(workflow, Mapping):
-        return workflow
-    to_dict = getattr(workflow, "to_dict", None)
-    if callable(to_dict):
-        data = to_dict()
-        if isinstance(data, Mapping):
-            return data
-    raise ValidationError("workflow", f"must be a Workflow or WorkflowTemplate, got {type(workflow).__name__}")
 
 
 def _scripts(container: Mapping[str, Any]) -> str:
@@ -205,7 +195,7 @@ def rbac_for(
         names.check("service_account", service_account, names.dns1123_subdomain)
     by_scope: dict[tuple[str, str], list[_Need]] = {}
     for i, workflow in enumerate(workflows):
-        wf = _plain(workflow)
+        wf = plain(workflow, "workflow")
         kind = wf.get("kind")
         if kind not in WORKFLOW_KINDS:
             raise ValidationError(f"workflows[{i}].kind", f"must be one of {', '.join(WORKFLOW_KINDS)}, not {kind!r}")

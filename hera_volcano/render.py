@@ -36,8 +36,9 @@ def _kustomization(resources: Iterable[str]) -> str:
 
 def _file_name(workflow: Any) -> str:
     from hera_volcano import names
+    from hera_volcano.emit import plain
 
-    meta = (workflow.to_dict() if not isinstance(workflow, Mapping) else workflow).get("metadata") or {}
+    meta = plain(workflow).get("metadata") or {}
     name = meta.get("name") or str(meta.get("generateName") or "").rstrip("-")
     names.check("metadata.name", name, names.dns1123_subdomain)
     return f"{name}.yaml"

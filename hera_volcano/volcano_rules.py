@@ -21,10 +21,8 @@ from hera_volcano.errors import ValidationError
 from hera_volcano.findings import Finding, as_list, as_map, entry, error, join, warning
 from hera_volcano.graphs import cycles
 from hera_volcano.quantities import DURATION_MESSAGE, is_go_duration, quantity
-from hera_volcano.volcano_schema import check_shape
+from hera_volcano.volcano_schema import API_VERSION, KIND, check_shape
 
-API_VERSION: Final = "batch.volcano.sh/v1alpha1"
-KIND: Final = "Job"
 #: Plugins the webhook knows (their arguments are not checked).
 PLUGINS: Final = ("ssh", "env", "svc", "tensorflow", "mpi", "pytorch", "hcclrank", "ray")
 #: svc itself, and the plugins the mutating webhook adds svc for.

@@ -16,6 +16,8 @@ from hera_volcano import k8s_fields
 from hera_volcano.findings import Finding, entry, error, join
 from hera_volcano.quantities import QUANTITY_MESSAGE, quantity
 
+API_VERSION: Final = "batch.volcano.sh/v1alpha1"
+KIND: Final = "Job"
 _INT32_MIN: Final = -(2**31)
 _INT32_MAX: Final = 2**31 - 1
 
