@@ -39,6 +39,25 @@ done
 """
 
 
+API_ACCESS = "kube-api-access"
+TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+def _api_access_volume() -> dict[str, Any]:
+    """What Kubernetes mounts for a service account (token, cluster CA, namespace), as a volume we mount into the
+    one container that needs it, instead of into every container of the pod."""
+    return {
+        "name": API_ACCESS,
+        "projected": {
+            "sources": [
+                {"serviceAccountToken": {"path": "token", "expirationSeconds": 3607}},
+                {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"fieldPath": "metadata.namespace"}}]}},
+            ]
+        },
+    }
+
+
 def _resources(gpus: int, rdma: int) -> dict[str, Any]:
     """Extended resources are whole numbers with requests equal to limits; nothing is written for zero."""
     wanted = {k: v for k, v in ((GPU, gpus), (RDMA, rdma)) if v}
@@ -145,9 +164,13 @@ def mpi_job(
             {"name": "WAIT_SECONDS", "value": str(wait_seconds)},
         ],
     }
+    # Only the init container gets an API token: mpiexec and the user's program run without one.
+    wait["volumeMounts"] = [{"name": API_ACCESS, "mountPath": TOKEN_DIR, "readOnly": True}]
     master_spec: dict[str, Any] = {
+        "automountServiceAccountToken": False,
         "initContainers": [wait],
         "containers": [container(MASTER, master_script)],
+        "volumes": [_api_access_volume()],
         "restartPolicy": "OnFailure",
     }
     if service_account is not None:

@@ -114,3 +114,13 @@ def test_job_name_too_long_for_its_pod_names_is_rejected() -> None:
     with pytest.raises(ValidationError) as e:
         spec(name="a" * 52)
     assert "63" in e.value.rule
+
+
+def test_only_the_wait_container_gets_an_api_token() -> None:
+    pod = task(spec(service_account="argo"), "mpimaster")["template"]["spec"]
+    assert pod["automountServiceAccountToken"] is False
+    mounts = {m["mountPath"] for c in pod["initContainers"] for m in c.get("volumeMounts", [])}
+    assert mounts == {"/var/run/secrets/kubernetes.io/serviceaccount"}
+    assert all("volumeMounts" not in c for c in pod["containers"])
+    sources = pod["volumes"][0]["projected"]["sources"]
+    assert {next(iter(s)) for s in sources} == {"serviceAccountToken", "configMap", "downwardAPI"}
