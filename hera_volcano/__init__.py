@@ -19,8 +19,6 @@ if TYPE_CHECKING:
     from hera_volcano.placeholders import Placeholder
     from hera_volcano.rbac import rbac_for
 
-__version__ = "0.1.0"
-
 _LAZY = {
     "VolcanoJob": "hera_volcano.job",
     "VolcanoTask": "hera_volcano.job",

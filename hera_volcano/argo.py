@@ -143,8 +143,9 @@ def job_template(
 
     The job is owned by the Workflow (deleted with it); it and its pods carry the workflow label (so ``argo logs``
     and the UI show the pods) and ``hera-volcano/job: JOB_LABEL`` (default: the template name) for log followers.
-    The step waits at most ``deadline`` seconds, and so does each pod (``activeDeadlineSeconds``, unless the pod
-    template sets one): a step that times out does not leave its pods holding the gang's resources. Input
+    The step waits at most ``deadline`` seconds, and each pod runs at most as long from its own start
+    (``activeDeadlineSeconds``, unless the pod template sets one or the deadline is an Argo expression): a step that
+    times out does not leave its pods holding the gang's resources for long. Input
     parameters are declared for every ``{{inputs.parameters.X}}`` the job uses; ``defaults`` gives some of them
     default values.
     """
@@ -207,10 +208,11 @@ def follow_logs_template(
 ) -> Container:
     """A container that streams the logs of one task's pod (``kubectl logs -f``), following it across restarts.
 
-    It finds the pod by labels (the job's name may be generated), stops when the pod succeeds, when no restarted pod
-    appears within ``grace`` seconds of a failure, or after ``timeout`` seconds, and always exits 0. Run it beside
-    the job step, without a dependency; where the DAG allows it (no ``depends``), also give the task
-    :func:`follower_continue_on`.
+    It finds the pod and its Volcano Job by labels (the job's name may be generated), streams each new pod or
+    restarted container, reattaches to a dropped stream, and stops when the job is Completed, Failed, Terminated or
+    Aborted, when no job appears within ``grace`` seconds (or one it saw is gone), or after ``timeout`` seconds;
+    it always exits 0. Run it beside the job step, without a dependency; where the DAG allows it (no ``depends``),
+    also give the task :func:`follower_continue_on`.
     """
     names.check("name", name, names.argo_name)
     names.check("task", task, names.dns1123_label)

@@ -66,14 +66,13 @@ namespace_name = _named(names.dns1123_label)
 service_account_name = _named(names.dns1123_subdomain)
 
 
-def add_common(p: argparse.ArgumentParser, *, template: bool = True) -> None:
+def add_common(p: argparse.ArgumentParser) -> None:
     """The options every bundled workflow command takes."""
     p.add_argument("--namespace", type=namespace_name, default="argo", help="namespace of the workflow (argo)")
     p.add_argument(
         "--service-account", type=service_account_name, default="argo", help="service account of its pods (argo)"
     )
-    if template:
-        p.add_argument("--template", action="store_true", help="print the WorkflowTemplate instead of a Workflow")
+    p.add_argument("--template", action="store_true", help="print the WorkflowTemplate instead of a Workflow")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically) instead of stdout")
 
 

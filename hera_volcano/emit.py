@@ -141,7 +141,8 @@ class _Dumper(_Base):  # type: ignore[misc,valid-type,unused-ignore]
 
 
 class _ManifestDumper(_Dumper):  # type: ignore[misc,valid-type,unused-ignore]
-    """Renders :class:`Placeholder` values as unquoted tokens, swapped for ``{{...}}`` after dumping."""
+    """Renders :class:`Placeholder` values as tokens (bare, or double-quoted for strings), swapped for ``{{...}}``
+    after dumping."""
 
 
 def _dict(dumper: yaml.SafeDumper, data: dict[Any, Any]) -> yaml.MappingNode:

@@ -89,6 +89,7 @@ class Bundled:
     """A bundled pipeline: its workflow name, how it is built, and how it is laid out."""
 
     name: str
+    command: str
     pipeline: Callable[[], Pipeline]
     as_steps: bool
 
@@ -102,7 +103,7 @@ class Bundled:
         from hera_volcano.emit import to_yaml
 
         kind = "Steps" if self.as_steps else "DAG"
-        p = c.parser(f"hera-volcano {self.name}", f"Print the {kind} pipeline of Volcano jobs as an Argo Workflow.")
+        p = c.parser(f"hera-volcano {self.command}", f"Print the {kind} pipeline of Volcano jobs as an Argo Workflow.")
         c.add_common(p)
         args = p.parse_args(argv)
         wf = self.build(namespace=args.namespace, service_account=args.service_account, template=args.template)
@@ -110,5 +111,5 @@ class Bundled:
         return 0
 
 
-STEPS = Bundled("volcano-step-job", steps_pipeline, as_steps=True)
-DAG = Bundled("volcano-dag-job", dag_pipeline, as_steps=False)
+STEPS = Bundled("volcano-step-job", "steps", steps_pipeline, as_steps=True)
+DAG = Bundled("volcano-dag-job", "dag", dag_pipeline, as_steps=False)

@@ -179,7 +179,11 @@ def mpi_job(
     worker_extra: dict[str, Any] = {"readinessProbe": probe}
     if resources:
         worker_extra["resources"] = resources
-    worker_spec = {"containers": [container(WORKER, worker_script, **worker_extra)], "restartPolicy": "OnFailure"}
+    worker_spec = {
+        "automountServiceAccountToken": False,  # the ranks run here: no API credentials for user code
+        "containers": [container(WORKER, worker_script, **worker_extra)],
+        "restartPolicy": "OnFailure",
+    }
     plugins = (
         [Plugin.mpi(master=MASTER, worker=WORKER, port=ssh_port if ssh_port != 22 else None)]
         if mpi_plugin

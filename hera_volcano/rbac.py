@@ -1,8 +1,9 @@
 """Least-privilege RBAC derived from what a workflow's pods actually do.
 
-Each service account that runs pods gets one Role and one RoleBinding with exactly the rules those pods need
-(FACTS: the executor's task results, each resource step's verbs on its manifest's resource plus ``get`` for
-polling, ``kubectl`` pods' reads). Every rule is annotated with the templates that need it.
+Each service account that runs pods gets one Role and one RoleBinding with exactly the rules those pods need: the
+executor's task results; each resource step's verbs on its manifest's resource plus ``get`` for polling; for pods
+running ``kubectl``, reads of pods (and logs, and any ``RESOURCE.GROUP`` they ``get``). Every rule is annotated
+with the templates that need it.
 """
 
 from __future__ import annotations
@@ -31,18 +32,7 @@ ACTION_VERBS: Mapping[str, tuple[str, ...]] = {
     "get": (),
 }
 #: Plurals of kinds whose resource name is not the regular English plural of the lower-cased kind.
-PLURALS: Mapping[str, str] = {
-    "Endpoints": "endpoints",
-    "Ingress": "ingresses",
-    "NetworkPolicy": "networkpolicies",
-    "PodSecurityPolicy": "podsecuritypolicies",
-    "PriorityClass": "priorityclasses",
-    "StorageClass": "storageclasses",
-    "IngressClass": "ingressclasses",
-    "RuntimeClass": "runtimeclasses",
-    "PodDisruptionBudget": "poddisruptionbudgets",
-    "Policy": "policies",
-}
+PLURALS: Mapping[str, str] = {"Endpoints": "endpoints"}
 #: The kinds whose templates run pods (CronWorkflow's under spec.workflowSpec).
 WORKFLOW_KINDS = ("Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow")
 _KIND = re.compile(r"[A-Z][A-Za-z0-9]*")

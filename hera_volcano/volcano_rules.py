@@ -65,10 +65,6 @@ def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 def _one_of(path: str, value: object, allowed: Sequence[str]) -> Iterator[Finding]:
     if isinstance(value, str) and value not in allowed:
         yield error(path, f"must be one of {', '.join(allowed)}")

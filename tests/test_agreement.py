@@ -49,5 +49,5 @@ def test_both_accept_valid(path: Path, validators: list[Path]) -> None:
         assert ok, out
 
 
-def test_corpus_covers_the_argo_rules() -> None:
+def test_the_corpus_is_not_empty() -> None:
     assert len(list((CORPUS / "invalid").glob("*.yaml"))) >= 20

@@ -148,7 +148,7 @@ def test_long_strings_are_never_wrapped(big_yaml: str) -> None:
     assert len(argument) > 200
 
 
-def test_multiline_strings_are_block_scalars(big: Any, big_yaml: str) -> None:
+def test_multiline_strings_are_block_scalars(big_yaml: str) -> None:
     out = hv.to_yaml({"script": "echo a\necho b\n", "args": ["x\ny"]})
     assert "script: |\n  echo a\n  echo b\n" in out
     assert "- |-\n  x\n  y\n" in out

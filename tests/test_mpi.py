@@ -117,7 +117,9 @@ def test_job_name_too_long_for_its_pod_names_is_rejected() -> None:
 
 
 def test_only_the_wait_container_gets_an_api_token() -> None:
-    pod = task(spec(service_account="argo"), "mpimaster")["template"]["spec"]
+    data = spec(service_account="argo")
+    assert task(data, "mpiworker")["template"]["spec"]["automountServiceAccountToken"] is False
+    pod = task(data, "mpimaster")["template"]["spec"]
     assert pod["automountServiceAccountToken"] is False
     mounts = {m["mountPath"] for c in pod["initContainers"] for m in c.get("volumeMounts", [])}
     assert mounts == {"/var/run/secrets/kubernetes.io/serviceaccount"}
