@@ -22,7 +22,7 @@ from typing import Any, Final
 import yaml
 
 from hera_volcano import names, samples, selectors, volcano_rules
-from hera_volcano.conditions import FAILURE_PHASES, SUCCESS_PHASES, conditions
+from hera_volcano.conditions import FAILURE_PHASES, PHASE_PATH, SUCCESS_PHASES, conditions
 from hera_volcano.findings import Finding, Severity, as_list, as_map, entry, error, join, warning
 from hera_volcano.graphs import cycles
 from hera_volcano.loading import describe_error, load_all
@@ -68,7 +68,6 @@ _ITEM_RESULTS: Final = frozenset({"AnySucceeded", "AllFailed"})
 _LOOPS: Final = ("withItems", "withParam", "withSequence")
 #: Volcano phases a step's failure condition must catch, or the step polls until its deadline.
 UNFINISHED_FAILURES: Final = tuple(p for p in FAILURE_PHASES if p != "Failed")
-_PHASE_KEY: Final = "status.state.phase"
 SUGGESTED_SUCCESS, SUGGESTED_FAILURE = conditions(SUCCESS_PHASES, FAILURE_PHASES)
 
 _WORKFLOW_PARAMETER: Final = re.compile(r"\{\{\s*workflow\.parameters\.([^{}\s]+?)\s*\}\}")
@@ -760,7 +759,7 @@ def _check_job_conditions(
         success = conditions.success
         if all(r.matches(created) for r in success):
             yield warning(f"{path}.successCondition", "holds as soon as the job is created, before it has run")
-        elif any(r.key == _PHASE_KEY for r in success) and not all(r.matches(_phase("Completed")) for r in success):
+        elif any(r.key == PHASE_PATH for r in success) and not all(r.matches(_phase("Completed")) for r in success):
             yield warning(f"{path}.successCondition", "does not hold for a Completed job: the step never succeeds")
     if resource.get("failureCondition") is None:
         yield warning(

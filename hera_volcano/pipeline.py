@@ -19,6 +19,7 @@ from hera_volcano.conditions import DEFAULT_DEADLINE
 from hera_volcano.errors import ValidationError
 from hera_volcano.images import check_image
 from hera_volcano.job import Policy, VolcanoJob, VolcanoTask, check
+from hera_volcano.mpi import MAX_DEVICES
 from hera_volcano.placeholders import Placeholder, expressions, has_expression, placeholders
 
 if TYPE_CHECKING:
@@ -141,7 +142,7 @@ def batch_job(
     checks.integer("replicas", replicas, minimum=1)
     if min_available is not None:
         checks.integer("min_available", min_available, minimum=1)
-    checks.integer("gpus", gpus, maximum=1024)
+    checks.integer("gpus", gpus, maximum=MAX_DEVICES)
     checks.integer("deadline", deadline, minimum=1)
     for label, value in (("queue", queue), ("cpu", cpu), ("memory", memory)):
         if value is not None and not isinstance(value, str):

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from hera_volcano.findings import as_list, as_map
-from hera_volcano.placeholders import WORKFLOW_SAMPLES, substitute_text
+from hera_volcano.placeholders import DEFAULT_SAMPLE, WORKFLOW_SAMPLES, substitute_text
 
 
 def _calls(templates: list[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
@@ -42,7 +42,7 @@ def workflow_values(workflow: Mapping[str, Any]) -> dict[str, str]:
     base = dict(values)
     for p in _parameters(spec.get("arguments")):
         if "name" in p:
-            value = substitute_text(str(p.get("value", "sample")), base)
+            value = substitute_text(str(p.get("value", DEFAULT_SAMPLE)), base)
             values[f"workflow.parameters.{p['name']}"] = value
             values[f"=toJson(workflow.parameters['{p['name']}'])"] = json.dumps(value)
     return values
@@ -69,7 +69,7 @@ def template_values(workflow: Mapping[str, Any]) -> dict[str, dict[str, str]]:
             pname = str(p.get("name", ""))
             raw = first_call.get(name, {}).get(pname)
             if raw is None:
-                raw = p.get("value", p.get("default", "sample"))
+                raw = p.get("value", p.get("default", DEFAULT_SAMPLE))
             values[f"inputs.parameters.{pname}"] = substitute_text(str(raw), wf_values)
         out[name] = values
     return out
