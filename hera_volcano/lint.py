@@ -22,6 +22,7 @@ from typing import Any, Final
 import yaml
 
 from hera_volcano import names, samples, selectors, volcano_rules
+from hera_volcano.argo_limits import MAX_DAG_TASKS, MAX_TEMPLATES, WORKFLOW_KINDS
 from hera_volcano.conditions import FAILURE_PHASES, PHASE_PATH, SUCCESS_PHASES, conditions
 from hera_volcano.findings import Finding, Severity, as_list, as_map, entry, error, join, warning
 from hera_volcano.graphs import cycles
@@ -33,17 +34,7 @@ from hera_volcano.volcano_schema import KIND
 #: Separates the path of a resource manifest from the path of a field inside the object it holds.
 MANIFEST_SEPARATOR: Final = "::"
 
-#: Kinds we lint, with the length Argo allows for ``metadata.name``.
-WORKFLOW_KINDS: Final[Mapping[str, int]] = {
-    "Workflow": 63,
-    "WorkflowTemplate": 63,
-    "ClusterWorkflowTemplate": 63,
-    "CronWorkflow": 52,
-}
 _RUNNABLE_KINDS: Final = frozenset({"Workflow", "CronWorkflow"})
-#: Argo 4's full CRDs cap these lists (``kubectl apply`` and GitOps tools enforce it).
-MAX_TEMPLATES: Final = 200
-MAX_DAG_TASKS: Final = 200
 
 _TEMPLATE_TYPES: Final = (
     "container",
@@ -315,24 +306,21 @@ def _check_template(template: Mapping[str, Any], path: str, wf: _Workflow, manif
 
 def _check_limits(template: Mapping[str, Any], path: str, kind: str) -> Iterator[Finding]:
     """``activeDeadlineSeconds``: an int ≥ 0 or an Argo variable; ``timeout``: a duration. Leaf templates only."""
-    deadline = template.get("activeDeadlineSeconds")
-    if deadline is not None:
-        at = f"{path}.activeDeadlineSeconds"
-        if kind in _NON_LEAF:
-            yield error(at, f"is only valid on leaf templates (container, script, resource, ...), not on {kind}")
-        else:
-            problem = _deadline_problem(deadline)
-            if problem is not None:
-                yield error(at, problem)
-    timeout = template.get("timeout")
-    if timeout is not None:
-        at = f"{path}.timeout"
-        if kind in _NO_TIMEOUT:
-            yield error(at, f"is only valid on leaf templates (container, script, resource, ...), not on {kind}")
-        else:
-            problem = _timeout_problem(timeout)
-            if problem is not None:
-                yield error(at, problem)
+    for field, refused, check in (
+        ("activeDeadlineSeconds", _NON_LEAF, _deadline_problem),
+        ("timeout", _NO_TIMEOUT, _timeout_problem),
+    ):
+        value = template.get(field)
+        if value is None:
+            continue
+        at = f"{path}.{field}"
+        problem = (
+            f"is only valid on leaf templates (container, script, resource, ...), not on {kind}"
+            if kind in refused
+            else check(value)
+        )
+        if problem is not None:
+            yield error(at, problem)
 
 
 def _deadline_problem(value: object) -> str | None:

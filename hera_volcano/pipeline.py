@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from hera_volcano import checks, names
+from hera_volcano.argo_limits import MAX_DAG_TASKS
 from hera_volcano.conditions import DEFAULT_DEADLINE
 from hera_volcano.errors import ValidationError
 from hera_volcano.images import check_image
@@ -25,8 +26,6 @@ from hera_volcano.placeholders import Placeholder, expressions, has_expression, 
 if TYPE_CHECKING:
     from hera.workflows import DAG, Container, Resource, Steps, Task, Workflow
 
-#: Argo 4's full CRDs reject a DAG with more tasks than this.
-ARGO4_MAX_DAG_TASKS = 200
 #: Workflow names are at most 63 characters, and generateName adds 6 (``-`` and 5 random ones).
 MAX_WORKFLOW_PREFIX = 57
 _INPUT = "inputs.parameters."
@@ -291,7 +290,7 @@ class Pipeline:
     rules with its real arguments.
     """
 
-    def __init__(self, jobs: Sequence[PipelineJob], *, max_dag_tasks: int | None = ARGO4_MAX_DAG_TASKS) -> None:
+    def __init__(self, jobs: Sequence[PipelineJob], *, max_dag_tasks: int | None = MAX_DAG_TASKS) -> None:
         if isinstance(jobs, str | bytes) or not isinstance(jobs, Sequence):
             raise ValidationError("jobs", "must be a list of PipelineJob (see batch_job)")
         self.jobs = tuple(jobs)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hera_volcano import names
+from hera_volcano.argo_limits import WORKFLOW_KINDS
 from hera_volcano.emit import plain
 from hera_volcano.errors import ValidationError
 from hera_volcano.findings import as_list, as_map
@@ -33,8 +34,6 @@ ACTION_VERBS: Mapping[str, tuple[str, ...]] = {
 }
 #: Plurals of kinds whose resource name is not the regular English plural of the lower-cased kind.
 PLURALS: Mapping[str, str] = {"Endpoints": "endpoints"}
-#: The kinds whose templates run pods (CronWorkflow's under spec.workflowSpec).
-WORKFLOW_KINDS = ("Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow")
 _KIND = re.compile(r"[A-Z][A-Za-z0-9]*")
 _VERB_ORDER = ("get", "list", "watch", "create", "update", "patch", "delete")
 _KUBECTL = re.compile(r"\bkubectl\b")
@@ -187,7 +186,7 @@ def rbac_for(
     for i, workflow in enumerate(workflows):
         wf = plain(workflow, "workflow")
         kind = wf.get("kind")
-        if kind not in WORKFLOW_KINDS:
+        if not isinstance(kind, str) or kind not in WORKFLOW_KINDS:
             raise ValidationError(f"workflows[{i}].kind", f"must be one of {', '.join(WORKFLOW_KINDS)}, not {kind!r}")
         meta = as_map(wf.get("metadata"))
         spec = as_map(wf.get("spec"))

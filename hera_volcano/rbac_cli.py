@@ -12,8 +12,8 @@ from hera_volcano import cli_common as c
 
 def read_workflows(paths: Sequence[str]) -> list[Any]:
     """Workflow-like documents from files (``-`` is stdin); other kinds are skipped, unreadable input is an error."""
+    from hera_volcano.argo_limits import WORKFLOW_KINDS
     from hera_volcano.loading import describe_error, load_all
-    from hera_volcano.rbac import WORKFLOW_KINDS
 
     found = []
     for path in paths:
@@ -26,7 +26,7 @@ def read_workflows(paths: Sequence[str]) -> list[Any]:
         except Exception as e:  # yaml.YAMLError: one line, no traceback
             raise c.UsageError(f"{path}: not valid YAML: {describe_error(e)}") from None
         for doc in docs:
-            if isinstance(doc, dict) and doc.get("kind") in WORKFLOW_KINDS:
+            if isinstance(doc, dict) and isinstance(doc.get("kind"), str) and doc["kind"] in WORKFLOW_KINDS:
                 found.append(doc)
     if not found:
         raise c.UsageError(f"no Workflow or WorkflowTemplate in {', '.join(paths)}")
