@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make conformance`: Argo's own validators (the 3.7 and 4.x lines) on the committed files, every bundled CLI output
+# `make conformance`: Argo's own validators (the 3.7 and 4.1 lines) on the committed files, every bundled CLI output
 # and generated variants. PYTHON is the project's interpreter (make passes the venv's).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

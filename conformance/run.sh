@@ -17,7 +17,7 @@ bin="$root/.cache/conformance/bin"
 modules=(argo37 argo4) # one Go module per Argo line: they pin different libraries
 
 if ! command -v go >/dev/null; then
-	echo "conformance: needs Go (1.25.7 or later) on PATH" >&2
+	echo "conformance: needs Go (1.26.5 or later) on PATH" >&2
 	exit 2
 fi
 # go.mod and go.sum are committed: never resolve or download anything beyond

@@ -1,4 +1,4 @@
-"""Lint and Argo's own validators (3.7 and 4.x lines, linked from Argo's Go modules) agree on the Argo rules lint
+"""Lint and Argo's own validators (3.7 and 4.1 lines, linked from Argo's Go modules) agree on the Argo rules lint
 claims to cover: each invalid workflow in tests/agreement/invalid is rejected by all three, each valid one accepted.
 
 The validators are built by conformance/run.sh (Go's build cache makes reruns take a second).

@@ -37,15 +37,14 @@ func (a argo) Parse(doc []byte) (any, error) {
 
 func (a argo) Validate(obj any, templates []any) error {
 	getter := templateGetter(templates)
-	// The zero ValidateOpts and nil workflow defaults are what the API server
+	// The zero Opts and nil workflow defaults are what the API server
 	// (in-process for a kube-client CLI) passes on CreateWorkflow and
-	// CreateWorkflowTemplate; ValidateWorkflowTemplate sets its own flags.
-	// From v4.1 these are validate.Workflow/WorkflowTemplate and validate.Opts.
+	// CreateWorkflowTemplate; validate.WorkflowTemplate sets its own flags.
 	switch o := obj.(type) {
 	case *wfv1.Workflow:
-		return validate.ValidateWorkflow(a.ctx, getter, clusterGetter{}, o, nil, validate.ValidateOpts{})
+		return validate.Workflow(a.ctx, getter, clusterGetter{}, o, nil, validate.Opts{})
 	case *wfv1.WorkflowTemplate:
-		return validate.ValidateWorkflowTemplate(a.ctx, getter, clusterGetter{}, o, nil, validate.ValidateOpts{})
+		return validate.WorkflowTemplate(a.ctx, getter, clusterGetter{}, o, nil, validate.Opts{})
 	}
 	return fmt.Errorf("cannot validate %T", obj)
 }
