@@ -23,10 +23,10 @@ out=${HERA_VOLCANO_CLUSTER_CACHE:-$repo/.cache/cluster}
 # staging replaces (v0.N.M for v1.N.M) in go.mod.
 KUBE_VERSION=v1.37.2
 
-# CRD sources. Argo: the newest v4 release the module proxy serves (v4.1.x is not served there).
+# CRD sources. Argo: the 4.1 line, at v4.1.4 (the module proxy refuses v4.1.2 and v4.1.3).
 ARGO_MODULE=github.com/argoproj/argo-workflows/v4
-ARGO_VERSION=v4.0.5
-ARGO_SUM=h1:/1lru5oXUd+k6KEDUps6rLX5OKfi1jTfabgXTly/VFU=
+ARGO_VERSION=v4.1.4
+ARGO_SUM=h1:/+7ZnKumIwBmS6z+3zeWvTnhW8c6nun0dLrtcBBRz0A=
 ARGO_CRD_DIR=manifests/base/crds/full
 VOLCANO_MODULE=volcano.sh/volcano
 VOLCANO_VERSION=v1.15.1
