@@ -23,6 +23,7 @@ import yaml
 
 from hera_volcano import names, samples, selectors, volcano_rules
 from hera_volcano.argo_limits import MAX_DAG_TASKS, MAX_TEMPLATES, WORKFLOW_KINDS
+from hera_volcano.argo_parameters import check_parameters
 from hera_volcano.conditions import FAILURE_PHASES, PHASE_PATH, SUCCESS_PHASES, conditions
 from hera_volcano.findings import Finding, Severity, as_list, as_map, entry, error, join, warning
 from hera_volcano.graphs import cycles
@@ -215,8 +216,12 @@ def _lint_workflow(doc: Mapping[str, Any], kind: str) -> Iterator[Finding]:
     wf = _Workflow(kind, metadata, spec, spec_path, template_names, as_map(spec.get("templateDefaults")))
     yield from _check_entrypoint(wf)
     yield from _check_templates(wf)
-    if wf.runnable and spec.get("workflowTemplateRef") is None:
-        yield from _check_workflow_parameters(wf)
+    if spec.get("workflowTemplateRef") is None:
+        # With a workflowTemplateRef, Argo merges these arguments with the template's, which lint cannot see.
+        arguments = spec.get("arguments")
+        yield from check_parameters(arguments, f"{spec_path}.arguments", arguments=True, require_values=wf.runnable)
+        if wf.runnable:
+            yield from _check_workflow_parameters(wf)
 
 
 def _check_metadata(metadata: Mapping[str, Any], max_length: int, kind: str) -> Iterator[Finding]:
@@ -281,6 +286,7 @@ def _check_templates(wf: _Workflow) -> Iterator[Finding]:
             else:
                 seen[name] = i
         yield from _check_template(template, at, wf, manifests.get(i))
+        yield from check_parameters(template.get("inputs"), f"{at}.inputs", arguments=False, require_values=False)
         yield from _check_input_references(template, at)
 
 
@@ -364,6 +370,7 @@ def _check_image(template: Mapping[str, Any], path: str, kind: str, wf: _Workflo
 
 def _check_call(call: Mapping[str, Any], path: str, wf: _Workflow) -> Iterator[Finding]:
     """A step or task runs a template of this workflow (templateRef and inline templates are not followed)."""
+    yield from check_parameters(call.get("arguments"), f"{path}.arguments", arguments=True, require_values=True)
     if call.get("templateRef") is not None or call.get("inline") is not None:
         return
     target = call.get("template")

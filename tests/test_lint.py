@@ -606,7 +606,7 @@ def test_undeclared_workflow_parameters_are_errors_in_workflows_only() -> None:
 
     def declare(doc: dict[str, Any]) -> None:
         use(doc)
-        spec(doc)["arguments"] = {"parameters": [{"name": "message", "value": "hi"}, {"name": "other"}]}
+        spec(doc)["arguments"] = {"parameters": [{"name": "message", "value": "hi"}, {"name": "other", "value": ""}]}
 
     assert errors(changed(declare)) == {}
 
@@ -991,9 +991,9 @@ def test_malformed_documents_are_findings_not_crashes(text: str) -> None:
     assert any(f.severity == "error" for f in findings)
 
 
-def test_odd_shapes_elsewhere_do_not_crash() -> None:
+def test_odd_shapes_elsewhere_are_findings_not_crashes() -> None:
     text = WF + "spec: {entrypoint: a, arguments: {parameters: 5}, templates: [{name: a, container: {image: x}}]}\n"
-    assert lint_text(text, "f.yaml") == []
+    assert [(f.path, f.severity) for f in lint_text(text, "f.yaml")] == [("[0].spec.arguments.parameters", "error")]
 
 
 def test_alias_bombs_are_refused_quickly() -> None:

@@ -1,0 +1,172 @@
+"""Argo's parameter-list rules, on their own and as lint applies them (which lists need values, which are skipped)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from hera_volcano.argo_parameters import check_parameters
+from hera_volcano.findings import Finding
+from hera_volcano.lint import lint_document
+
+
+def findings(params: object, *, arguments: bool = True, require_values: bool = True) -> list[Finding]:
+    return list(check_parameters({"parameters": params}, "args", arguments=arguments, require_values=require_values))
+
+
+def test_well_formed_arguments_pass() -> None:
+    params = [
+        {"name": "msg", "value": "hi"},
+        {"name": "MY_param-1", "value": 3},
+        {"name": "color", "value": "red", "enum": ["red", "blue"]},
+        {"name": "cm", "valueFrom": {"configMapKeyRef": {"name": "c", "key": "k"}}},
+        {"name": "ok", "valueFrom": {"supplied": {}, "default": "no"}},
+        {"name": "ev", "valueFrom": {"event": "payload.x"}},
+    ]
+    assert findings(params) == []
+
+
+@pytest.mark.parametrize(
+    ("holder", "path", "words"),
+    [
+        ("nope", "args", "must be a mapping"),
+        ({"parameters": {"name": "x"}}, "args.parameters", "must be a list"),
+        ({"parameters": ["x"]}, "args.parameters[0]", "must be a mapping"),
+    ],
+)
+def test_shapes(holder: object, path: str, words: str) -> None:
+    [f] = check_parameters(holder, "args", arguments=True, require_values=True)
+    assert (f.path, f.severity) == (path, "error")
+    assert words in f.message
+
+
+def test_absent_lists_have_nothing_to_check() -> None:
+    assert list(check_parameters(None, "args", arguments=True, require_values=True)) == []
+    assert list(check_parameters({}, "args", arguments=True, require_values=True)) == []
+
+
+@pytest.mark.parametrize(
+    ("params", "path", "words"),
+    [
+        ([{"value": "x"}], "args.parameters[0].name", "is required"),
+        ([{"name": "", "value": "x"}], "args.parameters[0].name", "is required"),
+        ([{"name": "a.b", "value": "x"}], "args.parameters[0].name", "letters, digits, '_' or '-'"),
+        ([{"name": "a b", "value": "x"}], "args.parameters[0].name", "letters, digits"),
+        ([{"name": 7, "value": "x"}], "args.parameters[0].name", "letters, digits"),
+        (
+            [{"name": "a", "value": "x"}, {"name": "a", "value": "y"}],
+            "args.parameters[1].name",
+            "also args.parameters[0]",
+        ),
+    ],
+)
+def test_names(params: list[Any], path: str, words: str) -> None:
+    [f] = findings(params)
+    assert f.path == path
+    assert words in f.message
+
+
+def test_values_are_required_only_where_argo_requires_them() -> None:
+    [f] = findings([{"name": "a"}])
+    assert (f.path, f.severity) == ("args.parameters[0]", "error")
+    assert "value or valueFrom" in f.message
+    assert findings([{"name": "a"}], require_values=False) == []
+    # Inputs declare parameters: no value needed, only the names are Argo's business.
+    assert findings([{"name": "a"}, {"name": "a"}], arguments=False) != []
+    assert findings([{"name": "a", "valueFrom": {"path": "/x"}}], arguments=False) == []
+
+
+@pytest.mark.parametrize("source", [{"path": "/tmp/x"}, {"jsonPath": "{.a}"}, {"parameter": "x"}, {"expression": "1"}])
+def test_value_from_output_sources_are_refused(source: dict[str, str]) -> None:
+    [f] = findings([{"name": "a", "valueFrom": source}])
+    assert f.path == "args.parameters[0].valueFrom"
+    assert "configMapKeyRef, event or supplied" in f.message
+    # An output source next to an allowed one is still refused.
+    assert findings([{"name": "a", "valueFrom": {**source, "supplied": {}}}]) != []
+
+
+def test_value_from_needs_a_source() -> None:
+    [f] = findings([{"name": "a", "valueFrom": {"default": "x"}}])
+    assert f.path == "args.parameters[0].valueFrom"
+
+
+@pytest.mark.parametrize(
+    ("param", "require_values", "path", "words"),
+    [
+        ({"name": "a", "value": "x", "enum": []}, True, "args.parameters[0].enum", "at least one value"),
+        ({"name": "a", "value": "x", "enum": "x"}, True, "args.parameters[0].enum", "at least one value"),
+        ({"name": "a", "value": "green", "enum": ["red", "blue"]}, True, "args.parameters[0].value", "(red, blue)"),
+        ({"name": "a", "enum": ["red"]}, True, "args.parameters[0]", "value or valueFrom"),
+        (
+            {"name": "a", "valueFrom": {"supplied": {}}, "enum": ["red"]},
+            True,
+            "args.parameters[0].value",
+            "required with an enum",
+        ),
+    ],
+)
+def test_enums(param: dict[str, Any], require_values: bool, path: str, words: str) -> None:
+    [f] = findings([param], require_values=require_values)
+    assert f.path == path
+    assert words in f.message
+
+
+def test_open_enum_argument_is_fine_in_a_template() -> None:
+    assert findings([{"name": "a", "enum": ["red"]}], require_values=False) == []
+    assert findings([{"name": "a", "valueFrom": {"supplied": {}}, "enum": ["red"]}], require_values=False) == []
+
+
+def test_non_string_enums_are_not_compared() -> None:
+    assert findings([{"name": "a", "value": 3, "enum": [3, 4]}]) == []
+
+
+# ---- as lint applies them ------------------------------------------------------------------------------------------
+
+
+def document(kind: str = "Workflow") -> dict[str, Any]:
+    return {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": kind,
+        "metadata": {"generateName": "p-"} if kind == "Workflow" else {"name": "p"},
+        "spec": {
+            "entrypoint": "main",
+            "arguments": {"parameters": [{"name": "msg"}]},
+            "templates": [
+                {
+                    "name": "main",
+                    "steps": [[{"name": "s", "template": "say", "arguments": {"parameters": [{"name": "text"}]}}]],
+                },
+                {"name": "say", "inputs": {"parameters": [{"name": "text"}]}, "container": {"image": "alpine:3"}},
+            ],
+        },
+    }
+
+
+def paths(doc: dict[str, Any]) -> list[str]:
+    return [f.path for f in lint_document(doc) if f.severity == "error"]
+
+
+def test_lint_requires_workflow_and_step_argument_values() -> None:
+    assert paths(document()) == [
+        "spec.templates[0].steps[0][0].arguments.parameters[0]",
+        "spec.arguments.parameters[0]",
+    ]
+
+
+def test_lint_leaves_a_templates_own_arguments_open_but_not_its_steps() -> None:
+    assert paths(document("WorkflowTemplate")) == ["spec.templates[0].steps[0][0].arguments.parameters[0]"]
+
+
+def test_lint_checks_template_inputs() -> None:
+    doc = document("WorkflowTemplate")
+    doc["spec"]["templates"][0]["steps"][0][0]["arguments"]["parameters"][0]["value"] = "hi"
+    doc["spec"]["templates"][1]["inputs"]["parameters"].append({"name": "text"})
+    assert paths(doc) == ["spec.templates[1].inputs.parameters[1].name"]
+
+
+def test_lint_skips_arguments_merged_from_a_referenced_template() -> None:
+    doc = copy.deepcopy(document())
+    doc["spec"] = {"workflowTemplateRef": {"name": "elsewhere"}, "arguments": {"parameters": [{"name": "msg"}]}}
+    assert paths(doc) == []
