@@ -12,7 +12,7 @@ from hera.workflows import Container, Env, Parameter, Resource, RetryStrategy
 from hera.workflows.models import ContinueOn
 
 from hera_volcano import checks, names
-from hera_volcano.conditions import DEFAULT_DEADLINE, FAILURE_PHASES, SUCCESS_PHASES, conditions
+from hera_volcano.conditions import DEFAULT_DEADLINE, FAILURE_PHASES, SUCCESS_PHASES, conditions, watched_ttl_problem
 from hera_volcano.emit import dump_manifest
 from hera_volcano.errors import ValidationError
 from hera_volcano.images import KUBECTL_IMAGE, check_image
@@ -47,16 +47,21 @@ pod_state() {
 {.status.containerStatuses[$c].containerID}|{.status.containerStatuses[$c].state.running.startedAt}"
 }
 newest_job() {
-  kubectl --request-timeout=30s -n "$NS" get jobs.batch.volcano.sh -l "$JOB_SELECTOR" \\
+  local out
+  out=$(kubectl --request-timeout=30s -n "$NS" get jobs.batch.volcano.sh -l "$JOB_SELECTOR" \\
     --sort-by=.metadata.creationTimestamp \\
-    -o jsonpath='{range .items[*]}{.metadata.name}={.status.state.phase}{"\\n"}{end}' 2>/dev/null | last
+    -o jsonpath='{range .items[*]}{.metadata.name}={.status.state.phase}{"\\n"}{end}' 2>/dev/null) || return 1
+  printf '%s\\n' "$out" | last
 }
 echo "Following container $CONTAINER of the pods labelled $SELECTOR"
 STREAMED=""
 SEEN_JOB=""
+SEEN_POD=""
+FAILING_SINCE=""
 while (( SECONDS < END )); do
   POD=$(newest_pod)
   if [ -n "$POD" ]; then
+    SEEN_POD=$POD
     IFS='|' read -r PHASE CID RUNNING <<< "$(pod_state "$POD")"
     if [ -n "$CID" ] && { [ "$POD:$CID" != "$STREAMED" ] || [ -n "$RUNNING" ]; }; then
       SINCE=()
@@ -74,9 +79,26 @@ while (( SECONDS < END )); do
       continue
     fi
   fi
-  JOB=$(newest_job)
+  if ! JOB=$(newest_job); then
+    # One failed API call is not the end of the job: retry, and give up only after a grace period of failures.
+    FAILING_SINCE=${FAILING_SINCE:-$SECONDS}
+    if (( SECONDS - FAILING_SINCE > GRACE_SECONDS )); then
+      echo "Cannot list the Volcano Jobs labelled $JOB_SELECTOR for $GRACE_SECONDS s; stopping"
+      exit 0
+    fi
+    sleep 3
+    continue
+  fi
+  FAILING_SINCE=""
   case "${JOB#*=}" in
-    Completed|Failed|Terminated|Aborted) echo "Job ${JOB%%=*} is ${JOB#*=}"; exit 0 ;;
+    Completed|Failed|Terminated|Aborted)
+      echo "Job ${JOB%%=*} is ${JOB#*=}"
+      if [ -z "$STREAMED" ] && [ -n "$SEEN_POD" ]; then
+        # The container never started (say, an init container gave up): show why.
+        echo "=== $CONTAINER never started in $SEEN_POD; the end of its containers' logs:"
+        kubectl logs --request-timeout=30s -n "$NS" --all-containers --prefix --tail=20 "$SEEN_POD"
+      fi
+      exit 0 ;;
   esac
   [ -n "$JOB" ] && SEEN_JOB=1
   if [ -z "$JOB" ] && { [ -n "$SEEN_JOB" ] || (( SECONDS > GRACE_SECONDS )); }; then
@@ -162,6 +184,9 @@ def job_template(
             "an Argo retry creates the job again, so the job needs generate_name (a fixed name collides); "
             "or retry inside the job with Volcano's max_retry and policies",
         )
+    ttl_problem = watched_ttl_problem(job.ttl_seconds_after_finished)
+    if ttl_problem is not None:
+        raise ValidationError("ttl_seconds_after_finished", ttl_problem)
     if owned and job.namespace is not None:
         raise ValidationError(
             "namespace", "an owned job lives in the Workflow's namespace; leave it unset or pass owned=False"

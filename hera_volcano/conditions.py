@@ -25,6 +25,19 @@ SUCCESS_PHASES = ("Completed",)
 DEFAULT_DEADLINE = 3600
 #: Finished unsuccessfully (Failed, Terminated) or parked until resumed (Aborted): a step must not wait on them.
 FAILURE_PHASES = ("Failed", "Terminated", "Aborted")
+#: The shortest ``ttlSecondsAfterFinished`` for a job a step waits on. argoexec checks the job every 5 s by default
+#: (later under load) and fails the step, without retrying, when the job is gone: Volcano must not delete it first.
+MIN_WATCHED_TTL = 60
+
+
+def watched_ttl_problem(ttl: object) -> str | None:
+    """Why a job with this ``ttlSecondsAfterFinished`` can fail the step that waits on it, or None."""
+    if isinstance(ttl, int) and not isinstance(ttl, bool) and ttl < MIN_WATCHED_TTL:
+        return (
+            f"is {ttl}: a step waiting on the job fails (NotFound) if Volcano deletes the finished job before"
+            f" argoexec's next status check; use at least {MIN_WATCHED_TTL}"
+        )
+    return None
 
 
 def phase_condition(phases: Sequence[str], field: str) -> str:

@@ -24,7 +24,7 @@ import yaml
 from hera_volcano import names, samples, selectors, volcano_rules
 from hera_volcano.argo_limits import MAX_DAG_TASKS, MAX_TEMPLATES, WORKFLOW_KINDS
 from hera_volcano.argo_parameters import check_parameters
-from hera_volcano.conditions import FAILURE_PHASES, PHASE_PATH, SUCCESS_PHASES, conditions
+from hera_volcano.conditions import FAILURE_PHASES, PHASE_PATH, SUCCESS_PHASES, conditions, watched_ttl_problem
 from hera_volcano.findings import Finding, Severity, as_list, as_map, entry, error, join, warning
 from hera_volcano.graphs import cycles
 from hera_volcano.loading import describe_error, load_all
@@ -744,6 +744,10 @@ def _check_job_conditions(
 ) -> Iterator[Finding]:
     """Warnings for a step on a Volcano Job whose conditions let it hang or finish at the wrong time."""
     created = {k: v for k, v in job.items() if k != "status"}
+    if resource.get("successCondition") is not None or resource.get("failureCondition") is not None:
+        ttl_problem = watched_ttl_problem(as_map(job.get("spec")).get("ttlSecondsAfterFinished"))
+        if ttl_problem is not None:
+            yield warning(f"{path}.manifest{MANIFEST_SEPARATOR}spec.ttlSecondsAfterFinished", ttl_problem)
     if resource.get("successCondition") is None:
         yield warning(
             path,

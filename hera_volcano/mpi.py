@@ -39,6 +39,20 @@ done
 """
 
 
+# Then, in the master container (POSIX sh): a Ready worker's name resolves only once the headless Service's
+# endpoints reach DNS, a moment later; wait for that (up to a minute) rather than spend one of the master's retries
+# on the race. Images without getent skip the wait.
+_RESOLVE_SCRIPT = """\
+for host in $(printf '%s' "$HOSTS" | tr ',' ' '); do
+  host=${host%:*}
+  tries=0
+  while command -v getent >/dev/null && ! getent hosts "$host" >/dev/null; do
+    tries=$((tries + 1))
+    [ "$tries" -lt 60 ] || { echo "Worker $host does not resolve after 60 s" >&2; exit 1; }
+    sleep 1
+  done
+done"""
+
 API_ACCESS = "kube-api-access"
 TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 
@@ -130,6 +144,7 @@ def mpi_job(
         [
             "set -e",
             _host_list(mpi_plugin, WORKER, slots_per_worker),
+            _RESOLVE_SCRIPT,
             "mkdir -p /var/run/sshd",
             f"/usr/sbin/sshd -p {ssh_port}",
             f'echo "Running {ranks} MPI ranks on $HOSTS"',

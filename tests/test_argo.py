@@ -181,3 +181,16 @@ def test_pod_templates_accept_hera_and_kubernetes_models() -> None:
         ]
     with pytest.raises(ValidationError):
         VolcanoJob(generate_name="m-", tasks=[VolcanoTask(name="main", template="not a template")]).to_dict()
+
+
+@pytest.mark.parametrize("ttl", [0, 59])
+def test_a_waited_on_job_is_not_deleted_before_the_step_sees_it_finish(ttl: int) -> None:
+    with pytest.raises(ValidationError) as e:
+        job_template(simple_job(ttl_seconds_after_finished=ttl), name="run")
+    assert e.value.field == "ttl_seconds_after_finished" and "NotFound" in str(e.value)
+
+
+@pytest.mark.parametrize("ttl", [None, 60, 86400])
+def test_a_ttl_long_enough_for_the_step_is_kept(ttl: int | None) -> None:
+    manifest = resource(job_template(simple_job(ttl_seconds_after_finished=ttl), name="run"))["resource"]["manifest"]
+    assert yaml.safe_load(manifest)["spec"].get("ttlSecondsAfterFinished") == ttl

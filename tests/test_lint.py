@@ -1008,3 +1008,21 @@ def test_a_dangling_symlink_in_a_folder_is_a_finding(tmp_path: Path) -> None:
     (tmp_path / "gone.yaml").symlink_to(tmp_path / "nowhere.yaml")
     r = run("hera_volcano", "lint", str(tmp_path))
     assert r.code == 1 and "gone.yaml" in r.out and "cannot read" in r.out and r.err == ""
+
+
+def test_a_short_ttl_on_a_waited_on_job_is_a_warning() -> None:
+    def ttl(seconds: int, keep_conditions: bool = True) -> dict[str, Any]:
+        def edit(doc: dict[str, Any]) -> None:
+            data = yaml.safe_load(JOB)
+            data["spec"]["ttlSecondsAfterFinished"] = seconds
+            resource(doc)["manifest"] = yaml.safe_dump(data, sort_keys=False)
+            if not keep_conditions:
+                del resource(doc)["successCondition"], resource(doc)["failureCondition"]
+
+        return changed(edit)
+
+    at = f"{M}spec.ttlSecondsAfterFinished"
+    assert "fails (NotFound)" in warnings(ttl(10))[at]
+    assert at not in warnings(ttl(60))
+    assert at not in warnings(ttl(0, keep_conditions=False)), "a step that does not wait cannot lose the job"
+    assert errors(ttl(10)) == {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -13,11 +14,12 @@ from typing import Any
 import pytest
 
 from hera_volcano.argo import _FOLLOW_SCRIPT
-from hera_volcano.mpi import _WAIT_SCRIPT
+from hera_volcano.mpi import _RESOLVE_SCRIPT, _WAIT_SCRIPT
 
 # A stand-in for kubectl driven by a list of stages; each `kubectl logs` prints the stage's log and moves on (a
 # stage with "drop" ends the stream while the container keeps running). Pods are {name: {phase, cid, running, log}},
-# jobs {name: phase}.
+# jobs {name: phase}. A stage with "fail" fails every call (or that many calls, then moves on); one with "times"
+# moves on after that many calls.
 FAKE_KUBECTL = """\
 import json, os, sys
 state_path = os.environ["FAKE_STATE"]
@@ -26,9 +28,17 @@ args = sys.argv[1:]
 state["calls"].append(args)
 stage = state["stages"][min(state["stage"], len(state["stages"]) - 1)]
 words = [a for a in args if not a.startswith("-")]
+def count_down(key):
+    if stage.get(key) is not True:
+        stage[key] -= 1
+        if stage[key] == 0:
+            state["stage"] += 1
 if stage.get("fail"):
+    count_down("fail")
     json.dump(state, open(state_path, "w"))
     sys.exit(1)
+if stage.get("times"):
+    count_down("times")
 if "logs" in words:
     print(stage["pods"][words[-1]]["log"])
     state["stage"] += 1
@@ -131,6 +141,41 @@ def test_follower_stops_when_the_job_ends_unsuccessfully(phase: str, tmp_path: P
     assert code == 0 and f"Job j-1 is {phase}" in out
 
 
+def test_follower_rides_out_a_failing_api_server(tmp_path: Path) -> None:
+    stages = [
+        {"pods": {}, "jobs": RUNNING, "times": 2},  # the job is seen, its pod not yet
+        {"fail": 4},  # then a few calls fail, as on an API server restart
+        {"pods": {"m-0": pod("Running", "c1", "rank late")}, "jobs": RUNNING},
+        {"pods": {"m-0": pod("Succeeded", "c1")}, "jobs": {"j-1": "Completed"}},
+    ]
+    code, out, _ = run_script(_FOLLOW_SCRIPT, stages, tmp_path, **FOLLOW)
+    assert code == 0 and logs_lines(out) == ["rank late"] and "Job j-1 is Completed" in out
+
+
+def test_follower_gives_up_on_an_api_server_that_keeps_failing(tmp_path: Path) -> None:
+    code, out, _ = run_script(_FOLLOW_SCRIPT, [{"fail": True}], tmp_path, **{**FOLLOW, "GRACE_SECONDS": "1"})
+    assert code == 0 and "Cannot list the Volcano Jobs labelled a=b for 1 s" in out
+
+
+def test_follower_shows_why_the_container_never_started(tmp_path: Path) -> None:
+    stages = [
+        {
+            "pods": {"m-0": pod("Pending", "", "wait-for-workers: only 1 of 2 workers Ready")},
+            "jobs": RUNNING,
+            "times": 3,
+        },
+        {
+            "pods": {"m-0": pod("Pending", "", "wait-for-workers: only 1 of 2 workers Ready")},
+            "jobs": {"j-1": "Terminated"},
+        },
+    ]
+    code, out, calls = run_script(_FOLLOW_SCRIPT, stages, tmp_path, **FOLLOW)
+    assert code == 0 and "Job j-1 is Terminated" in out
+    assert "mpimaster never started in m-0" in out and "only 1 of 2 workers Ready" in out
+    [shown] = [c for c in calls if "logs" in c]
+    assert "--all-containers" in shown and "-f" not in shown
+
+
 def test_follower_stops_when_the_job_never_appears(tmp_path: Path) -> None:
     code, out, _ = run_script(_FOLLOW_SCRIPT, [{"pods": {}, "jobs": {}}], tmp_path, **FOLLOW)
     assert code == 0 and "No Volcano Job labelled a=b" in out
@@ -159,3 +204,44 @@ def test_master_waits_until_every_worker_is_ready(tmp_path: Path) -> None:
 def test_master_wait_fails_after_its_limit_so_the_pod_restarts(tmp_path: Path) -> None:
     code, out, _ = run_script(_WAIT_SCRIPT, [{"ready": 1}], tmp_path, **{**WAIT, "WAIT_SECONDS": "1"})
     assert code == 1 and "Only 1 of 3 workers Ready" in out
+
+
+def run_resolve(tmp_path: Path, getent: str | None) -> tuple[int, str, list[str]]:
+    """The master's DNS wait under POSIX sh, with only ``tr``, a no-op ``sleep`` and (if given) a fake ``getent``."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "tr").symlink_to(shutil.which("tr") or "/usr/bin/tr")
+    tools = {"sleep": "exit 0"}
+    if getent is not None:
+        tools["getent"] = getent
+    for name, body in tools.items():
+        (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_dir / name).chmod(0o755)
+    log = tmp_path / "asked"
+    log.touch()
+    p = subprocess.run(
+        ["/bin/sh", "-c", _RESOLVE_SCRIPT],
+        env={"PATH": str(bin_dir), "HOSTS": "w-0.j:2,w-1.j:2", "ASKED": str(log)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return p.returncode, p.stderr, log.read_text().split()
+
+
+def test_master_waits_until_every_worker_resolves(tmp_path: Path) -> None:
+    # w-1.j resolves on the third lookup; the slot counts are not part of the names looked up.
+    getent = """echo "$2" >> "$ASKED"; n=0; [ -f "$ASKED.$2" ] && read -r n < "$ASKED.$2"
+n=$((n + 1)); echo "$n" > "$ASKED.$2"; [ "$2" = w-0.j ] || [ "$n" -ge 3 ]"""
+    code, _, asked = run_resolve(tmp_path, getent)
+    assert code == 0 and asked == ["w-0.j", "w-1.j", "w-1.j", "w-1.j"]
+
+
+def test_master_gives_up_on_a_worker_that_never_resolves(tmp_path: Path) -> None:
+    code, err, asked = run_resolve(tmp_path, 'echo "$2" >> "$ASKED"; exit 2')
+    assert code == 1 and "Worker w-0.j does not resolve after 60 s" in err and len(asked) == 60
+
+
+def test_master_skips_the_dns_wait_without_getent(tmp_path: Path) -> None:
+    code, _, asked = run_resolve(tmp_path, None)
+    assert code == 0 and asked == []
