@@ -4,8 +4,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from hera_volcano.errors import ValidationError
+
+#: Argo's and Kubernetes' int32 fields (deadlines, retry limits, replicas) refuse anything outside these.
+INT32_MIN: Final = -(2**31)
+INT32_MAX: Final = 2**31 - 1
 
 
 def integer(field: str, value: object, *, minimum: int = 0, maximum: int | None = None) -> int:

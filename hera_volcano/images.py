@@ -17,7 +17,7 @@ def check_image(image: str, field: str) -> None:
     """Raise :class:`ValidationError` unless ``image`` is a plausible image reference."""
     if not isinstance(image, str) or not image.strip():
         raise ValidationError(field, "must not be empty")
-    if not _IMAGE.match(image) or len(image) > 4096:
+    if not _IMAGE.fullmatch(image) or len(image) > 4096:  # fullmatch: `$` alone would let a final newline in
         raise ValidationError(field, "must be a container image reference such as registry/name:tag")
 
 

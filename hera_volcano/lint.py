@@ -24,6 +24,7 @@ import yaml
 from hera_volcano import names, samples, selectors, volcano_rules
 from hera_volcano.argo_limits import MAX_DAG_TASKS, MAX_TEMPLATES, WORKFLOW_KINDS
 from hera_volcano.argo_parameters import check_parameters
+from hera_volcano.checks import INT32_MAX, INT32_MIN
 from hera_volcano.conditions import FAILURE_PHASES, PHASE_PATH, SUCCESS_PHASES, conditions, watched_ttl_problem
 from hera_volcano.findings import Finding, Severity, as_list, as_map, entry, error, join, warning
 from hera_volcano.graphs import cycles
@@ -300,6 +301,9 @@ def _check_template(template: Mapping[str, Any], path: str, wf: _Workflow, manif
         return
     kind = types[0]
     yield from _check_limits(template, path, kind)
+    limit = as_map(template.get("retryStrategy")).get("limit")
+    if isinstance(limit, int) and not isinstance(limit, bool) and not INT32_MIN <= limit <= INT32_MAX:
+        yield error(f"{path}.retryStrategy.limit", f"must be a 32-bit integer (at most {INT32_MAX}), got {limit}")
     if kind in ("container", "script"):
         yield from _check_image(template, path, kind, wf)
     elif kind == "steps":
@@ -334,6 +338,8 @@ def _deadline_problem(value: object) -> str | None:
     if isinstance(value, bool):
         return rule
     if isinstance(value, int):
+        if value > INT32_MAX:
+            return f"must be at most {INT32_MAX} (a 32-bit integer), got {value}"
         return None if value >= 0 else f"must not be negative, got {value}"
     if isinstance(value, str):
         if _INTEGER.fullmatch(value):

@@ -581,6 +581,8 @@ def _check_container(
     image = container.get("image")
     if image is None or image == "":
         yield error(f"{path}.image", "is required")
+    elif isinstance(image, str) and image != image.strip():
+        yield error(f"{path}.image", "must not have leading or trailing whitespace (Kubernetes refuses the pod)")
     yield from _one_of(f"{path}.imagePullPolicy", container.get("imagePullPolicy"), _PULL_POLICIES)
     yield from _check_ports(container.get("ports"), f"{path}.ports")
     for k, env in enumerate(as_list(container.get("env"))):

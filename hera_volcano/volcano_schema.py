@@ -13,13 +13,12 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias
 
 from hera_volcano import k8s_fields
+from hera_volcano.checks import INT32_MAX, INT32_MIN
 from hera_volcano.findings import Finding, entry, error, join
 from hera_volcano.quantities import QUANTITY_MESSAGE, quantity
 
 API_VERSION: Final = "batch.volcano.sh/v1alpha1"
 KIND: Final = "Job"
-_INT32_MIN: Final = -(2**31)
-_INT32_MAX: Final = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -235,8 +234,8 @@ def _leaf_problem(kind: str, value: object) -> str | None:
         if not is_int:
             quoted = f", not the string {value!r}" if isinstance(value, str) else ""
             return f"must be an integer{quoted}"
-        if kind == "int32" and not _INT32_MIN <= typing.cast(int, value) <= _INT32_MAX:
-            return f"must be a 32-bit integer (at most {_INT32_MAX})"
+        if kind == "int32" and not INT32_MIN <= typing.cast(int, value) <= INT32_MAX:
+            return f"must be a 32-bit integer (at most {INT32_MAX})"
         return None
     if kind == "bool":
         return None if isinstance(value, bool) else "must be true or false"

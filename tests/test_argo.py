@@ -84,7 +84,8 @@ def test_placeholder_samples_are_checked_against_volcano_rules() -> None:
 def test_deadline_is_configurable_and_validated() -> None:
     assert resource(job_template(simple_job(), name="run", deadline=60))["activeDeadlineSeconds"] == 60
     assert "activeDeadlineSeconds" not in resource(job_template(simple_job(), name="run", deadline=None))
-    for bad in (0, -5, True, "300"):
+    assert resource(job_template(simple_job(), name="run", deadline=2**31 - 1))["activeDeadlineSeconds"] == 2**31 - 1
+    for bad in (0, -5, True, "300", 2**31):  # Argo's field is an int32
         with pytest.raises(ValidationError) as e:
             job_template(simple_job(), name="run", deadline=bad)
         assert e.value.field == "deadline"
@@ -194,3 +195,15 @@ def test_a_waited_on_job_is_not_deleted_before_the_step_sees_it_finish(ttl: int)
 def test_a_ttl_long_enough_for_the_step_is_kept(ttl: int | None) -> None:
     manifest = resource(job_template(simple_job(ttl_seconds_after_finished=ttl), name="run"))["resource"]["manifest"]
     assert yaml.safe_load(manifest)["spec"].get("ttlSecondsAfterFinished") == ttl
+
+
+@pytest.mark.parametrize("image", ["busybox:1\n", " busybox:1", "busybox:1 "])
+def test_images_with_surrounding_whitespace_are_refused(image: str) -> None:
+    with pytest.raises(ValidationError) as e:
+        follow_logs_template(job_label="x", image=image)
+    assert e.value.field == "image"
+    job = simple_job()
+    job.tasks[0].template["spec"]["containers"][0]["image"] = image
+    with pytest.raises(ValidationError) as bad:
+        job_template(job, name="run")
+    assert bad.value.field.endswith("containers[0].image") and "whitespace" in bad.value.rule
