@@ -115,8 +115,8 @@ exit 0
 def _deadline(value: int | str | None, field: str) -> int | str | None:
     if value is None or (isinstance(value, str) and value.startswith("{{") and value.endswith("}}")):
         return value
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValidationError(field, "must be a positive number of seconds or an Argo expression")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= checks.INT32_MAX:
+        raise ValidationError(field, f"must be a number of seconds from 1 to {checks.INT32_MAX}, or an Argo expression")
     return value
 
 
@@ -124,10 +124,14 @@ def _attach(job: VolcanoJob, labels: Mapping[str, str], pod_deadline: int | None
     """The job tied to its step: ``labels`` on the job and every pod template (user labels win), and each pod's
     ``activeDeadlineSeconds`` (unless set) to the step's deadline, so pods do not outlive a step that timed out."""
     tasks = []
-    for task in job.tasks:
+    for i, task in enumerate(job.tasks):
         template = pod_template_to_dict(task.template)
-        metadata = dict(template.get("metadata") or {})
-        metadata["labels"] = {**labels, **dict(metadata.get("labels") or {})}
+        metadata, own = template.get("metadata") or {}, None
+        if isinstance(metadata, Mapping):
+            own = metadata.get("labels") or {}
+        if not isinstance(own, Mapping):  # also when metadata itself is not a mapping
+            raise ValidationError(f"spec.tasks[{i}].template.metadata", "must be a mapping whose labels are a mapping")
+        metadata = {**metadata, "labels": {**labels, **own}}
         rest = {k: v for k, v in template.items() if k != "metadata"}
         spec = rest.get("spec")
         if pod_deadline is not None and isinstance(spec, Mapping) and "activeDeadlineSeconds" not in spec:
@@ -171,6 +175,12 @@ def job_template(
     parameters are declared for every ``{{inputs.parameters.X}}`` the job uses; ``defaults`` gives some of them
     default values.
     """
+    if not isinstance(job, VolcanoJob):
+        raise ValidationError("job", "must be a VolcanoJob (see mpi_job and VolcanoJob)")
+    if defaults is not None and not isinstance(defaults, Mapping):
+        raise ValidationError("defaults", "must be a mapping of input names to default values")
+    if retry_strategy is not None and not isinstance(retry_strategy, RetryStrategy):
+        raise ValidationError("retry_strategy", "must be a hera.workflows.RetryStrategy")
     names.check("name", name, names.argo_name)
     label = name if job_label is None else job_label
     if isinstance(label, str):

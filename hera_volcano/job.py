@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from hera_volcano import checks
+from hera_volcano import checks, names
 from hera_volcano.errors import ValidationError
 from hera_volcano.placeholders import Placeholder, collect, with_samples
 from hera_volcano.volcano_schema import API_VERSION, KIND
@@ -36,7 +36,7 @@ class Policy:
                 raise ValidationError(f"policy.{field_name}", "must be a string")
         checks.strings("policy.events", self.events)
         if self.exit_code is not None:
-            checks.integer("policy.exit_code", self.exit_code, minimum=-(2**31))
+            checks.integer("policy.exit_code", self.exit_code, minimum=checks.INT32_MIN, maximum=checks.INT32_MAX)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -109,16 +109,24 @@ class Plugin:
         port: int | None = None,
     ) -> Plugin:
         """``TF_CONFIG`` for TensorFlow's distributed runtime."""
-        named = {"ps": ps, "worker": worker, "chief": chief, "evaluator": evaluator, "port": port}
-        return cls("tensorflow", [f"--{k}={v}" for k, v in named.items() if v is not None])
+        tasks = {"ps": ps, "worker": worker, "chief": chief, "evaluator": evaluator}
+        args = [f"--{role}={_task(role, task)}" for role, task in tasks.items() if task is not None]
+        return cls("tensorflow", args + _port(port))
 
 
 def _roles(master: str, worker: str, port: int | None) -> list[str]:
     """Arguments naming the master and worker tasks (and the port) of the mpi and pytorch plugins."""
-    args = [f"--master={master}", f"--worker={worker}"]
-    if port is not None:
-        args.append(f"--port={checks.integer('port', port, minimum=1, maximum=65535)}")
-    return args
+    return [f"--master={_task('master', master)}", f"--worker={_task('worker', worker)}", *_port(port)]
+
+
+def _task(role: str, task: object) -> str:
+    """A plugin argument naming a task: a task name, so nothing else can ride along into the plugin's flags."""
+    names.check(role, task, names.dns1123_label)
+    return str(task)
+
+
+def _port(port: int | None) -> list[str]:
+    return [] if port is None else [f"--port={checks.integer('port', port, minimum=1, maximum=65535)}"]
 
 
 def pod_template_to_dict(template: Any) -> dict[str, Any]:

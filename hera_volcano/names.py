@@ -24,6 +24,8 @@ DNS1123_LABEL_MESSAGE: Final = (
     "must be a DNS-1123 label (lowercase letters, digits and '-', starting and ending with a letter or digit,"
     " at most 63 characters)"
 )
+#: Kubernetes' limit on object names that are DNS subdomains (most kinds, Roles included).
+DNS1123_SUBDOMAIN_MAX: Final = 253
 DNS1123_SUBDOMAIN_MESSAGE: Final = (
     "must be a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', each dot-separated part starting and"
     " ending with a letter or digit, at most 253 characters)"
@@ -40,9 +42,11 @@ LABEL_VALUE_MESSAGE: Final = (
     "must be a label value (empty, or at most 63 characters: letters, digits, '-', '_' and '.', starting and"
     " ending with a letter or digit)"
 )
+#: Argo's limit on template, step and task names.
+ARGO_NAME_MAX: Final = 128
 ARGO_NAME_MESSAGE: Final = (
     "must be an Argo template/step/task name (letters, digits and '-', starting with a letter or digit,"
-    " at most 128 characters)"
+    f" at most {ARGO_NAME_MAX} characters)"
 )
 STRING_MESSAGE: Final = "must be a string"
 
@@ -63,7 +67,7 @@ def dns1123_subdomain(value: object) -> str | None:
     """Names of most objects (custom resources, PVCs, priority classes, queues): dot-separated DNS labels."""
     if not isinstance(value, str):
         return STRING_MESSAGE
-    return None if _matches(_DNS1123_SUBDOMAIN, value, 253) else DNS1123_SUBDOMAIN_MESSAGE
+    return None if _matches(_DNS1123_SUBDOMAIN, value, DNS1123_SUBDOMAIN_MAX) else DNS1123_SUBDOMAIN_MESSAGE
 
 
 def dns1035_label(value: object) -> str | None:
@@ -94,7 +98,7 @@ def argo_name(value: object) -> str | None:
     """Argo template, step and task names: not a DNS label (capitals allowed), but no '.' or '_'."""
     if not isinstance(value, str):
         return STRING_MESSAGE
-    return None if _matches(_ARGO_NAME, value, 128) else ARGO_NAME_MESSAGE
+    return None if _matches(_ARGO_NAME, value, ARGO_NAME_MAX) else ARGO_NAME_MESSAGE
 
 
 def check(field: str, value: object, rule_fn: Rule) -> None:

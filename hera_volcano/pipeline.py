@@ -40,7 +40,7 @@ class ArgoRetry:
     policy: str = "Always"
 
     def __post_init__(self) -> None:
-        checks.integer("retry.limit", self.limit, minimum=1)
+        checks.integer("retry.limit", self.limit, minimum=1, maximum=checks.INT32_MAX)
         if self.policy not in ("Always", "OnFailure", "OnError", "OnTransientError"):
             raise ValidationError("retry.policy", "must be Always, OnFailure, OnError or OnTransientError")
 
@@ -85,7 +85,7 @@ class JobShape:
             raise ValidationError("shape.job", "must be a VolcanoJob")
         if self.follow_task not in {t.name for t in self.job.tasks}:
             raise ValidationError("shape.follow_task", f"names no task of the job: {self.follow_task!r}")
-        checks.integer("shape.deadline", self.deadline, minimum=1)
+        checks.integer("shape.deadline", self.deadline, minimum=1, maximum=checks.INT32_MAX)
         if self.retry is not None and not isinstance(self.retry, ArgoRetry):
             raise ValidationError("shape.retry", "must be ArgoRetry(...) (Volcano's retries go into the job)")
 
@@ -106,6 +106,9 @@ class PipelineJob:
         if not isinstance(self.arguments, Mapping):
             raise ValidationError("arguments", "must be a mapping of parameter names to values")
         object.__setattr__(self, "after", tuple(checks.strings("after", self.after)))
+        twice = sorted({dep for dep in self.after if self.after.count(dep) > 1})
+        if twice:
+            raise ValidationError("after", f"names {', '.join(map(repr, twice))} more than once")
         if not isinstance(self.follow_logs, bool):
             raise ValidationError("follow_logs", "must be true or false")
 
@@ -142,7 +145,7 @@ def batch_job(
     if min_available is not None:
         checks.integer("min_available", min_available, minimum=1)
     checks.integer("gpus", gpus, maximum=MAX_DEVICES)
-    checks.integer("deadline", deadline, minimum=1)
+    checks.integer("deadline", deadline, minimum=1, maximum=checks.INT32_MAX)
     for label, value in (("queue", queue), ("cpu", cpu), ("memory", memory)):
         if value is not None and not isinstance(value, str):
             raise ValidationError(label, "must be a string")
@@ -312,6 +315,18 @@ class Pipeline:
             if job.name in self._by_name:
                 raise ValidationError(f"jobs[{i}].name", f"duplicate job name {job.name!r}")
             self._by_name[job.name] = job
+        for i, job in enumerate(self.jobs):
+            if not job.follow_logs:
+                continue
+            follower = _follower_name(job.name)
+            if len(follower) > names.ARGO_NAME_MAX:
+                raise ValidationError(
+                    f"jobs[{i}].name",
+                    f"must be at most {names.ARGO_NAME_MAX - len(_follower_name(''))} characters with follow_logs"
+                    f" (its log follower is the task {follower[:20]}...)",
+                )
+            if follower in self._by_name:
+                raise ValidationError(f"jobs[{i}].follow_logs", f"its log follower task {follower!r} is also a job")
         self._shapes: dict[str, tuple[JobShape, _Prepared]] = {}
         for i, job in enumerate(self.jobs):
             self._check_job(i, job)
@@ -420,7 +435,7 @@ class Pipeline:
                 )
             if job.follow_logs and shape.name not in followers:
                 followers[shape.name] = follow_logs_template(
-                    name=f"{shape.name}-logs",
+                    name=_follower_name(shape.name),
                     job_label=shape.job_label,
                     task=shape.follow_task,
                     container=shape.follow_container,
@@ -445,7 +460,7 @@ class Pipeline:
             if job.follow_logs:
                 # No continueOn: Argo refuses it beside `depends`; the follower bounds itself and exits 0.
                 logs = Task(
-                    name=f"{job.name}-logs",
+                    name=_follower_name(job.name),
                     template=followers[job.shape.name],
                     arguments=_follower_arguments(job.shape.job_label, job.arguments),
                 )
@@ -453,10 +468,22 @@ class Pipeline:
                     tasks[dep] >> logs
         return tasks
 
+    def _check_template_name(self, name: str) -> None:
+        """``name`` can sit beside the pipeline's own templates in one workflow (Argo refuses duplicates)."""
+        names.check("name", name, names.argo_name)
+        shapes = {job.shape.name for job in self.jobs}
+        followers = {_follower_name(job.shape.name) for job in self.jobs if job.follow_logs}
+        clash = sorted(shapes & followers)
+        if clash:
+            raise ValidationError("jobs", f"the shape {clash[0]!r} has the name of another shape's log follower")
+        if name in shapes | followers:
+            raise ValidationError("name", f"{name!r} is also a template of this pipeline; choose another name")
+
     def dag(self, name: str = "pipeline") -> DAG:
         """A DAG template of the pipeline, inside a ``with Workflow(...)`` block."""
         from hera.workflows import DAG
 
+        self._check_template_name(name)
         count = len(self.jobs) + sum(j.follow_logs for j in self.jobs)
         if self.max_dag_tasks is not None and count > self.max_dag_tasks:
             raise ValidationError(
@@ -474,6 +501,7 @@ class Pipeline:
 
         from hera_volcano.argo import follower_continue_on
 
+        self._check_template_name(name)
         resources, followers = self.templates()
         with Steps(name=name) as steps:
             for group in self.levels:
@@ -482,7 +510,7 @@ class Pipeline:
                         Step(name=job.name, template=resources[job.shape.name], arguments=self._arguments(job))
                         if job.follow_logs:
                             Step(
-                                name=f"{job.name}-logs",
+                                name=_follower_name(job.name),
                                 template=followers[job.shape.name],
                                 arguments=_follower_arguments(job.shape.job_label, job.arguments),
                                 continue_on=follower_continue_on(),
@@ -514,6 +542,11 @@ class Pipeline:
             else:
                 self.dag(name)
         return w
+
+
+def _follower_name(job: str) -> str:
+    """The log follower's task, step and template name beside a job (or shape) named ``job``."""
+    return f"{job}-logs"
 
 
 def _argo_retry(retry: ArgoRetry | None) -> Any:

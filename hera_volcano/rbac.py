@@ -8,6 +8,7 @@ with the templates that need it.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -91,14 +92,21 @@ def _kubectl_needs(sa: str, containers: Iterable[Mapping[str, Any]], why: str) -
 
 
 def _manifest_objects(resource: Mapping[str, Any], field: str) -> list[Mapping[str, Any]]:
+    """The objects a resource step acts on; anything we cannot read is an error, never a Role that grants too little."""
     manifest = resource.get("manifest")
+    if manifest is None and resource.get("manifestFrom") is not None:
+        raise ValidationError(
+            f"{field}From", "the manifest comes from an artifact, so its kind is unknown here: write this Role by hand"
+        )
     if not isinstance(manifest, str):
-        return []
+        raise ValidationError(field, "must be the object's YAML, as a string")
     try:
         docs = [d for d in load_all(substitute_text(manifest, {})) if d is not None]
     except Exception as e:  # yaml.YAMLError and friends: report, don't trace
         raise ValidationError(field, f"manifest is not YAML: {describe_error(e)}") from None
-    return [d for d in docs if isinstance(d, Mapping)]
+    if not all(isinstance(d, Mapping) for d in docs):
+        raise ValidationError(field, "must hold Kubernetes objects (mappings with apiVersion and kind)")
+    return docs
 
 
 def _template_needs(
@@ -117,6 +125,8 @@ def _template_needs(
     containers += [c for c in as_list(as_map(template.get("containerSet")).get("containers")) if isinstance(c, Mapping)]
     needs += _kubectl_needs(sa, containers, why)
     resource = template.get("resource")
+    if resource is not None and not isinstance(resource, Mapping):
+        raise ValidationError(f"{why}.resource", "must be a mapping with action and manifest")
     if isinstance(resource, Mapping):
         action = resource.get("action")
         if not isinstance(action, str) or action not in ACTION_VERBS:
@@ -204,14 +214,25 @@ def rbac_for(
         if not isinstance(templates, list) or not templates:
             raise ValidationError(f"workflows[{i}].spec.templates", "must be a non-empty list of templates")
         for j, template in enumerate(templates):
-            if isinstance(template, Mapping):
-                for need in _template_needs(wf_name, template, default_sa, owner_reference_permissions, j):
-                    by_scope.setdefault((ns, need.service_account), []).append(need)
+            if not isinstance(template, Mapping):
+                raise ValidationError(f"workflows[{i}].spec.templates[{j}]", "must be a mapping: a template")
+            for need in _template_needs(wf_name, template, default_sa, owner_reference_permissions, j):
+                by_scope.setdefault((ns, need.service_account), []).append(need)
     objects: list[dict[str, Any]] = []
     for (ns, sa), needs in sorted(by_scope.items()):
         names.check("serviceAccountName", sa, names.dns1123_subdomain)
         objects += _role_and_binding(ns, sa, needs, service_accounts)
     return objects
+
+
+def _role_name(sa: str) -> str:
+    """``SA-hera-volcano``; a service account too long for that is cut and told apart by a hash of its full name."""
+    suffix = "-hera-volcano"
+    if len(sa) + len(suffix) <= names.DNS1123_SUBDOMAIN_MAX:
+        return sa + suffix
+    digest = hashlib.sha256(sa.encode()).hexdigest()[:8]
+    keep = names.DNS1123_SUBDOMAIN_MAX - len(suffix) - len(digest) - 1
+    return f"{sa[:keep].rstrip('-.')}-{digest}{suffix}"
 
 
 def _role_and_binding(ns: str, sa: str, needs: list[_Need], with_sa: bool) -> list[dict[str, Any]]:
@@ -221,7 +242,7 @@ def _role_and_binding(ns: str, sa: str, needs: list[_Need], with_sa: bool) -> li
         verbs.update(need.verbs)
         why.add(need.why)
     ordered = sorted(rules.items())
-    name = f"{sa[:240].rstrip('-.')}-hera-volcano"
+    name = _role_name(sa)
     annotations = {
         f"{ANNOTATION_PREFIX}{i}": f"{res} ({grp or 'core'}): {', '.join(sorted(why))}"
         for i, ((grp, res), (_, why)) in enumerate(ordered)

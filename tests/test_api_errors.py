@@ -16,7 +16,7 @@ TEMPLATE = {"spec": {"containers": [{"name": "c", "image": IMAGE}]}}
 
 
 def task(**kwargs: Any) -> hv.VolcanoTask:
-    return hv.VolcanoTask(name="t", template=TEMPLATE, **kwargs)
+    return hv.VolcanoTask(**{"name": "t", "template": TEMPLATE, **kwargs})
 
 
 CASES: list[tuple[Callable[[], Any], str]] = [
@@ -33,6 +33,11 @@ CASES: list[tuple[Callable[[], Any], str]] = [
     (lambda: hv.Plugin("ssh", "--x"), "plugins.ssh"),
     (lambda: hv.Plugin.ssh(port="x"), "port"),
     (lambda: hv.Plugin.mpi(port=-1), "port"),
+    (lambda: hv.Plugin.mpi(master="m --x"), "master"),
+    (lambda: hv.Plugin.pytorch(worker=""), "worker"),
+    (lambda: hv.Plugin.tensorflow(port="x; rm"), "port"),
+    (lambda: hv.Plugin.tensorflow(ps="Ps"), "ps"),
+    (lambda: hv.Plugin.tensorflow(chief=5), "chief"),
     (lambda: hv.Policy(action="RestartJob", events="PodFailed"), "policy.events"),
     (lambda: hv.VolcanoRetry(max_retry=2, restart_on="PodFailed"), "retry.restart_on"),
     (lambda: task(depends_on="other"), "depends_on"),
@@ -43,6 +48,19 @@ CASES: list[tuple[Callable[[], Any], str]] = [
     (lambda: hv.VolcanoJob(tasks=[task()], labels=5), "labels"),
     (lambda: hv.Placeholder.input("a b}}", 1), "placeholder"),
     (lambda: hv.follow_logs_template(job_label=None), "job_label"),
+    (lambda: hv.job_template(None, name="t"), "job"),
+    (lambda: hv.job_template(hv.VolcanoJob(tasks=[task()]), name="t", defaults=[1]), "defaults"),
+    (lambda: hv.job_template(hv.VolcanoJob(tasks=[task()]), name="t", retry_strategy="x"), "retry_strategy"),
+    (
+        lambda: hv.job_template(hv.VolcanoJob(tasks=[task(template={**TEMPLATE, "metadata": "x"})]), name="t"),
+        "spec.tasks[0].template.metadata",
+    ),
+    (
+        lambda: hv.job_template(
+            hv.VolcanoJob(tasks=[task(template={**TEMPLATE, "metadata": {"labels": [1]}})]), name="t"
+        ),
+        "spec.tasks[0].template.metadata",
+    ),
     (lambda: hv.Pipeline(None), "jobs"),
     (lambda: hv.Pipeline([5]), "jobs[0]"),
     (lambda: hv.Pipeline([hv.batch_job("a", image=IMAGE, command=["x"])], max_dag_tasks="5"), "max_dag_tasks"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from hera.workflows import DAG, Container, Workflow
 from hera_volcano import (
     ArgoRetry,
     Pipeline,
+    PipelineJob,
     ValidationError,
     VolcanoRetry,
     batch_job,
@@ -31,6 +33,11 @@ def jobs(*specs: tuple[str, list[str]], **kwargs: Any) -> Pipeline:
         ],
         **kwargs,
     )
+
+
+def renamed(name: str) -> PipelineJob:
+    """A followed batch job under a task name longer than a job label may be (PipelineJob allows Argo's 128)."""
+    return dataclasses.replace(batch_job("b", image="x:1", command=["a"], follow_logs=True), name=name)
 
 
 def templates(wf: Any) -> dict[str, dict[str, Any]]:
@@ -157,6 +164,21 @@ def test_argo_retry_goes_on_the_template_and_volcano_retry_into_the_job() -> Non
         (lambda: batch_job("a", image="x:1", command=[]), "command"),
         (lambda: batch_job("a", image="x:1", command=["a"], replicas=0), "replicas"),
         (lambda: Pipeline([batch_job("a" * 60, image="x:1", command=["a"])]), "jobs[0] (" + "a" * 60 + "): spec.tasks"),
+        # Argo's int32 fields: a bigger number fails Argo's decoding of the whole workflow.
+        (lambda: ArgoRetry(limit=2**31), "retry.limit"),
+        (lambda: batch_job("a", image="x:1", command=["a"], deadline=2**31), "deadline"),
+        (lambda: batch_job("a", image="x:1\n", command=["a"]), "image"),
+        (lambda: jobs(("a", []), ("b", ["a", "a"])), "after"),
+        (lambda: Pipeline([renamed("b" * 124)]), "jobs[0].name"),
+        (
+            lambda: Pipeline(
+                [
+                    batch_job("a", image="x:1", command=["a"], follow_logs=True),
+                    batch_job("a-logs", image="x:1", command=["a"]),
+                ]
+            ),
+            "jobs[0].follow_logs",
+        ),
     ],
 )
 def test_bad_pipelines_are_rejected_naming_the_field(build: Any, field: str) -> None:
@@ -197,3 +219,23 @@ def test_long_chains_in_any_order_do_not_hit_the_recursion_limit() -> None:
     chain = [(f"j{i}", [f"j{i - 1}"] if i else []) for i in range(3000)]
     p = jobs(*reversed(chain), max_dag_tasks=None)
     assert [g[0].name for g in p.levels[:3]] == ["j0", "j1", "j2"] and len(p.levels) == 3000
+
+
+def test_a_job_name_up_to_the_follower_limit_is_kept() -> None:
+    name = "b" * 123
+    wf = Pipeline([renamed(name)]).workflow("p")
+    tasks = {t["name"] for t in templates(wf)["p"]["dag"]["tasks"]}
+    assert tasks == {name, f"{name}-logs"}
+
+
+@pytest.mark.parametrize("as_steps", [False, True])
+def test_the_pipeline_template_name_cannot_shadow_a_job_template(as_steps: bool) -> None:
+    pipeline = Pipeline([batch_job("a", image="x:1", command=["a"], follow_logs=True)])
+    shared = next(iter(pipeline.templates()[0]))
+    for taken in (shared, f"{shared}-logs"):
+        with pytest.raises(ValidationError) as e:
+            pipeline.workflow(taken, as_steps=as_steps)
+        assert e.value.field == "name" and "also a template" in e.value.rule
+    with Workflow(name="w"), pytest.raises(ValidationError) as bad:
+        pipeline.steps("Bad_name") if as_steps else pipeline.dag("Bad_name")
+    assert bad.value.field == "name"

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from hera_volcano import ValidationError, rbac_for
+from hera_volcano import ValidationError, names, rbac_for
 from hera_volcano.bundled import bundled
 from hera_volcano.rbac import plural
 from tests.cli import run
@@ -259,6 +259,35 @@ def test_a_string_command_is_read_as_one_command() -> None:
     assert got[("", "pods/log")] == ["get"]
 
 
-def test_long_service_account_names_give_valid_role_names() -> None:
-    objects = rbac_for(wf([{"name": "a", "container": {"image": "x"}}], sa="a" * 250))
-    assert objects[0]["metadata"]["name"] == "a" * 240 + "-hera-volcano"
+def test_long_service_account_names_give_valid_distinct_role_names() -> None:
+    def role(sa: str) -> str:
+        name: str = rbac_for(wf([{"name": "a", "container": {"image": "x"}}], sa=sa))[0]["metadata"]["name"]
+        assert names.dns1123_subdomain(name) is None and name.endswith("-hera-volcano")
+        return name
+
+    assert role("a" * 240) == "a" * 240 + "-hera-volcano"
+    long = {role("a" * 250 + end) for end in ("x", "y")} | {role("a" * 253)}
+    assert len(long) == 3, "service accounts that share a long prefix must not share a Role"
+
+
+@pytest.mark.parametrize(
+    ("resource", "field"),
+    [
+        ({"action": "create", "manifestFrom": {"artifact": {"name": "m"}}}, "manifestFrom"),
+        ({"action": "create", "manifest": "- a\n- b\n"}, "manifest"),
+        ({"action": "create", "manifest": 5}, "manifest"),
+        (5, "resource"),
+    ],
+)
+def test_resources_whose_objects_cannot_be_known_are_errors_not_gaps(resource: Any, field: str) -> None:
+    with pytest.raises(ValidationError) as e:
+        rbac_for(wf([{"name": "r", "resource": resource}]))
+    assert e.value.field.endswith(field)
+
+
+def test_a_template_that_is_not_a_mapping_is_an_error() -> None:
+    doc = wf([{"name": "a", "container": {"image": "x"}}])
+    doc["spec"]["templates"].append(5)
+    with pytest.raises(ValidationError) as e:
+        rbac_for(doc)
+    assert e.value.field.endswith("spec.templates[1]")
