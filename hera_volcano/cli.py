@@ -6,7 +6,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from hera_volcano.cli_common import USAGE_ERROR, run
+from hera_volcano.cli_common import USAGE_ERROR, emit, run, say
 
 #: command -> module with ``main(argv) -> int``
 COMMANDS = {
@@ -18,21 +18,26 @@ COMMANDS = {
     "lint": "hera_volcano.lint_cli",
 }
 
-_USAGE = "usage: hera-volcano {" + ",".join(COMMANDS) + "} [options]   (hera-volcano COMMAND --help for details)\n"
+_USAGE = "usage: hera-volcano {" + ",".join(COMMANDS) + "} [options]   (hera-volcano COMMAND --help for details)"
+
+
+def _help(argv: Sequence[str]) -> int:
+    """Print the usage through ``emit``, so a closed or full stdout is one line, not a traceback."""
+    emit(_USAGE + "\n", None)
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args:
-        sys.stderr.write(_USAGE)
+        say(_USAGE)
         return USAGE_ERROR
     if args[0] in ("-h", "--help"):
-        sys.stdout.write(_USAGE)
-        return 0
+        return run("hera-volcano", _help, [])
     command, rest = args[0], args[1:]
     module = COMMANDS.get(command)
     if module is None:
-        sys.stderr.write(f"hera-volcano: error: unknown command {command!r}; expected one of {', '.join(COMMANDS)}\n")
+        say(f"hera-volcano: error: unknown command {command!r}; expected one of {', '.join(COMMANDS)}")
         return USAGE_ERROR
     return run(f"hera-volcano {command}", importlib.import_module(module).main, rest)
 

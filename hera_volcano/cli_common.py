@@ -1,19 +1,19 @@
-"""The CLI edge shared by every command: one-line errors with exit code 2, atomic output files."""
+"""The CLI edge shared by every command: one-line errors with exit code 2, safe standard streams and output files."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
-import stat
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
 from hera_volcano import names
 from hera_volcano.errors import ValidationError
+from hera_volcano.files import WriteError, write_atomic
 
 USAGE_ERROR = 2
 
@@ -76,38 +76,23 @@ def add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically) instead of stdout")
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename: readers never see half a file.
-
-    A symlink is followed (its target is replaced), a device or FIFO is written in place, and the file keeps its
-    mode (a new one gets the umask's)."""
-    target = path.resolve() if path.is_symlink() else path
-    if target.exists() and not target.is_file():
-        with open(target, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        return
-    mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o666 & ~_umask()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+def read_stdin() -> bytes:
+    """All of standard input (``-`` on a command line); closed or unreadable is one line, never a traceback."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        raise UsageError("standard input is closed")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _umask() -> int:
-    current = os.umask(0o022)
-    os.umask(current)
-    return current
+        data: bytes = stream.read()
+    except OSError as e:
+        raise UsageError(f"cannot read standard input: {e.strerror or e}") from None
+    return data
 
 
 def emit(text: str, output: str | None) -> None:
-    """Print ``text`` or write it to ``output``."""
+    """Print ``text`` or write it to ``output``; a closed or full stdout is one line, never a traceback."""
     if output is None:
+        if not text:
+            return  # nothing to print: a closed stdout loses nothing
         if sys.stdout is None:
             raise UsageError("standard output is closed")
         try:
@@ -120,18 +105,21 @@ def emit(text: str, output: str | None) -> None:
         return
     if not output:
         raise UsageError("argument -o/--output: must name a file")
-    try:
-        write_atomic(Path(output), text)
-    except OSError as e:
-        raise UsageError(f"cannot write {output}: {e.strerror or e}") from None
+    write_atomic(Path(output), text)
+
+
+def say(line: str) -> None:
+    """One line on stderr; a closed stderr is no reason for a traceback (the exit code still tells)."""
+    with contextlib.suppress(AttributeError, OSError):
+        sys.stderr.write(line + "\n")
 
 
 def run(prog: str, main: Callable[[Sequence[str]], int], argv: Sequence[str] | None = None) -> int:
     """Run a command, turning bad input into one line on stderr and exit code 2 (never a traceback)."""
     try:
         return main(sys.argv[1:] if argv is None else list(argv))
-    except (UsageError, ValidationError) as e:
-        sys.stderr.write(f"{prog}: error: {e}\n")
+    except (UsageError, ValidationError, WriteError) as e:
+        say(f"{prog}: error: {e}")
         return USAGE_ERROR
     except BrokenPipeError:
         # The reader went away (``| head``); nothing more to say.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 from collections.abc import Iterator, Sequence
 
@@ -17,25 +18,50 @@ from hera_volcano.lint import LintFinding, has_errors, lint_bytes, lint_file
 STDIN = "-"
 STDIN_NAME = "<stdin>"
 YAML_SUFFIXES = (".yaml", ".yml")
+#: The finding for a FIFO, socket or device named on the command line: reading one could block forever.
+NOT_REGULAR = "not a regular file (a FIFO, socket or device is not read: it could block forever); pipe it to - instead"
 
 
-def _directory_files(root: str) -> Iterator[str]:
-    """YAML files under ``root`` in a stable order, skipping hidden directories such as ``.git``."""
-    for directory, subdirectories, files in os.walk(root):
+def _directory_files(root: str) -> Iterator[str | LintFinding]:
+    """Regular YAML files under ``root`` in a stable order, skipping hidden directories such as ``.git`` and FIFOs
+    or devices (reading one could block forever); a directory that cannot be listed is an error finding."""
+    unreadable: list[OSError] = []
+    for directory, subdirectories, files in os.walk(root, onerror=unreadable.append):
+        yield from _unlisted(unreadable)
         subdirectories[:] = sorted(d for d in subdirectories if not d.startswith("."))
         for name in sorted(files):
-            if name.endswith(YAML_SUFFIXES):
-                yield os.path.join(directory, name)
+            path = os.path.join(directory, name)
+            if name.endswith(YAML_SUFFIXES) and _regular_or_unreadable(path):
+                yield path
+    yield from _unlisted(unreadable)
 
 
-def sources(paths: Sequence[str]) -> list[str]:
-    """The files to lint, in order, each once; ``-`` stands for stdin. A missing path is a usage error."""
-    found: list[str] = []
+def _unlisted(errors: list[OSError]) -> Iterator[LintFinding]:
+    """Findings for the directories ``os.walk`` could not list (it would skip them silently), emptying ``errors``."""
+    for e in errors:
+        yield LintFinding(str(e.filename), "[0]", "error", f"cannot read directory: {e.strerror or e}")
+    errors.clear()
+
+
+def _regular_or_unreadable(path: str) -> bool:
+    """Whether ``path`` is a regular file, or cannot be examined (so reading it reports why, as a finding)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return True
+
+
+def sources(paths: Sequence[str]) -> list[str | LintFinding]:
+    """The files to lint, in order, each once; ``-`` stands for stdin. A missing path is a usage error; a path
+    that cannot be linted (an unreadable directory, a FIFO or device, which could block forever) is a finding."""
+    found: list[str | LintFinding] = []
     for path in paths:
         if path == STDIN:
             found.append(STDIN)
         elif os.path.isdir(path):
             found.extend(_directory_files(path))
+        elif not _regular_or_unreadable(path):
+            found.append(LintFinding(path, "[0]", "error", NOT_REGULAR))
         elif os.path.exists(path) or os.path.islink(path):
             found.append(path)  # a dangling link or unreadable file is an error finding, not a usage error
         else:
@@ -43,9 +69,11 @@ def sources(paths: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _lint(source: str) -> list[LintFinding]:
+def _lint(source: str | LintFinding) -> list[LintFinding]:
+    if isinstance(source, LintFinding):
+        return [source]
     if source == STDIN:
-        return lint_bytes(sys.stdin.buffer.read(), STDIN_NAME)
+        return lint_bytes(c.read_stdin(), STDIN_NAME)
     return lint_file(source)
 
 
@@ -67,10 +95,9 @@ def main(argv: Sequence[str]) -> int:
     for source in sources(args.paths):
         findings.extend(_lint(source))
     if args.format == "json":
-        sys.stdout.write(json.dumps([f.to_dict() for f in findings], indent=2) + "\n")
+        c.emit(json.dumps([f.to_dict() for f in findings], indent=2) + "\n", None)
     else:
-        sys.stdout.write("".join(f"{f}\n" for f in findings))
-    sys.stdout.flush()
+        c.emit("".join(f"{f}\n" for f in findings), None)
     return 1 if has_errors(findings) else 0
 
 

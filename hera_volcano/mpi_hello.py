@@ -114,6 +114,9 @@ _OPTION = {
     "metadata": "--job-name",
     "image": "--image",
     "workers": "--workers",
+    "slots_per_worker": "--slots-per-worker",
+    "gpus_per_worker": "--gpus-per-worker",
+    "rdma_per_worker": "--rdma-per-worker",
     "namespace": "--namespace",
     "service_account": "--service-account",
 }

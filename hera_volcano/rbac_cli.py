@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ def read_workflows(paths: Sequence[str]) -> list[Any]:
     found = []
     for path in paths:
         try:
-            text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+            text = (c.read_stdin() if path == "-" else Path(path).read_bytes()).decode("utf-8")
         except (OSError, UnicodeDecodeError) as e:
             raise c.UsageError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
         try:

@@ -1,6 +1,6 @@
 """``hera-volcano render``: the GitOps files (``workflows/``, ``rbac/``) written from code, or checked for drift.
 
-Everything is computed in memory first, so a failure writes nothing, and each file is replaced atomically.
+Everything is computed in memory first and written all or none, so a failure (even halfway) changes no file.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 
 from hera_volcano import cli_common as c
 from hera_volcano.errors import ValidationError
+from hera_volcano.files import write_files
 
 WORKFLOWS_DIR = "workflows"
 RBAC_DIR = "rbac"
@@ -179,21 +180,14 @@ def _preflight(root: Path, files: Iterable[str]) -> None:
 
 
 def write(root: Path, files: Mapping[str, str]) -> list[str]:
-    """Write changed files atomically and remove files render wrote earlier that the code no longer renders.
+    """Write changed files and remove files render wrote earlier that the code no longer renders, all or none.
 
     Only files that carry render's header are ever replaced or removed; anything else makes it stop first."""
     _preflight(root, files)
     stale = [p for p in _generated(root, _folders(files)) if p not in files]
-    done = []
-    for path, text in sorted(files.items()):
-        target = root / path
-        if _read(target) != text:
-            c.write_atomic(target, text)
-            done.append(f"wrote {path}")
-    for path in stale:
-        (root / path).unlink()
-        done.append(f"removed {path}")
-    return done
+    changed = {path: text for path, text in sorted(files.items()) if _read(root / path) != text}
+    write_files({root / path: text for path, text in changed.items()} | {root / path: None for path in stale})
+    return [f"wrote {path}" for path in changed] + [f"removed {path}" for path in stale]
 
 
 def main(argv: Sequence[str]) -> int:
@@ -208,17 +202,16 @@ def main(argv: Sequence[str]) -> int:
     root = Path(args.out)
     if args.check:
         problems = drift(root, files)
-        sys.stdout.write("".join(problems))
+        c.emit("".join(problems), None)
         if problems:
-            sys.stderr.write(f"hera-volcano render: {len(problems)} file(s) out of sync; run hera-volcano render\n")
+            c.say(f"hera-volcano render: {len(problems)} file(s) out of sync; run hera-volcano render")
             return 1
         return 0
     try:
         changed = write(root, files)
     except OSError as e:
         raise c.UsageError(f"cannot write under {root}: {e.strerror or e}") from None
-    for line in changed:
-        sys.stdout.write(line + "\n")
+    c.emit("".join(line + "\n" for line in changed), None)
     return 0
 
 

@@ -1,0 +1,216 @@
+"""The CLI at the edges of its input and output: closed or full streams, unreadable folders, FIFOs, read-only
+folders halfway through a render. Bad input is one line on stderr, exit 2, and changes nothing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hera_volcano.render import HEADER
+from tests.cli import Result, run
+
+BROKEN = "a: [1\n"  # one error finding
+
+
+def _shell(redirect: str, *args: str, timeout: float = 60) -> Result:
+    """``python -m ARGS REDIRECT`` through ``sh``, e.g. with stdout closed (``>&-``) or full (``>/dev/full``)."""
+    p = subprocess.run(
+        ["sh", "-c", f'exec "$0" "$@" {redirect}', sys.executable, "-m", *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return Result(p.returncode, p.stdout, p.stderr)
+
+
+def _one_line(r: Result) -> bool:
+    return r.code == 2 and r.out == "" and len(r.err.splitlines()) == 1 and "Traceback" not in r.err
+
+
+def _unprivileged() -> list[str]:
+    """A command prefix under which file permissions bind: root's override capabilities dropped (``setpriv``)."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    prefix = [setpriv or "setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"]
+    if setpriv is None or subprocess.run([*prefix, "true"], capture_output=True).returncode != 0:
+        pytest.skip("running as root without a working setpriv: permissions cannot be made to bind")
+    return prefix
+
+
+def _run_unprivileged(*args: str, cwd: Path) -> Result:
+    p = subprocess.run(
+        [*_unprivileged(), sys.executable, "-m", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
+    return Result(p.returncode, p.stdout, p.stderr)
+
+
+def _tree(root: Path) -> dict[str, bytes | None]:
+    """Every path under ``root`` (hidden ones too) with its bytes (None for a folder)."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() if p.is_file() else None for p in root.rglob("*")}
+
+
+# ---- render: all or nothing ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def rendered(tmp_path: Path) -> Path:
+    assert run("hera_volcano", "render", "--out", str(tmp_path)).code == 0
+    return tmp_path
+
+
+def test_a_render_that_cannot_write_one_file_changes_none(rendered: Path) -> None:
+    for drifted in ("rbac/rbac.yaml", "workflows/volcano-dag-job.yaml"):
+        with (rendered / drifted).open("a") as f:
+            f.write("# drifted\n")
+    before = _tree(rendered)
+    (rendered / "workflows").chmod(0o555)
+    try:
+        r = _run_unprivileged("hera_volcano", "render", cwd=rendered)
+    finally:
+        (rendered / "workflows").chmod(0o755)
+    assert _tree(rendered) == before, "rbac/rbac.yaml is not rewritten and no temporary file is left behind"
+    assert _one_line(r), r
+    assert "workflows/volcano-dag-job.yaml: Permission denied" in r.err
+
+
+def test_a_render_that_cannot_remove_a_stale_file_changes_none(rendered: Path) -> None:
+    (rendered / "workflows" / "stale.yaml").write_text(HEADER + "kind: x\n")  # rendered once, gone from the code
+    with (rendered / "rbac" / "rbac.yaml").open("a") as f:
+        f.write("# drifted\n")
+    before = _tree(rendered)
+    (rendered / "workflows").chmod(0o555)
+    try:
+        r = _run_unprivileged("hera_volcano", "render", cwd=rendered)
+    finally:
+        (rendered / "workflows").chmod(0o755)
+    assert _tree(rendered) == before, "rbac/rbac.yaml is not rewritten"
+    assert _one_line(r), r
+    assert "cannot remove workflows/stale.yaml" in r.err
+
+
+def test_a_render_into_a_new_folder_that_fails_leaves_no_folders(tmp_path: Path) -> None:
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "workflows").mkdir(mode=0o555)
+    r = _run_unprivileged("hera_volcano", "render", "--out", "out", cwd=tmp_path)
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["workflows"], "rbac/ is not left behind"
+    assert _one_line(r), r
+    assert "cannot write out/workflows/" in r.err
+
+
+# ---- closed and full standard streams -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("redirect", [">&-", ">/dev/full"])
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_lint_to_a_closed_or_full_stdout_is_one_line(redirect: str, fmt: str, tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text(BROKEN)
+    r = _shell(redirect, "hera_volcano", "lint", "--format", fmt, str(tmp_path / "bad.yaml"))
+    assert _one_line(r), r
+    assert "standard output" in r.err
+
+
+def test_a_clean_lint_with_stdout_closed_has_nothing_to_lose(tmp_path: Path) -> None:
+    (tmp_path / "ok.yaml").write_text("kind: ConfigMap\n")
+    r = _shell(">&-", "hera_volcano", "lint", str(tmp_path / "ok.yaml"))
+    assert (r.code, r.err) == (0, "")
+
+
+@pytest.mark.parametrize("command", ["lint", "rbac"])
+def test_reading_a_closed_stdin_is_one_line(command: str) -> None:
+    r = _shell("<&-", "hera_volcano", command, "-")
+    assert _one_line(r), r
+    assert r.err == f"hera-volcano {command}: error: standard input is closed\n"
+
+
+@pytest.mark.parametrize("redirect", [">&-", ">/dev/full"])
+def test_help_to_a_closed_or_full_stdout_is_one_line(redirect: str) -> None:
+    assert _one_line(_shell(redirect, "hera_volcano", "--help"))
+
+
+def test_render_check_to_a_closed_stdout_is_one_line(tmp_path: Path) -> None:
+    r = _shell(">&-", "hera_volcano", "render", "--check", "--out", str(tmp_path))
+    assert _one_line(r), r
+
+
+# ---- lint: folders that cannot be read, files that are not files ------------------------------------------------
+
+
+def test_an_unreadable_folder_is_a_finding(tmp_path: Path) -> None:
+    locked = tmp_path / "d" / "locked"
+    locked.mkdir(parents=True)
+    (locked / "bad.yaml").write_text(BROKEN)
+    locked.chmod(0)
+    try:
+        top = _run_unprivileged("hera_volcano", "lint", "d", cwd=tmp_path)
+        named = _run_unprivileged("hera_volcano", "lint", "d/locked", cwd=tmp_path)
+    finally:
+        locked.chmod(0o755)
+    for r in (top, named):
+        assert (r.code, r.err) == (1, ""), r
+        assert r.out == "d/locked: [0]: error: cannot read directory: Permission denied\n"
+
+
+def test_a_fifo_in_a_folder_is_skipped_not_read(tmp_path: Path) -> None:
+    (tmp_path / "pipe.yaml").unlink(missing_ok=True)
+    os.mkfifo(tmp_path / "pipe.yaml")
+    (tmp_path / "bad.yaml").write_text(BROKEN)
+    r = _shell("", "hera_volcano", "lint", str(tmp_path), timeout=60)
+    assert r.code == 1 and r.err == ""
+    assert [line.split(": ")[0] for line in r.out.splitlines()] == [str(tmp_path / "bad.yaml")]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_named_fifo_or_device_is_a_finding_not_a_hang(kind: str, tmp_path: Path) -> None:
+    path = "/dev/null"
+    if kind == "fifo":
+        path = str(tmp_path / "pipe.yaml")
+        os.mkfifo(path)
+    r = _shell("", "hera_volcano", "lint", path, timeout=60)
+    assert (r.code, r.err) == (1, "")
+    assert r.out.startswith(f"{path}: [0]: error: not a regular file") and len(r.out.splitlines()) == 1
+
+
+# ---- option names and output paths ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("--slots-per-worker", "5000"), ("--gpus-per-worker", "999999999"), ("--rdma-per-worker", "1025")],
+)
+def test_model_limits_name_the_option(option: str, value: str) -> None:
+    r = run("hera_volcano.mpi_hello", option, value)
+    assert _one_line(r), r
+    assert r.err.startswith(f"hera-volcano mpi-hello: error: argument {option}: must be at most ")
+
+
+def test_every_mpi_hello_option_with_a_value_maps_model_errors_to_itself() -> None:
+    from dataclasses import fields
+
+    from hera_volcano.mpi_hello import _OPTION, Options, _parser
+
+    model = {f.name for f in fields(Options)}
+    for action in _parser()._actions:
+        if action.dest in model and action.nargs != 0:
+            assert _OPTION.get(action.dest) == action.option_strings[-1], action.dest
+
+
+def test_output_under_a_file_says_not_a_directory(tmp_path: Path) -> None:
+    (tmp_path / "keep.yaml").write_text("x\n")
+    r = run("hera_volcano.mpi_hello", "-o", str(tmp_path / "keep.yaml" / "sub"))
+    assert _one_line(r), r
+    assert r.err.endswith(": Not a directory\n")
+    assert (tmp_path / "keep.yaml").read_text() == "x\n"
+
+
+def test_output_through_a_symlink_loop_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "loop.yaml").symlink_to(tmp_path / "loop.yaml")
+    r = run("hera_volcano.mpi_hello", "-o", str(tmp_path / "loop.yaml"))
+    assert _one_line(r), r
+    assert (tmp_path / "loop.yaml").is_symlink()
