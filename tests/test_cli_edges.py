@@ -65,16 +65,25 @@ def rendered(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_a_render_that_cannot_write_one_file_changes_none(rendered: Path) -> None:
-    for drifted in ("rbac/rbac.yaml", "workflows/volcano-dag-job.yaml"):
-        with (rendered / drifted).open("a") as f:
+def _drift(root: Path, *files: str) -> None:
+    for drifted in files:
+        with (root / drifted).open("a") as f:
             f.write("# drifted\n")
-    before = _tree(rendered)
-    (rendered / "workflows").chmod(0o555)
+
+
+def _render_with_read_only_workflows(root: Path) -> tuple[Result, dict[str, bytes | None]]:
+    """Render into ``root`` while ``workflows/`` is read-only; the result and the tree as it was before."""
+    before = _tree(root)
+    (root / "workflows").chmod(0o555)
     try:
-        r = _run_unprivileged("hera_volcano", "render", cwd=rendered)
+        return _run_unprivileged("hera_volcano", "render", cwd=root), before
     finally:
-        (rendered / "workflows").chmod(0o755)
+        (root / "workflows").chmod(0o755)
+
+
+def test_a_render_that_cannot_write_one_file_changes_none(rendered: Path) -> None:
+    _drift(rendered, "rbac/rbac.yaml", "workflows/volcano-dag-job.yaml")
+    r, before = _render_with_read_only_workflows(rendered)
     assert _tree(rendered) == before, "rbac/rbac.yaml is not rewritten and no temporary file is left behind"
     assert _one_line(r), r
     assert "workflows/volcano-dag-job.yaml: Permission denied" in r.err
@@ -82,14 +91,8 @@ def test_a_render_that_cannot_write_one_file_changes_none(rendered: Path) -> Non
 
 def test_a_render_that_cannot_remove_a_stale_file_changes_none(rendered: Path) -> None:
     (rendered / "workflows" / "stale.yaml").write_text(HEADER + "kind: x\n")  # rendered once, gone from the code
-    with (rendered / "rbac" / "rbac.yaml").open("a") as f:
-        f.write("# drifted\n")
-    before = _tree(rendered)
-    (rendered / "workflows").chmod(0o555)
-    try:
-        r = _run_unprivileged("hera_volcano", "render", cwd=rendered)
-    finally:
-        (rendered / "workflows").chmod(0o755)
+    _drift(rendered, "rbac/rbac.yaml")
+    r, before = _render_with_read_only_workflows(rendered)
     assert _tree(rendered) == before, "rbac/rbac.yaml is not rewritten"
     assert _one_line(r), r
     assert "cannot remove workflows/stale.yaml" in r.err
