@@ -18,8 +18,6 @@ from hera_volcano.lint import LintFinding, has_errors, lint_bytes, lint_file
 STDIN = "-"
 STDIN_NAME = "<stdin>"
 YAML_SUFFIXES = (".yaml", ".yml")
-#: The finding for a FIFO, socket or device named on the command line: reading one could block forever.
-NOT_REGULAR = "not a regular file (a FIFO, socket or device is not read: it could block forever); pipe it to - instead"
 
 
 def _directory_files(root: str) -> Iterator[str | LintFinding]:
@@ -52,16 +50,15 @@ def _regular_or_unreadable(path: str) -> bool:
 
 
 def sources(paths: Sequence[str]) -> list[str | LintFinding]:
-    """The files to lint, in order, each once; ``-`` stands for stdin. A missing path is a usage error; a path
-    that cannot be linted (an unreadable directory, a FIFO or device, which could block forever) is a finding."""
+    """The files to lint, in order, each once; ``-`` stands for stdin. A missing path is a usage error, an unreadable
+    directory a finding. A FIFO named here is read like ``cat`` reads it (``lint <(cmd)``); in a directory it is
+    skipped, as nobody asked for it."""
     found: list[str | LintFinding] = []
     for path in paths:
         if path == STDIN:
             found.append(STDIN)
         elif os.path.isdir(path):
             found.extend(_directory_files(path))
-        elif not _regular_or_unreadable(path):
-            found.append(LintFinding(path, "[0]", "error", NOT_REGULAR))
         elif os.path.exists(path) or os.path.islink(path):
             found.append(path)  # a dangling link or unreadable file is an error finding, not a usage error
         else:
