@@ -168,6 +168,7 @@ class VolcanoTask:
     topology_policy: str | None = None
 
     def __post_init__(self) -> None:
+        _int_value("replicas", self.replicas)
         checks.strings("depends_on", self.depends_on)
         _sequence_of("policies", self.policies, Policy)
 
@@ -211,6 +212,8 @@ class VolcanoJob:
     plugins: Sequence[Plugin] = ()
 
     def __post_init__(self) -> None:
+        if not isinstance(self.scheduler_name, str) or not self.scheduler_name:
+            raise ValidationError("scheduler_name", "must name a scheduler (volcano, unless yours is another)")
         _sequence_of("tasks", self.tasks, VolcanoTask)
         _sequence_of("policies", self.policies, Policy)
         _sequence_of("plugins", self.plugins, Plugin)
@@ -253,6 +256,11 @@ class VolcanoJob:
             spec["plugins"] = {p.name: list(p.args) for p in self.plugins}
         spec["tasks"] = [t.to_dict() for t in self.tasks]
         return {"apiVersion": API_VERSION, "kind": KIND, "metadata": metadata, "spec": spec}
+
+
+def _int_value(field: str, value: object) -> None:
+    if not isinstance(value, Placeholder):
+        checks.integer(field, value)
 
 
 def _sequence_of(field: str, value: object, kind: type) -> None:

@@ -121,6 +121,8 @@ def mpi_job(
         if not isinstance(generate_name, str):
             raise ValidationError("generate_name", "must be a string")
         names.check("generate_name", generate_name.rstrip("-") or "-", names.dns1035_label)
+    if not isinstance(mpi_plugin, bool):
+        raise ValidationError("mpi_plugin", "must be true or false")
     checks.integer("workers", workers, minimum=1, maximum=MAX_WORKERS)
     checks.integer("slots_per_worker", slots_per_worker, minimum=1, maximum=MAX_SLOTS)
     checks.integer("gpus_per_worker", gpus_per_worker, maximum=MAX_DEVICES)

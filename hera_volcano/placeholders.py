@@ -17,6 +17,7 @@ from hera_volcano.errors import ValidationError
 
 _EXPR = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 # What may stand between the braces: a dotted variable, or an expression (``=...``) without braces or newlines.
+_PARAMETER_NAME = re.compile(r"[-a-zA-Z0-9_]+")
 _VALID = re.compile(r"[A-Za-z0-9_.-]+|=[^{}\n]+")
 
 #: Sample values for Argo's global variables, shared with the Go conformance harness.
@@ -49,24 +50,31 @@ class Placeholder:
     @classmethod
     def input(cls, name: str, sample: Any) -> Placeholder:
         """``{{inputs.parameters.NAME}}`` of the template that renders the manifest."""
-        return cls(f"inputs.parameters.{name}", sample)
+        return cls(f"inputs.parameters.{_parameter_name(name)}", sample)
 
     @classmethod
     def workflow_parameter(cls, name: str, sample: Any) -> Placeholder:
         """``{{workflow.parameters.NAME}}``, a Workflow argument."""
-        return cls(f"workflow.parameters.{name}", sample)
+        return cls(f"workflow.parameters.{_parameter_name(name)}", sample)
 
     @classmethod
     def workflow_parameter_json(cls, name: str, sample: str) -> Placeholder:
         """A Workflow argument written as a JSON string by Argo's ``toJson``: whatever a submitter passes with
         ``-p NAME=...`` stays one string value and cannot add fields to the manifest."""
-        return cls(f"=toJson(workflow.parameters['{name}'])", sample, quoted=False)
+        return cls(f"=toJson(workflow.parameters['{_parameter_name(name)}'])", sample, quoted=False)
 
     def __str__(self) -> str:
         return "{{" + self.expression + "}}"
 
     def __format__(self, spec: str) -> str:
         return str(self)
+
+
+def _parameter_name(name: object) -> str:
+    """Argo's rule for parameter names; it also keeps a name from breaking out of the expression around it."""
+    if not isinstance(name, str) or not _PARAMETER_NAME.fullmatch(name):
+        raise ValidationError("placeholder", f"not an Argo parameter name (letters, digits, '_', '-'): {name!r}")
+    return name
 
 
 def expressions(text: str) -> list[str]:
