@@ -9,21 +9,26 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any, Final
+from typing import Any, Final, Literal
 
-from hera_volcano.findings import Finding, error
+from hera_volcano.findings import Finding, error, warning
 
 _NAME: Final = re.compile(r"[-a-zA-Z0-9_]+")
 #: The ``valueFrom`` sources an argument may use; the others only make sense for a template's outputs.
 _ARGUMENT_SOURCES: Final = ("configMapKeyRef", "event", "supplied")
 _OUTPUT_SOURCES: Final = ("path", "jsonPath", "parameter", "expression")
+#: What YAML 1.2 (Argo's Go decoder) reads as a number although PyYAML's YAML 1.1 keeps it a string, or the reverse.
+_NUMBERISH: Final = re.compile(r"[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9]*)?)([eE][-+]?[0-9]+)?|0[xXoObB][0-9a-fA-F_]+")
+
+#: How an argument without a value is judged: ``optional`` in a WorkflowTemplate's own ``spec.arguments``;
+#: ``submitted`` in a Workflow's (``argo submit -p NAME=VALUE`` may still supply it); ``required`` in a step or task.
+Values = Literal["optional", "submitted", "required"]
 
 
-def check_parameters(holder: object, path: str, *, arguments: bool, require_values: bool) -> Iterator[Finding]:
+def check_parameters(holder: object, path: str, *, values: Values | None) -> Iterator[Finding]:
     """Check ``holder.parameters`` (``holder`` is an ``arguments`` or ``inputs`` mapping at ``path``).
 
-    ``arguments`` applies the value rules (inputs declare, arguments supply); ``require_values`` is false where
-    Argo lets an argument stay open, as in a WorkflowTemplate's own ``spec.arguments``.
+    ``values`` applies the value rules to arguments (see :data:`Values`); inputs (None) only declare names.
     """
     if holder is None:
         return
@@ -44,8 +49,10 @@ def check_parameters(holder: object, path: str, *, arguments: bool, require_valu
             yield error(here, "must be a mapping: a parameter with a name")
             continue
         yield from _check_name(param.get("name"), here, seen, i, at)
-        if arguments:
-            yield from _check_value(param, here, require_values)
+        if values is not None:
+            yield from _check_value(param, here, values)
+            if values == "optional" and param.get("enum") is not None and param.get("value") is None:
+                values = None  # Argo stops checking values here (an early return), so later ones pass as they are
 
 
 def _check_name(name: object, path: str, seen: dict[str, int], index: int, list_path: str) -> Iterator[Finding]:
@@ -59,9 +66,11 @@ def _check_name(name: object, path: str, seen: dict[str, int], index: int, list_
         seen[name] = index
 
 
-def _check_value(param: Mapping[str, Any], path: str, require_values: bool) -> Iterator[Finding]:
+def _check_value(param: Mapping[str, Any], path: str, values: Values) -> Iterator[Finding]:
     value, source, enum = param.get("value"), param.get("valueFrom"), param.get("enum")
-    if value is None and source is None and require_values:
+    if value is None and source is None and values == "submitted":
+        yield warning(path, "has no value: argo submit refuses the Workflow unless given -p NAME=VALUE")
+    elif value is None and source is None and values == "required":
         yield error(path, "needs a value or valueFrom: Argo refuses an argument without one")
     if source is not None:
         given = source if isinstance(source, Mapping) else {}
@@ -76,8 +85,14 @@ def _check_value(param: Mapping[str, Any], path: str, require_values: bool) -> I
         return
     allowed = ", ".join(str(v) for v in enum)
     if value is None:
-        if require_values and source is not None:  # without either, the missing value is reported above
-            yield error(f"{path}.value", f"is required with an enum, even with valueFrom: one of {allowed}")
-    # Argo compares the values as strings; only plain strings are compared here, so YAML's number forms need no guess.
-    elif isinstance(value, str) and all(isinstance(v, str) for v in enum) and value not in enum:
+        if values != "optional" and source is not None:  # without either, the missing value is reported above
+            report = warning if values == "submitted" else error
+            yield report(f"{path}.value", f"is required with an enum, even with valueFrom: one of {allowed}")
+    # Argo compares the values as strings; only plain strings are compared here, and none that YAML 1.2 (Argo's
+    # decoder) might read as a number, so that no spelling of a number is judged differently from Argo.
+    elif _plain_text(value) and all(_plain_text(v) for v in enum) and value not in enum:
         yield error(f"{path}.value", f"must be one of the enum ({allowed}), not {value!r}")
+
+
+def _plain_text(value: object) -> bool:
+    return isinstance(value, str) and not _NUMBERISH.fullmatch(value)

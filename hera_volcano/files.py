@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shutil
 import stat
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -24,12 +25,14 @@ def write_files(changes: Mapping[Path, str | None]) -> None:
     """Write every file (``None``: remove it), or change none: a failure halfway must not leave a mix of old and new.
 
     Each text goes to a temporary file beside its target and each removal is first a rename aside; only when all
-    are staged are they renamed into place, so a read-only folder or a full disk changes nothing. A symlink is
+    are staged are they renamed into place, so a read-only folder or a full disk changes nothing. A file being
+    replaced keeps a hard-linked backup until all are in place, so a failing rename is undone too. A symlink is
     followed (its target is replaced), a device or FIFO is written in place, and a file keeps its mode (a new one
     gets the umask's). A failure is a ``WriteError`` naming the file."""
     writes: list[tuple[Path, Path]] = []  # (temporary file, its destination)
     removals: list[tuple[Path, Path]] = []  # (where a removed file waits, where it was)
     made: list[Path] = []  # folders created for new files
+    placed: list[tuple[Path, Path | None]] = []  # (destination written, backup of the file it replaced)
     try:
         for path, text in changes.items():
             with _naming("write" if text is not None else "remove", path):
@@ -41,13 +44,36 @@ def write_files(changes: Mapping[Path, str | None]) -> None:
                         writes.append(staged)
         for tmp, target in writes:
             with _naming("write", target):
-                os.replace(tmp, target)
+                backup = _backup(target)
+                try:
+                    os.replace(tmp, target)
+                except BaseException:
+                    if backup is not None:
+                        backup.unlink()
+                    raise
+                placed.append((target, backup))
     except BaseException:
-        _undo(writes, removals, made)
+        _undo(writes, removals, made, placed)
         raise
-    for tmp, was in removals:
-        with _naming("remove", was):
-            tmp.unlink()
+    # Everything is in place: the backups and the removed files can go (a leftover is only a hidden file).
+    for leftover in [b for _, b in placed if b is not None] + [tmp for tmp, _ in removals]:
+        with contextlib.suppress(OSError):
+            leftover.unlink()
+
+
+def _backup(target: Path) -> Path | None:
+    """A hard link to the file ``target`` is about to replace (None if there is none), to restore it on failure."""
+    if not target.is_file():
+        return None
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent)
+    os.close(fd)
+    backup = Path(name)
+    try:
+        backup.unlink()
+        os.link(target, backup)
+    except OSError:  # a file system without hard links: a copy does
+        shutil.copy2(target, backup)
+    return backup
 
 
 @contextlib.contextmanager
@@ -108,8 +134,19 @@ def _make_folders(folder: Path, made: list[Path]) -> None:
         made.append(new)
 
 
-def _undo(writes: Sequence[tuple[Path, Path]], removals: Sequence[tuple[Path, Path]], made: Sequence[Path]) -> None:
-    """Put back what a failed ``write_files`` staged, as far as the file system lets it."""
+def _undo(
+    writes: Sequence[tuple[Path, Path]],
+    removals: Sequence[tuple[Path, Path]],
+    made: Sequence[Path],
+    placed: Sequence[tuple[Path, Path | None]],
+) -> None:
+    """Put back what a failed ``write_files`` staged or placed, as far as the file system lets it."""
+    for target, backup in reversed(placed):
+        with contextlib.suppress(OSError):
+            if backup is None:
+                target.unlink()
+            else:
+                os.replace(backup, target)
     for tmp, _ in writes:
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)

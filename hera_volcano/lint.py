@@ -23,7 +23,7 @@ import yaml
 
 from hera_volcano import names, samples, selectors, volcano_rules
 from hera_volcano.argo_limits import MAX_DAG_TASKS, MAX_TEMPLATES, WORKFLOW_KINDS
-from hera_volcano.argo_parameters import check_parameters
+from hera_volcano.argo_parameters import Values, check_parameters
 from hera_volcano.checks import INT32_MAX, INT32_MIN
 from hera_volcano.conditions import FAILURE_PHASES, PHASE_PATH, SUCCESS_PHASES, conditions, watched_ttl_problem
 from hera_volcano.findings import Finding, Severity, as_list, as_map, entry, error, join, warning
@@ -220,7 +220,8 @@ def _lint_workflow(doc: Mapping[str, Any], kind: str) -> Iterator[Finding]:
     if spec.get("workflowTemplateRef") is None:
         # With a workflowTemplateRef, Argo merges these arguments with the template's, which lint cannot see.
         arguments = spec.get("arguments")
-        yield from check_parameters(arguments, f"{spec_path}.arguments", arguments=True, require_values=wf.runnable)
+        values: Values = "submitted" if wf.runnable else "optional"
+        yield from check_parameters(arguments, f"{spec_path}.arguments", values=values)
         if wf.runnable:
             yield from _check_workflow_parameters(wf)
 
@@ -287,7 +288,7 @@ def _check_templates(wf: _Workflow) -> Iterator[Finding]:
             else:
                 seen[name] = i
         yield from _check_template(template, at, wf, manifests.get(i))
-        yield from check_parameters(template.get("inputs"), f"{at}.inputs", arguments=False, require_values=False)
+        yield from check_parameters(template.get("inputs"), f"{at}.inputs", values=None)
         yield from _check_input_references(template, at)
 
 
@@ -376,7 +377,7 @@ def _check_image(template: Mapping[str, Any], path: str, kind: str, wf: _Workflo
 
 def _check_call(call: Mapping[str, Any], path: str, wf: _Workflow) -> Iterator[Finding]:
     """A step or task runs a template of this workflow (templateRef and inline templates are not followed)."""
-    yield from check_parameters(call.get("arguments"), f"{path}.arguments", arguments=True, require_values=True)
+    yield from check_parameters(call.get("arguments"), f"{path}.arguments", values="required")
     if call.get("templateRef") is not None or call.get("inline") is not None:
         return
     target = call.get("template")
@@ -607,7 +608,7 @@ def _check_resource(template: Mapping[str, Any], path: str, wf: _Workflow, manif
         hint = ": Argo 4's CRD enforces the list, so it cannot be a parameter" if "{{" in str(action) else ""
         yield error(f"{at}.action", f"must be one of {', '.join(RESOURCE_ACTIONS)}, not {action!r}{hint}")
     has_manifest, has_from = resource.get("manifest") is not None, resource.get("manifestFrom") is not None
-    if has_manifest == has_from:
+    if has_manifest == has_from and action not in ("delete", "get"):  # these may name their object in flags
         yield error(at, "must set exactly one of manifest and manifestFrom")
     if has_manifest and not isinstance(resource["manifest"], str):
         yield error(f"{at}.manifest", "must be a string: the object as YAML text")

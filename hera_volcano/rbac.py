@@ -94,10 +94,11 @@ def _kubectl_needs(sa: str, containers: Iterable[Mapping[str, Any]], why: str) -
 def _manifest_objects(resource: Mapping[str, Any], field: str) -> list[Mapping[str, Any]]:
     """The objects a resource step acts on; anything we cannot read is an error, never a Role that grants too little."""
     manifest = resource.get("manifest")
+    by_hand = "so the resource it acts on is unknown here: leave this workflow out and write its rule by hand"
     if manifest is None and resource.get("manifestFrom") is not None:
-        raise ValidationError(
-            f"{field}From", "the manifest comes from an artifact, so its kind is unknown here: write this Role by hand"
-        )
+        raise ValidationError(f"{field}From", f"the manifest comes from an artifact, {by_hand}")
+    if manifest is None:
+        raise ValidationError(field, f"is absent (the object is named in flags), {by_hand}")
     if not isinstance(manifest, str):
         raise ValidationError(field, "must be the object's YAML, as a string")
     try:
@@ -105,7 +106,7 @@ def _manifest_objects(resource: Mapping[str, Any], field: str) -> list[Mapping[s
     except Exception as e:  # yaml.YAMLError and friends: report, don't trace
         raise ValidationError(field, f"manifest is not YAML: {describe_error(e)}") from None
     if not all(isinstance(d, Mapping) for d in docs):
-        raise ValidationError(field, "must hold Kubernetes objects (mappings with apiVersion and kind)")
+        raise ValidationError(field, f"is not an object (a JSON patch names its object in flags), {by_hand}")
     return docs
 
 

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from hera_volcano.argo_parameters import check_parameters
+from hera_volcano.argo_parameters import Values, check_parameters
 from hera_volcano.findings import Finding
 from hera_volcano.lint import lint_document
 
 
-def findings(params: object, *, arguments: bool = True, require_values: bool = True) -> list[Finding]:
-    return list(check_parameters({"parameters": params}, "args", arguments=arguments, require_values=require_values))
+def findings(params: object, *, values: Values | None = "required") -> list[Finding]:
+    return list(check_parameters({"parameters": params}, "args", values=values))
 
 
 def test_well_formed_arguments_pass() -> None:
@@ -37,14 +37,14 @@ def test_well_formed_arguments_pass() -> None:
     ],
 )
 def test_shapes(holder: object, path: str, words: str) -> None:
-    [f] = check_parameters(holder, "args", arguments=True, require_values=True)
+    [f] = check_parameters(holder, "args", values="required")
     assert (f.path, f.severity) == (path, "error")
     assert words in f.message
 
 
 def test_absent_lists_have_nothing_to_check() -> None:
-    assert list(check_parameters(None, "args", arguments=True, require_values=True)) == []
-    assert list(check_parameters({}, "args", arguments=True, require_values=True)) == []
+    assert list(check_parameters(None, "args", values="required")) == []
+    assert list(check_parameters({}, "args", values="required")) == []
 
 
 @pytest.mark.parametrize(
@@ -72,10 +72,13 @@ def test_values_are_required_only_where_argo_requires_them() -> None:
     [f] = findings([{"name": "a"}])
     assert (f.path, f.severity) == ("args.parameters[0]", "error")
     assert "value or valueFrom" in f.message
-    assert findings([{"name": "a"}], require_values=False) == []
+    assert findings([{"name": "a"}], values="optional") == []
+    # A Workflow's own argument may still come from `argo submit -p a=...`: a warning, not an error.
+    [w] = findings([{"name": "a"}], values="submitted")
+    assert (w.path, w.severity) == ("args.parameters[0]", "warning") and "-p NAME=VALUE" in w.message
     # Inputs declare parameters: no value needed, only the names are Argo's business.
-    assert findings([{"name": "a"}, {"name": "a"}], arguments=False) != []
-    assert findings([{"name": "a", "valueFrom": {"path": "/x"}}], arguments=False) == []
+    assert findings([{"name": "a"}, {"name": "a"}], values=None) != []
+    assert findings([{"name": "a", "valueFrom": {"path": "/x"}}], values=None) == []
 
 
 @pytest.mark.parametrize("source", [{"path": "/tmp/x"}, {"jsonPath": "{.a}"}, {"parameter": "x"}, {"expression": "1"}])
@@ -93,33 +96,60 @@ def test_value_from_needs_a_source() -> None:
 
 
 @pytest.mark.parametrize(
-    ("param", "require_values", "path", "words"),
+    ("param", "values", "path", "words"),
     [
-        ({"name": "a", "value": "x", "enum": []}, True, "args.parameters[0].enum", "at least one value"),
-        ({"name": "a", "value": "x", "enum": "x"}, True, "args.parameters[0].enum", "at least one value"),
-        ({"name": "a", "value": "green", "enum": ["red", "blue"]}, True, "args.parameters[0].value", "(red, blue)"),
-        ({"name": "a", "enum": ["red"]}, True, "args.parameters[0]", "value or valueFrom"),
+        ({"name": "a", "value": "x", "enum": []}, "required", "args.parameters[0].enum", "at least one value"),
+        ({"name": "a", "value": "x", "enum": "x"}, "required", "args.parameters[0].enum", "at least one value"),
+        (
+            {"name": "a", "value": "green", "enum": ["red", "blue"]},
+            "required",
+            "args.parameters[0].value",
+            "(red, blue)",
+        ),
+        ({"name": "a", "enum": ["red"]}, "required", "args.parameters[0]", "value or valueFrom"),
         (
             {"name": "a", "valueFrom": {"supplied": {}}, "enum": ["red"]},
-            True,
+            "required",
             "args.parameters[0].value",
             "required with an enum",
         ),
     ],
 )
-def test_enums(param: dict[str, Any], require_values: bool, path: str, words: str) -> None:
-    [f] = findings([param], require_values=require_values)
+def test_enums(param: dict[str, Any], values: Values, path: str, words: str) -> None:
+    [f] = findings([param], values=values)
     assert f.path == path
     assert words in f.message
 
 
 def test_open_enum_argument_is_fine_in_a_template() -> None:
-    assert findings([{"name": "a", "enum": ["red"]}], require_values=False) == []
-    assert findings([{"name": "a", "valueFrom": {"supplied": {}}, "enum": ["red"]}], require_values=False) == []
+    assert findings([{"name": "a", "enum": ["red"]}], values="optional") == []
+    assert findings([{"name": "a", "valueFrom": {"supplied": {}}, "enum": ["red"]}], values="optional") == []
 
 
 def test_non_string_enums_are_not_compared() -> None:
     assert findings([{"name": "a", "value": 3, "enum": [3, 4]}]) == []
+
+
+@pytest.mark.parametrize(
+    ("value", "enum"), [("1e3", ["1000"]), ("1e3", ["1E3"]), ("0x1f", ["31"]), ("1_000", ["1000"])]
+)
+def test_what_argo_may_read_as_a_number_is_not_compared(value: str, enum: list[str]) -> None:
+    # PyYAML keeps these as text; Argo's YAML 1.2 decoder may turn them into numbers that match.
+    assert findings([{"name": "a", "value": value, "enum": enum}]) == []
+
+
+def test_after_an_open_enum_argo_stops_checking_values_in_a_template() -> None:
+    params = [
+        {"name": "e", "enum": ["a", "b"]},
+        {"name": "p", "value": "c", "enum": ["a", "b"]},
+        {"name": "q", "valueFrom": {"path": "/tmp/x"}},
+        {"name": "e"},  # names are still checked
+    ]
+    [f] = findings(params, values="optional")
+    assert f.path == "args.parameters[3].name"
+    assert {"args.parameters[1].value", "args.parameters[2].valueFrom"} <= {
+        f.path for f in findings(params, values="required")
+    }
 
 
 # ---- as lint applies them ------------------------------------------------------------------------------------------
@@ -144,15 +174,13 @@ def document(kind: str = "Workflow") -> dict[str, Any]:
     }
 
 
-def paths(doc: dict[str, Any]) -> list[str]:
-    return [f.path for f in lint_document(doc) if f.severity == "error"]
+def paths(doc: dict[str, Any], severity: str = "error") -> list[str]:
+    return [f.path for f in lint_document(doc) if f.severity == severity]
 
 
-def test_lint_requires_workflow_and_step_argument_values() -> None:
-    assert paths(document()) == [
-        "spec.templates[0].steps[0][0].arguments.parameters[0]",
-        "spec.arguments.parameters[0]",
-    ]
+def test_lint_requires_step_argument_values_and_warns_about_open_workflow_arguments() -> None:
+    assert paths(document()) == ["spec.templates[0].steps[0][0].arguments.parameters[0]"]
+    assert "spec.arguments.parameters[0]" in paths(document(), "warning")
 
 
 def test_lint_leaves_a_templates_own_arguments_open_but_not_its_steps() -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from hera_volcano.files import WriteError, write_files
 from hera_volcano.render import HEADER
 from tests.cli import Result, run
 
@@ -219,3 +220,22 @@ def test_output_through_a_symlink_loop_is_one_line(tmp_path: Path) -> None:
     r = run("hera_volcano.mpi_hello", "-o", str(tmp_path / "loop.yaml"))
     assert _one_line(r), r
     assert (tmp_path / "loop.yaml").is_symlink()
+
+
+def test_a_rename_that_fails_after_others_puts_every_file_back(tmp_path: Path) -> None:
+    # `a` is staged as a file, then `a/b` needs a folder `a`: renaming `a` into place fails after `x` was replaced.
+    x = tmp_path / "x"
+    x.write_text("old\n")
+    with pytest.raises(WriteError) as e:
+        write_files({x: "new\n", tmp_path / "a": "A\n", tmp_path / "a" / "b": "B\n"})
+    assert "cannot write" in str(e.value)
+    assert _tree(tmp_path) == {"x": b"old\n"}, "x is restored, a/ is removed, no temporary file is left"
+
+
+def test_a_successful_write_leaves_no_backup_or_removed_file(tmp_path: Path) -> None:
+    x, gone = tmp_path / "x", tmp_path / "gone"
+    x.write_text("old\n")
+    x.chmod(0o640)
+    gone.write_text("stale\n")
+    write_files({x: "new\n", gone: None})
+    assert _tree(tmp_path) == {"x": b"new\n"} and (x.stat().st_mode & 0o777) == 0o640

@@ -1026,3 +1026,18 @@ def test_a_short_ttl_on_a_waited_on_job_is_a_warning() -> None:
     assert at not in warnings(ttl(60))
     assert at not in warnings(ttl(0, keep_conditions=False)), "a step that does not wait cannot lose the job"
     assert errors(ttl(10)) == {}
+
+
+@pytest.mark.parametrize("action", ["delete", "get"])
+def test_delete_and_get_may_name_their_object_in_flags(action: str) -> None:
+    def edit(doc: dict[str, Any]) -> None:
+        template(doc, 1)["resource"] = {"action": action, "flags": ["configmap", "my-cm"]}
+
+    assert not any(p.startswith(R) for p in errors(changed(edit)))
+
+
+def test_other_actions_still_need_a_manifest() -> None:
+    def edit(doc: dict[str, Any]) -> None:
+        template(doc, 1)["resource"] = {"action": "create", "flags": ["configmap", "my-cm"]}
+
+    assert "exactly one of manifest and manifestFrom" in errors(changed(edit))[R]

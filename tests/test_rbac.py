@@ -275,6 +275,8 @@ def test_long_service_account_names_give_valid_distinct_role_names() -> None:
     [
         ({"action": "create", "manifestFrom": {"artifact": {"name": "m"}}}, "manifestFrom"),
         ({"action": "create", "manifest": "- a\n- b\n"}, "manifest"),
+        ({"action": "delete", "flags": ["configmap", "my-cm"]}, "manifest"),
+        ({"action": "patch", "mergeStrategy": "json", "flags": ["cm", "x"], "manifest": "- op: add\n"}, "manifest"),
         ({"action": "create", "manifest": 5}, "manifest"),
         (5, "resource"),
     ],
@@ -283,6 +285,8 @@ def test_resources_whose_objects_cannot_be_known_are_errors_not_gaps(resource: A
     with pytest.raises(ValidationError) as e:
         rbac_for(wf([{"name": "r", "resource": resource}]))
     assert e.value.field.endswith(field)
+    if isinstance(resource, dict) and "flags" in resource:
+        assert "in flags" in e.value.rule and "by hand" in e.value.rule
 
 
 def test_a_template_that_is_not_a_mapping_is_an_error() -> None:
