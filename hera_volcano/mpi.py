@@ -41,14 +41,14 @@ done
 
 # Then, in the master container (POSIX sh): a Ready worker's name resolves only once the headless Service's
 # endpoints reach DNS, a moment later; wait for that (up to a minute) rather than spend one of the master's retries
-# on the race. Images without getent skip the wait.
+# on the race (60 lookups a second apart). Images without getent skip the wait.
 _RESOLVE_SCRIPT = """\
 for host in $(printf '%s' "$HOSTS" | tr ',' ' '); do
   host=${host%:*}
   tries=0
   while command -v getent >/dev/null && ! getent hosts "$host" >/dev/null; do
     tries=$((tries + 1))
-    [ "$tries" -lt 60 ] || { echo "Worker $host does not resolve after 60 s" >&2; exit 1; }
+    [ "$tries" -lt 60 ] || { echo "Worker $host does not resolve after 60 attempts" >&2; exit 1; }
     sleep 1
   done
 done"""
