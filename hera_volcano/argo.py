@@ -93,8 +93,8 @@ while (( SECONDS < END )); do
   case "${JOB#*=}" in
     Completed|Failed|Terminated|Aborted)
       echo "Job ${JOB%%=*} is ${JOB#*=}"
-      if [ -z "$STREAMED" ] && [ -n "$SEEN_POD" ]; then
-        # The container never started (say, an init container gave up): show why.
+      if [ -n "$SEEN_POD" ] && [ "${STREAMED%%:*}" != "$SEEN_POD" ]; then
+        # The newest pod's container never started (say, an init container gave up): show why.
         echo "=== $CONTAINER never started in $SEEN_POD; the end of its containers' logs:"
         kubectl logs --request-timeout=30s -n "$NS" --all-containers --prefix --tail=20 "$SEEN_POD"
       fi

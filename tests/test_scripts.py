@@ -176,6 +176,18 @@ def test_follower_shows_why_the_container_never_started(tmp_path: Path) -> None:
     assert "--all-containers" in shown and "-f" not in shown
 
 
+def test_follower_shows_why_a_replacement_pod_never_started(tmp_path: Path) -> None:
+    waiting = pod("Pending", "", "wait-for-workers: only 1 of 2 workers Ready")
+    stages = [
+        {"pods": {"m-0": pod("Running", "c1", "try 1")}, "jobs": RUNNING},
+        {"pods": {"m-0": pod("Failed", "c1"), "m-0b": waiting}, "jobs": RUNNING, "times": 3},
+        {"pods": {"m-0": pod("Failed", "c1"), "m-0b": waiting}, "jobs": {"j-1": "Terminated"}},
+    ]
+    code, out, _ = run_script(_FOLLOW_SCRIPT, stages, tmp_path, **FOLLOW)
+    assert code == 0 and logs_lines(out) == ["try 1"]
+    assert "mpimaster never started in m-0b" in out and "only 1 of 2 workers Ready" in out
+
+
 def test_follower_stops_when_the_job_never_appears(tmp_path: Path) -> None:
     code, out, _ = run_script(_FOLLOW_SCRIPT, [{"pods": {}, "jobs": {}}], tmp_path, **FOLLOW)
     assert code == 0 and "No Volcano Job labelled a=b" in out
