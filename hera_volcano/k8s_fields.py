@@ -34,6 +34,8 @@ ROOTS = (
     (META, "ObjectMeta"),
 )
 FILE = "k8s_fields.json"
+#: Fields Hera's generated models type more narrowly than Kubernetes (an IntOrString typed as int).
+CORRECTIONS: dict[tuple[str, str], str] = {("HTTPGetAction", "port"): "int-or-str"}
 
 
 def key(module: str, name: str) -> str:
@@ -61,7 +63,8 @@ def snapshot() -> dict[str, dict[str, Any]]:
         cls = getattr(importlib.import_module(module), name)
         fields = {}
         for field, info in sorted(cls.model_fields.items(), key=lambda kv: kv[1].alias or kv[0]):
-            fields[info.alias or field] = _kind(info.annotation, todo)
+            alias = info.alias or field
+            fields[alias] = CORRECTIONS.get((name, alias)) or _kind(info.annotation, todo)
         out[key(module, name)] = fields
     return dict(sorted(out.items()))
 

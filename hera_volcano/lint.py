@@ -29,7 +29,7 @@ from hera_volcano.conditions import FAILURE_PHASES, PHASE_PATH, SUCCESS_PHASES, 
 from hera_volcano.findings import Finding, Severity, as_list, as_map, entry, error, join, warning
 from hera_volcano.graphs import cycles
 from hera_volcano.loading import describe_error, load_all
-from hera_volcano.placeholders import substitute_text
+from hera_volcano.placeholders import DEFAULT_SAMPLE, substitute_text
 from hera_volcano.quantities import is_go_duration
 from hera_volcano.volcano_schema import KIND
 
@@ -63,6 +63,7 @@ _LOOPS: Final = ("withItems", "withParam", "withSequence")
 UNFINISHED_FAILURES: Final = tuple(p for p in FAILURE_PHASES if p != "Failed")
 SUGGESTED_SUCCESS, SUGGESTED_FAILURE = conditions(SUCCESS_PHASES, FAILURE_PHASES)
 
+_WHOLE_PLACEHOLDER: Final = re.compile(r"\{\{[^{}]*\}\}")
 _WORKFLOW_PARAMETER: Final = re.compile(r"\{\{\s*workflow\.parameters\.([^{}\s]+?)\s*\}\}")
 _INPUT_PARAMETER: Final = re.compile(r"\{\{\s*inputs\.parameters\.([^{}\s]+?)\s*\}\}")
 _DEPENDS_TOKEN: Final = re.compile(r"\s*(?:(&&|\|\||[!()])|([a-zA-Z0-9][-a-zA-Z0-9]*)(?:\.([A-Za-z]\w*))?|(\S))")
@@ -256,7 +257,8 @@ def _check_entrypoint(wf: _Workflow) -> Iterator[Finding]:
                 yield error(path, f"is required in a {wf.kind}: the name of the template to run first")
         elif not isinstance(value, str):
             yield error(path, "must be a string: the name of a template")
-        elif "{{" not in value and value not in wf.template_names:
+        elif "{{" not in value and value not in wf.template_names and wf.spec.get("workflowTemplateRef") is None:
+            # With a workflowTemplateRef, Argo looks the name up in the referenced template, which lint cannot see.
             yield error(path, f"must name a template of {wf.spec_path}.templates; there is no template {value!r}")
 
 
@@ -617,7 +619,11 @@ def _check_resource(template: Mapping[str, Any], path: str, wf: _Workflow, manif
     conditions, findings = _conditions(resource, at, template, wf)
     yield from findings
     obj: Mapping[str, Any] | None = None
-    if manifest is not None:
+    raw = resource.get("manifest")
+    json_patch = action == "patch" and resource.get("mergeStrategy") == "json"
+    whole_placeholder = isinstance(raw, str) and _WHOLE_PLACEHOLDER.fullmatch(raw.strip()) is not None
+    if manifest is not None and not json_patch and not whole_placeholder:
+        # A JSON patch is a list of operations; a manifest that is one placeholder is only known at run time.
         obj, findings = _manifest_object(manifest, f"{at}.manifest")
         yield from findings
     if obj is not None and _is_volcano_job(obj):
@@ -654,7 +660,10 @@ def _conditions(
             continue
         if "{{" in text:
             values = samples.template_values({"metadata": wf.metadata, "spec": wf.spec})
-            text = substitute_text(text, values.get(str(template.get("name", "")), {}))
+            known = values.get(str(template.get("name", "")), {})
+            # A value only known at run time stands in as 0: a valid label value and a valid integer for > and <.
+            known = {k: "0" if v == DEFAULT_SAMPLE else v for k, v in known.items()}
+            text = substitute_text(text, known, default="0")
         try:
             parsed[key] = list(_parse_condition(text))
         except ValueError as e:
@@ -803,6 +812,8 @@ def _check_workflow_parameters(wf: _Workflow) -> Iterator[Finding]:
     if "workflow.parameters." not in json.dumps(wf.spec, default=str):
         return
     declared = _declared(wf.spec.get("arguments"))
+    if declared:
+        declared.add("json")  # Argo's {{workflow.parameters.json}}: all of them as one JSON object
     for at, name in _references(wf.spec, wf.spec_path, "workflow.parameters.", _WORKFLOW_PARAMETER):
         if name not in declared:
             yield error(

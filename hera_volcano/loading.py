@@ -1,7 +1,9 @@
 """Reading Kubernetes YAML fast: the C safe loader with a direct constructor for plain maps, lists and strings.
 
 The linter parses thousands of files (and every manifest inside them); PyYAML's generator-based constructor is
-most of that time. Results are exactly what ``yaml.safe_load_all`` gives.
+most of that time. Results are what ``yaml.safe_load_all`` gives, except that dates and base-60 numbers (``1:30``)
+stay strings, as Kubernetes' and Argo's Go decoder reads them: lint must not call a string field mistyped when the
+API server would accept it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ _MAP_TAG: Final = "tag:yaml.org,2002:map"
 _SEQ_TAG: Final = "tag:yaml.org,2002:seq"
 _MERGE_TAG: Final = "tag:yaml.org,2002:merge"
 _VALUE_TAG: Final = "tag:yaml.org,2002:value"
+#: YAML 1.1 forms PyYAML resolves that Go's decoder keeps as strings.
+_GO_STRINGS: Final = frozenset({"tag:yaml.org,2002:timestamp"})
+_BASE_60: Final = frozenset({"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"})
 _LoaderBase: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -45,6 +50,8 @@ class _Loader(_LoaderBase):  # type: ignore[misc,valid-type,unused-ignore]
             if implicit[0]:
                 for tag, pattern in self._BY_FIRST.get(value[:1], self._WILDCARD):
                     if pattern.match(value):
+                        if tag in _GO_STRINGS or (tag in _BASE_60 and ":" in value):
+                            return _STR_TAG
                         return tag
             return _STR_TAG
         return str(super().resolve(kind, value, implicit))

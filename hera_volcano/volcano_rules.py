@@ -121,7 +121,8 @@ def _labels_and_annotations(metadata: Mapping[str, Any], path: str) -> Iterator[
             yield error(at, f"label key {message}")
         yield from _named(at, value, names.label_value)
     for key in as_map(metadata.get("annotations")):
-        message = names.qualified_name(key)
+        # Kubernetes checks annotation keys in lower case (unlike label keys).
+        message = names.qualified_name(key.lower() if isinstance(key, str) else key)
         if message is not None:
             yield error(entry(f"{path}.annotations", key), f"annotation key {message}")
 
@@ -318,7 +319,8 @@ def _check_spec_fields(spec: Mapping[str, Any]) -> Iterator[Finding]:
     queue = spec.get("queue")
     if queue == "root":
         yield error("spec.queue", "must not be root: Volcano accepts jobs only in leaf queues")
-    yield from _named("spec.queue", queue, names.dns1123_subdomain)
+    if queue != "":  # Volcano's mutating webhook turns an empty queue into "default"
+        yield from _named("spec.queue", queue, names.dns1123_subdomain)
     yield from _named("spec.priorityClassName", spec.get("priorityClassName"), names.dns1123_subdomain)
     scheduler = spec.get("schedulerName")
     if isinstance(scheduler, str) and len(scheduler) > MAX_NAME_LENGTH:
@@ -361,7 +363,7 @@ def _check_partition(task: Mapping[str, Any], path: str) -> Iterator[Finding]:
         yield from _check_network_topology(policy["networkTopology"], f"{at}.networkTopology")
 
 
-def _check_task(task: Mapping[str, Any], index: int, job_name: str | None) -> Iterator[Finding]:
+def _check_task(task: Mapping[str, Any], index: int, job_name: str | None, svc: bool) -> Iterator[Finding]:
     path = f"spec.tasks[{index}]"
     name = task.get("name")
     name_problem = names.dns1123_label(name) if isinstance(name, str) and name else None
@@ -379,19 +381,22 @@ def _check_task(task: Mapping[str, Any], index: int, job_name: str | None) -> It
         yield from _check_partition(task, path)
     yield from _check_policies(task.get("policies"), f"{path}.policies")
     if job_name is not None and name_problem is None:
-        # Pods are JOB-TASK-INDEX; the webhook checks the task's position as INDEX, the pods use replica numbers.
-        pod = f"{job_name}-{_task_name(task, index)}-{max(replicas - 1, index, 0)}"
+        # Pods are JOB-TASK-N. The webhook checks N = the task's position as a qualified name (at most 63); with
+        # the svc plugin every pod's name is also its hostname, a DNS label, so the highest replica number counts.
+        number = max(replicas - 1, index, 0) if svc else index
+        pod = f"{job_name}-{_task_name(task, index)}-{number}"
         if len(pod) > MAX_NAME_LENGTH:
+            why = "the svc plugin makes each pod name its hostname" if svc else "Volcano checks JOB-TASK-INDEX"
             yield error(
                 f"{path}.name" if name else path,
                 f"makes pod names too long: {pod!r} has {len(pod)} characters, at most {MAX_NAME_LENGTH}"
-                " (pods are named JOB-TASK-INDEX; generateName adds 5 characters)",
+                f" ({why}; generateName adds 5 characters)",
             )
     integer_cpu = isinstance(policy, str) and policy in TOPOLOGY_POLICIES and policy != "none"
     yield from _check_pod_template(task.get("template"), f"{path}.template", policy if integer_cpu else None)
 
 
-def _check_tasks(spec: Mapping[str, Any], job_name: str | None) -> Iterator[Finding]:
+def _check_tasks(spec: Mapping[str, Any], job_name: str | None, svc: bool) -> Iterator[Finding]:
     tasks = spec.get("tasks")
     if tasks is None or tasks == []:
         yield error("spec.tasks", "must list at least one task")
@@ -413,7 +418,7 @@ def _check_tasks(spec: Mapping[str, Any], job_name: str | None) -> Iterator[Find
         replicas = task.get("replicas")
         mistyped = mistyped or (replicas is not None and _int(replicas) is None)
         total_replicas += _int(replicas) or 0
-        yield from _check_task(task, index, job_name)
+        yield from _check_task(task, index, job_name, svc)
     job_min = _int(spec.get("minAvailable"))
     if job_min is not None and not mistyped and job_min > total_replicas:
         yield error("spec.minAvailable", f"must not exceed the total replicas of all tasks ({total_replicas})")
@@ -691,7 +696,8 @@ def check_job(job: Mapping[str, Any]) -> list[Finding]:
     metadata = as_map(job.get("metadata"))
     spec = as_map(job.get("spec"))
     plugins = as_map(spec.get("plugins"))
-    job_name, name_findings = _job_name(metadata, svc=any(p in SVC_PLUGINS for p in plugins))
+    svc = any(p in SVC_PLUGINS for p in plugins)
+    job_name, name_findings = _job_name(metadata, svc=svc)
     if isinstance(job.get("metadata"), Mapping):
         findings.extend(name_findings)
         findings.extend(_named("metadata.namespace", metadata.get("namespace"), names.dns1123_label))
@@ -702,7 +708,7 @@ def check_job(job: Mapping[str, Any]) -> list[Finding]:
     task_names = [_task_name(t, i) for i, t in enumerate(as_list(spec.get("tasks"))) if isinstance(t, Mapping)]
     if task_names:  # without tasks Volcano stops at "No task specified" before looking at plugins
         findings.extend(_check_plugins(plugins, task_names))
-    findings.extend(_check_tasks(spec, job_name))
+    findings.extend(_check_tasks(spec, job_name, svc))
     return findings
 
 

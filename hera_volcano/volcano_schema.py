@@ -15,6 +15,7 @@ from typing import Any, Final, Literal, TypeAlias
 from hera_volcano import k8s_fields
 from hera_volcano.checks import INT32_MAX, INT32_MIN
 from hera_volcano.findings import Finding, entry, error, join
+from hera_volcano.placeholders import DEFAULT_SAMPLE
 from hera_volcano.quantities import QUANTITY_MESSAGE, quantity
 
 API_VERSION: Final = "batch.volcano.sh/v1alpha1"
@@ -228,6 +229,8 @@ def _node(kind: Any) -> _Node:
 
 def _leaf_problem(kind: str, value: object) -> str | None:
     is_int = isinstance(value, int) and not isinstance(value, bool)
+    if value == DEFAULT_SAMPLE:
+        return None  # a placeholder with no known value (an input without default, {{item}}, ...): known at run time
     if kind == "str":
         return None if isinstance(value, str) else "must be a string"
     if kind in ("int", "int32"):

@@ -769,7 +769,7 @@ def test_non_utf8_is_an_error_finding() -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "a: 1\nb: [1, 2.5, true, null, ~, 2020-01-01, 0o17, 017, 1_000, 1:30, .inf, '1', 0x1f, 1e3, yes]\n",
+        "a: 1\nb: [1, 2.5, true, null, ~, 0o17, 017, 1_000, .inf, '1', 0x1f, 1e3, yes]\n",
         "base: &b {x: 1, y: 2}\nmerged: {<<: *b, y: 3}\nlist: [*b, *b]\n",
         "? [1, 2]\n: unhashable\n",
         "a: !!binary aGVsbG8=\nb: !!set {x, y}\nc: !!omap [k: 1]\n",
@@ -789,6 +789,19 @@ def test_fast_loader_gives_what_safe_load_gives(text: str) -> None:
             return "error", type(e).__name__
 
     assert load(lambda: list(loading.load_all(text))) == load(lambda: list(yaml.safe_load_all(text)))
+
+
+def test_dates_and_base_60_numbers_stay_strings_as_in_go() -> None:
+    text = "a: 2024-01-01\nb: 2024-01-01T10:00:00Z\nc: 1:30\nd: 1:30.5\ne: 90\nf: 1.5\n"
+    assert list(loading.load_all(text)) == [
+        {"a": "2024-01-01", "b": "2024-01-01T10:00:00Z", "c": "1:30", "d": "1:30.5", "e": 90, "f": 1.5}
+    ]
+    # So an env value or a command argument written that way is a string, as the API server sees it.
+    env = "kind: x\nspec: {env: [{name: D, value: 2024-01-01}], command: [sleep, 1:30]}\n"
+    assert next(iter(loading.load_all(env)))["spec"] == {
+        "env": [{"name": "D", "value": "2024-01-01"}],
+        "command": ["sleep", "1:30"],
+    }
 
 
 def test_weird_documents_do_not_crash() -> None:
@@ -1041,3 +1054,82 @@ def test_other_actions_still_need_a_manifest() -> None:
         template(doc, 1)["resource"] = {"action": "create", "flags": ["configmap", "my-cm"]}
 
     assert "exactly one of manifest and manifestFrom" in errors(changed(edit))[R]
+
+
+# ---- what Argo and Volcano accept is not an error (found by running Argo's validators on the same input) ----------
+
+
+def with_job(edit: Callable[[dict[str, Any]], None], kind: str = "Workflow") -> dict[str, Any]:
+    """The clean workflow whose Volcano Job (as data) ``edit`` changed."""
+
+    def change(doc: dict[str, Any]) -> None:
+        data = yaml.safe_load(JOB)
+        edit(data)
+        resource(doc)["manifest"] = yaml.safe_dump(data, sort_keys=False)
+
+    return changed(change, kind)
+
+
+def test_names_behind_a_workflow_template_ref_are_not_judged() -> None:
+    doc = workflow()
+    doc["spec"] = {"workflowTemplateRef": {"name": "elsewhere"}, "entrypoint": "other", "onExit": "exit"}
+    assert errors(doc) == {}
+
+
+def test_workflow_parameters_json_is_declared_with_any_parameter() -> None:
+    def use(doc: dict[str, Any]) -> None:
+        spec(doc)["arguments"] = {"parameters": [{"name": "a", "value": "1"}]}
+        template(doc, 2)["container"]["args"] = ["{{workflow.parameters.json}}"]
+
+    assert errors(changed(use)) == {}
+
+
+def test_json_patches_and_whole_manifest_placeholders_are_not_objects_to_judge() -> None:
+    def patch(doc: dict[str, Any]) -> None:
+        resource(doc).update(action="patch", mergeStrategy="json", manifest="- op: add\n  path: /x\n  value: 1\n")
+        resource(doc)["flags"] = ["jobs.batch.volcano.sh", "j"]
+
+    def whole(doc: dict[str, Any]) -> None:
+        template(doc, 1)["inputs"] = {"parameters": [{"name": "manifest"}]}
+        resource(doc)["manifest"] = "{{inputs.parameters.manifest}}"
+
+    assert not [p for p in errors(changed(patch)) if p.startswith(R)]
+    assert not [p for p in errors(changed(whole, "WorkflowTemplate")) if p.startswith(R)]
+
+
+def test_values_only_known_at_run_time_are_not_type_checked() -> None:
+    def replicas(doc: dict[str, Any]) -> None:
+        data = yaml.safe_load(JOB)
+        data["spec"]["minAvailable"] = "{{inputs.parameters.n}}"
+        data["spec"]["tasks"][0]["replicas"] = "{{inputs.parameters.n}}"
+        template(doc, 1)["inputs"] = {"parameters": [{"name": "n"}]}  # no default: only a submission gives one
+        resource(doc)["manifest"] = yaml.safe_dump(data, sort_keys=False).replace("'{{", "{{").replace("}}'", "}}")
+        resource(doc)["successCondition"] = "status.state.succeeded > {{inputs.parameters.n}}"
+
+    assert errors(changed(replicas, "WorkflowTemplate")) == {}
+
+
+def test_kubernetes_leniencies_are_not_errors() -> None:
+    def edit(job: dict[str, Any]) -> None:
+        job["spec"]["queue"] = ""  # Volcano's webhook makes it "default"
+        job["metadata"]["annotations"] = {"Example.COM/owner": "me"}  # annotation keys are checked in lower case
+        container = job["spec"]["tasks"][0]["template"]["spec"]["containers"][0]
+        container["readinessProbe"] = {"httpGet": {"port": "http", "path": "/"}}  # a named port
+
+    assert errors(with_job(edit)) == {}
+
+
+def test_pod_names_are_judged_by_the_webhook_and_by_svc_hostnames() -> None:
+    def long_job(svc: bool) -> Callable[[dict[str, Any]], None]:
+        def edit(job: dict[str, Any]) -> None:
+            job["metadata"] = {"name": "j" * 56}
+            job["spec"]["tasks"][0]["replicas"] = 16  # j...j-main-0 has 63 characters, j...j-main-15 64
+            job["spec"]["minAvailable"] = 1
+            if svc:
+                job["spec"]["plugins"] = {"svc": []}
+
+        return edit
+
+    at = f"{M}spec.tasks[0].name"
+    assert at not in errors(with_job(long_job(svc=False)))
+    assert "its hostname" in errors(with_job(long_job(svc=True)))[at]
