@@ -700,7 +700,7 @@ def _check_volcano_step(
 ) -> Iterator[Finding]:
     at = f"{path}.manifest{MANIFEST_SEPARATOR}"
     action = resource.get("action")
-    if action not in _PARTIAL_ACTIONS:  # a misspelt action is reported already; the job is still worth checking
+    if not isinstance(action, str) or action not in _PARTIAL_ACTIONS:  # a bad action is reported already
         for f in volcano_rules.check_job(job):
             yield Finding(at + f.path, f.severity, f.message)
     metadata = as_map(job.get("metadata"))

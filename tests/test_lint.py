@@ -1133,3 +1133,9 @@ def test_pod_names_are_judged_by_the_webhook_and_by_svc_hostnames() -> None:
     at = f"{M}spec.tasks[0].name"
     assert at not in errors(with_job(long_job(svc=False)))
     assert "its hostname" in errors(with_job(long_job(svc=True)))[at]
+
+
+@pytest.mark.parametrize("action", [{"verb": "create"}, ["create"]])
+def test_an_action_of_the_wrong_type_is_a_finding_about_the_action(action: Any) -> None:
+    found = errors(changed(lambda d: resource(d).__setitem__("action", action)))
+    assert f"{R}.action" in found and not any("malformed" in m for m in found.values())
