@@ -63,6 +63,8 @@ _LOOPS: Final = ("withItems", "withParam", "withSequence")
 UNFINISHED_FAILURES: Final = tuple(p for p in FAILURE_PHASES if p != "Failed")
 SUGGESTED_SUCCESS, SUGGESTED_FAILURE = conditions(SUCCESS_PHASES, FAILURE_PHASES)
 
+#: A job or task name built from a placeholder, such as ``name: {{workflow.name}}-train``: its length is a guess.
+_PLACEHOLDER_NAME: Final = re.compile(r"^[ \t-]*(?:name|generateName):[^\n]*\{\{", re.MULTILINE)
 _WHOLE_PLACEHOLDER: Final = re.compile(r"\{\{[^{}]*\}\}")
 _WORKFLOW_PARAMETER: Final = re.compile(r"\{\{\s*workflow\.parameters\.([^{}\s]+?)\s*\}\}")
 _INPUT_PARAMETER: Final = re.compile(r"\{\{\s*inputs\.parameters\.([^{}\s]+?)\s*\}\}")
@@ -701,7 +703,9 @@ def _check_volcano_step(
     at = f"{path}.manifest{MANIFEST_SEPARATOR}"
     action = resource.get("action")
     if not isinstance(action, str) or action not in _PARTIAL_ACTIONS:  # a bad action is reported already
-        for f in volcano_rules.check_job(job):
+        raw_manifest = resource.get("manifest")
+        names_known = not (isinstance(raw_manifest, str) and _PLACEHOLDER_NAME.search(raw_manifest))
+        for f in volcano_rules.check_job(job, names_known=names_known):
             yield Finding(at + f.path, f.severity, f.message)
     metadata = as_map(job.get("metadata"))
     raw = resource.get("manifest")

@@ -45,6 +45,7 @@ ACTIONS: Final = (
 TOPOLOGY_POLICIES: Final = ("none", "best-effort", "restricted", "single-numa-node")
 NETWORK_TOPOLOGY_MODES: Final = ("hard", "soft")
 MAX_NAME_LENGTH: Final = 63
+_POD_NAMES: Final = "makes pod names too long"
 #: Kubernetes appends this many random characters to ``generateName`` (after cutting it to 58).
 GENERATED_SUFFIX_LENGTH: Final = 5
 
@@ -389,7 +390,7 @@ def _check_task(task: Mapping[str, Any], index: int, job_name: str | None, svc: 
             why = "the svc plugin makes each pod name its hostname" if svc else "Volcano checks JOB-TASK-INDEX"
             yield error(
                 f"{path}.name" if name else path,
-                f"makes pod names too long: {pod!r} has {len(pod)} characters, at most {MAX_NAME_LENGTH}"
+                f"{_POD_NAMES}: {pod!r} has {len(pod)} characters, at most {MAX_NAME_LENGTH}"
                 f" ({why}; generateName adds 5 characters)",
             )
     integer_cpu = isinstance(policy, str) and policy in TOPOLOGY_POLICIES and policy != "none"
@@ -684,7 +685,7 @@ def _check_pod_template(template: object, path: str, cpu_policy: str | None) -> 
 # ---- entry points --------------------------------------------------------------------------------------------------
 
 
-def check_job(job: Mapping[str, Any]) -> list[Finding]:
+def check_job(job: Mapping[str, Any], *, names_known: bool = True) -> list[Finding]:
     """Every Volcano admission and CRD rule ``job`` (a Volcano Job as plain data) breaks, errors and warnings.
 
     Checks that need the cluster (the queue exists, is open and is a leaf) are left out.
@@ -698,6 +699,8 @@ def check_job(job: Mapping[str, Any]) -> list[Finding]:
     plugins = as_map(spec.get("plugins"))
     svc = any(p in SVC_PLUGINS for p in plugins)
     job_name, name_findings = _job_name(metadata, svc=svc)
+    if not names_known:
+        name_findings = [_sampled(f) for f in name_findings]
     if isinstance(job.get("metadata"), Mapping):
         findings.extend(name_findings)
         findings.extend(_named("metadata.namespace", metadata.get("namespace"), names.dns1123_label))
@@ -708,8 +711,14 @@ def check_job(job: Mapping[str, Any]) -> list[Finding]:
     task_names = [_task_name(t, i) for i, t in enumerate(as_list(spec.get("tasks"))) if isinstance(t, Mapping)]
     if task_names:  # without tasks Volcano stops at "No task specified" before looking at plugins
         findings.extend(_check_plugins(plugins, task_names))
-    findings.extend(_check_tasks(spec, job_name, svc))
+    pod_findings = list(_check_tasks(spec, job_name, svc))
+    findings.extend(_sampled(f) if not names_known and f.message.startswith(_POD_NAMES) else f for f in pod_findings)
     return findings
+
+
+def _sampled(finding: Finding) -> Finding:
+    """A name finding judged on a placeholder's sample value: the real name's length is only known at run time."""
+    return warning(finding.path, f"{finding.message} (judged with a sample value: the name holds a placeholder)")
 
 
 def raise_first(findings: Iterable[Finding]) -> None:

@@ -1139,3 +1139,15 @@ def test_pod_names_are_judged_by_the_webhook_and_by_svc_hostnames() -> None:
 def test_an_action_of_the_wrong_type_is_a_finding_about_the_action(action: Any) -> None:
     found = errors(changed(lambda d: resource(d).__setitem__("action", action)))
     assert f"{R}.action" in found and not any("malformed" in m for m in found.values())
+
+
+def test_name_lengths_built_from_placeholders_are_warnings() -> None:
+    def edit(job: dict[str, Any]) -> None:
+        job["metadata"] = {"name": "{{workflow.name}}-" + "j" * 50}  # the sample's length is only a guess
+        job["spec"]["plugins"] = {"svc": []}
+
+    literal = with_job(lambda job: job.update(metadata={"name": "j" * 64}))
+    assert "metadata.name" in " ".join(errors(literal)), "a literal name that is too long stays an error"
+    found = with_job(edit)
+    assert not [p for p in errors(found) if p.startswith(M)]
+    assert any("holds a placeholder" in m for m in warnings(found).values())
