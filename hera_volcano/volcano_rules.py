@@ -45,7 +45,6 @@ ACTIONS: Final = (
 TOPOLOGY_POLICIES: Final = ("none", "best-effort", "restricted", "single-numa-node")
 NETWORK_TOPOLOGY_MODES: Final = ("hard", "soft")
 MAX_NAME_LENGTH: Final = 63
-_POD_NAMES: Final = "makes pod names too long"
 #: Kubernetes appends this many random characters to ``generateName`` (after cutting it to 58).
 GENERATED_SUFFIX_LENGTH: Final = 5
 
@@ -364,7 +363,9 @@ def _check_partition(task: Mapping[str, Any], path: str) -> Iterator[Finding]:
         yield from _check_network_topology(policy["networkTopology"], f"{at}.networkTopology")
 
 
-def _check_task(task: Mapping[str, Any], index: int, job_name: str | None, svc: bool) -> Iterator[Finding]:
+def _check_task(
+    task: Mapping[str, Any], index: int, job_name: str | None, svc: bool, names_known: bool
+) -> Iterator[Finding]:
     path = f"spec.tasks[{index}]"
     name = task.get("name")
     name_problem = names.dns1123_label(name) if isinstance(name, str) and name else None
@@ -388,16 +389,17 @@ def _check_task(task: Mapping[str, Any], index: int, job_name: str | None, svc: 
         pod = f"{job_name}-{_task_name(task, index)}-{number}"
         if len(pod) > MAX_NAME_LENGTH:
             why = "the svc plugin makes each pod name its hostname" if svc else "Volcano checks JOB-TASK-INDEX"
-            yield error(
+            finding = error(
                 f"{path}.name" if name else path,
-                f"{_POD_NAMES}: {pod!r} has {len(pod)} characters, at most {MAX_NAME_LENGTH}"
+                f"makes pod names too long: {pod!r} has {len(pod)} characters, at most {MAX_NAME_LENGTH}"
                 f" ({why}; generateName adds 5 characters)",
             )
+            yield finding if names_known else _sampled(finding)
     integer_cpu = isinstance(policy, str) and policy in TOPOLOGY_POLICIES and policy != "none"
     yield from _check_pod_template(task.get("template"), f"{path}.template", policy if integer_cpu else None)
 
 
-def _check_tasks(spec: Mapping[str, Any], job_name: str | None, svc: bool) -> Iterator[Finding]:
+def _check_tasks(spec: Mapping[str, Any], job_name: str | None, svc: bool, names_known: bool) -> Iterator[Finding]:
     tasks = spec.get("tasks")
     if tasks is None or tasks == []:
         yield error("spec.tasks", "must list at least one task")
@@ -419,7 +421,7 @@ def _check_tasks(spec: Mapping[str, Any], job_name: str | None, svc: bool) -> It
         replicas = task.get("replicas")
         mistyped = mistyped or (replicas is not None and _int(replicas) is None)
         total_replicas += _int(replicas) or 0
-        yield from _check_task(task, index, job_name, svc)
+        yield from _check_task(task, index, job_name, svc, names_known)
     job_min = _int(spec.get("minAvailable"))
     if job_min is not None and not mistyped and job_min > total_replicas:
         yield error("spec.minAvailable", f"must not exceed the total replicas of all tasks ({total_replicas})")
@@ -711,8 +713,7 @@ def check_job(job: Mapping[str, Any], *, names_known: bool = True) -> list[Findi
     task_names = [_task_name(t, i) for i, t in enumerate(as_list(spec.get("tasks"))) if isinstance(t, Mapping)]
     if task_names:  # without tasks Volcano stops at "No task specified" before looking at plugins
         findings.extend(_check_plugins(plugins, task_names))
-    pod_findings = list(_check_tasks(spec, job_name, svc))
-    findings.extend(_sampled(f) if not names_known and f.message.startswith(_POD_NAMES) else f for f in pod_findings)
+    findings.extend(_check_tasks(spec, job_name, svc, names_known))
     return findings
 
 
