@@ -17,6 +17,7 @@ from hera_volcano.emit import dump_manifest
 from hera_volcano.errors import ValidationError
 from hera_volcano.images import KUBECTL_IMAGE, check_image
 from hera_volcano.job import VolcanoJob, check, pod_template_to_dict
+from hera_volcano.kubectl_in_pod import KUBECTL_PRELUDE
 from hera_volcano.placeholders import Placeholder, collect, expressions
 
 WORKFLOW_LABEL = "workflows.argoproj.io/workflow"
@@ -31,27 +32,28 @@ DEFAULT_GRACE = 120
 # code. Pure bash plus kubectl, cat and sleep (what a kubectl image has). It never fails (a log follower must not
 # turn a successful job into a failed workflow) and bounds itself: every kubectl call has a request timeout, the
 # log stream ends at FOLLOW_SECONDS, and it stops as soon as the Volcano Job is finished (or was never created), so
-# no Argo deadline is needed (one would fail the step when it fires).
-_FOLLOW_SCRIPT = """\
+# no Argo deadline is needed (one would fail the step when it fires). kubectl's errors are shown, rate-limited.
+_FOLLOW_SCRIPT = (
+    KUBECTL_PRELUDE
+    + """\
 export TZ=UTC
-NS=$(cat /var/run/secrets/kubernetes.io/serviceaccount/namespace)
+NS=$(cat "$SA_DIR/namespace")
 END=$(( SECONDS + FOLLOW_SECONDS ))
 last() { local line out=""; while IFS= read -r line; do [ -n "$line" ] && out=$line; done; printf '%s' "$out"; }
 newest_pod() {
-  kubectl --request-timeout=30s -n "$NS" get pods -l "$SELECTOR" --sort-by=.metadata.creationTimestamp \\
-    -o jsonpath='{range .items[*]}{.metadata.name}{"\\n"}{end}' 2>/dev/null | last
+  call OUT kubectl -n "$NS" get pods -l "$SELECTOR" --sort-by=.metadata.creationTimestamp \\
+    -o jsonpath='{range .items[*]}{.metadata.name}{"\\n"}{end}'
+  POD=$(printf '%s\\n' "$OUT" | last)
 }
 pod_state() {
   local c="?(@.name==\\"$CONTAINER\\")"
-  kubectl --request-timeout=30s -n "$NS" get pod "$1" 2>/dev/null -o jsonpath="{.status.phase}|\\
+  call OUT kubectl -n "$NS" get pod "$1" -o jsonpath="{.status.phase}|\\
 {.status.containerStatuses[$c].containerID}|{.status.containerStatuses[$c].state.running.startedAt}"
 }
 newest_job() {
-  local out
-  out=$(kubectl --request-timeout=30s -n "$NS" get jobs.batch.volcano.sh -l "$JOB_SELECTOR" \\
-    --sort-by=.metadata.creationTimestamp \\
-    -o jsonpath='{range .items[*]}{.metadata.name}={.status.state.phase}{"\\n"}{end}' 2>/dev/null) || return 1
-  printf '%s\\n' "$out" | last
+  call OUT kubectl -n "$NS" get jobs.batch.volcano.sh -l "$JOB_SELECTOR" --sort-by=.metadata.creationTimestamp \\
+    -o jsonpath='{range .items[*]}{.metadata.name}={.status.state.phase}{"\\n"}{end}' || return 1
+  JOB=$(printf '%s\\n' "$OUT" | last)
 }
 echo "Following container $CONTAINER of the pods labelled $SELECTOR"
 STREAMED=""
@@ -59,10 +61,11 @@ SEEN_JOB=""
 SEEN_POD=""
 FAILING_SINCE=""
 while (( SECONDS < END )); do
-  POD=$(newest_pod)
+  newest_pod
   if [ -n "$POD" ]; then
     SEEN_POD=$POD
-    IFS='|' read -r PHASE CID RUNNING <<< "$(pod_state "$POD")"
+    pod_state "$POD"
+    IFS='|' read -r PHASE CID RUNNING <<< "$OUT"
     if [ -n "$CID" ] && { [ "$POD:$CID" != "$STREAMED" ] || [ -n "$RUNNING" ]; }; then
       SINCE=()
       if [ "$POD:$CID" = "$STREAMED" ]; then
@@ -73,13 +76,16 @@ while (( SECONDS < END )); do
       fi
       STREAMED="$POD:$CID"
       LEFT=$(( END - SECONDS ))
-      (( LEFT > 0 )) && kubectl logs -f --request-timeout="${LEFT}s" -n "$NS" -c "$CONTAINER" "${SINCE[@]}" "$POD"
+      if (( LEFT > 0 )); then
+        kubectl logs -f --request-timeout="${LEFT}s" -n "$NS" -c "$CONTAINER" "${SINCE[@]}" "$POD" \\
+          2>"$KUBECTL_ERR" || kubectl_error
+      fi
       printf -v LAST '%(%Y-%m-%dT%H:%M:%SZ)T' -1
       sleep 1
       continue
     fi
   fi
-  if ! JOB=$(newest_job); then
+  if ! newest_job; then
     # One failed API call is not the end of the job: retry, and give up only after a grace period of failures.
     FAILING_SINCE=${FAILING_SINCE:-$SECONDS}
     if (( SECONDS - FAILING_SINCE > GRACE_SECONDS )); then
@@ -96,7 +102,7 @@ while (( SECONDS < END )); do
       if [ -n "$SEEN_POD" ] && [ "${STREAMED%%:*}" != "$SEEN_POD" ]; then
         # The newest pod's container never started (say, an init container gave up): show why.
         echo "=== $CONTAINER never started in $SEEN_POD; the end of its containers' logs:"
-        kubectl logs --request-timeout=30s -n "$NS" --all-containers --prefix --tail=20 "$SEEN_POD"
+        call OUT kubectl -n "$NS" logs --all-containers --prefix --tail=20 "$SEEN_POD" && printf '%s\\n' "$OUT"
       fi
       exit 0 ;;
   esac
@@ -110,6 +116,7 @@ done
 echo "Stopped following after $FOLLOW_SECONDS s"
 exit 0
 """
+)
 
 
 def _deadline(value: int | str | None, field: str) -> int | str | None:

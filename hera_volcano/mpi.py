@@ -10,6 +10,7 @@ from hera_volcano import checks, names
 from hera_volcano.errors import ValidationError
 from hera_volcano.images import KUBECTL_IMAGE, check_image
 from hera_volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
+from hera_volcano.kubectl_in_pod import KUBECTL_PRELUDE
 from hera_volcano.placeholders import Placeholder, has_expression
 
 MASTER = "mpimaster"
@@ -23,20 +24,23 @@ MAX_DEVICES = 1024
 # The master waits in an init container until every worker is Ready, i.e. its sshd accepts connections (the
 # workers' readiness probe). Variable values arrive as environment variables; the text is constant. Pure bash plus
 # kubectl and sleep: a kubectl image need not have grep or date.
-_WAIT_SCRIPT = """\
+_WAIT_SCRIPT = (
+    KUBECTL_PRELUDE
+    + """\
 END=$(( SECONDS + WAIT_SECONDS ))
 SELECTOR="volcano.sh/job-name=$JOB_NAME,volcano.sh/task-spec=$WORKER_TASK"
 echo "Waiting for $WORKERS Ready pods labelled $SELECTOR"
 while true; do
   READY=0
-  STATUSES=$(kubectl --request-timeout=30s get pods -n "$NAMESPACE" -l "$SELECTOR" \\
-    -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}' 2>/dev/null)
+  call STATUSES kubectl get pods -n "$NAMESPACE" -l "$SELECTOR" \\
+    -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}'
   while IFS= read -r STATUS; do [ "$STATUS" = True ] && READY=$(( READY + 1 )); done <<< "$STATUSES"
   (( READY >= WORKERS )) && echo "$READY workers Ready" && exit 0
   (( SECONDS >= END )) && echo "Only $READY of $WORKERS workers Ready after $WAIT_SECONDS s" && exit 1
   sleep 2
 done
 """
+)
 
 
 # Then, in the master container (POSIX sh): a Ready worker's name resolves only once the headless Service's

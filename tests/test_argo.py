@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from hera_volcano import (
     job_template,
     mpi_job,
 )
+from hera_volcano.kubectl_in_pod import KUBECTL_PRELUDE
 from hera_volcano.placeholders import substitute_text
 from hera_volcano.selectors import parse_selector
 
@@ -127,8 +129,12 @@ def test_follower_finds_the_master_by_labels_is_bounded_and_never_fails() -> Non
     assert "activeDeadlineSeconds" not in f, "a deadline would fail the step; the script bounds itself"
     script = f["container"]["args"][0]
     assert "kubectl logs -f" in script and "exit 0" in script and "exit 1" not in script
-    kubectl_calls = [line for line in script.splitlines() if "kubectl " in line]
-    assert kubectl_calls and all("--request-timeout" in line for line in kubectl_calls)
+    assert script.startswith(KUBECTL_PRELUDE) and '"$call_cmd" --request-timeout=30s' in KUBECTL_PRELUDE
+    body = script.removeprefix(KUBECTL_PRELUDE)
+    kubectl_calls = [line for line in body.splitlines() if "kubectl " in line and not line.lstrip().startswith("#")]
+    assert kubectl_calls and all(
+        re.match(r"\s*(call \w+ kubectl |kubectl .*--request-timeout)", c) for c in kubectl_calls
+    )
     assert "{{" not in script, "the script text is constant; values come from the environment"
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from hera_volcano.argo import _FOLLOW_SCRIPT
 from hera_volcano.mpi import _RESOLVE_SCRIPT, _WAIT_SCRIPT
@@ -33,9 +34,11 @@ def count_down(key):
         stage[key] -= 1
         if stage[key] == 0:
             state["stage"] += 1
+state["kubeconfigs"].append(os.environ.get("KUBECONFIG", ""))
 if stage.get("fail"):
     count_down("fail")
     json.dump(state, open(state_path, "w"))
+    print(stage.get("error", "error: dial tcp 10.96.0.1:443: connect: connection refused"), file=sys.stderr)
     sys.exit(1)
 if stage.get("times"):
     count_down("times")
@@ -58,6 +61,14 @@ json.dump(state, open(state_path, "w"))
 
 
 def run_script(script: str, stages: list[dict[str, Any]], tmp_path: Path, **env: str) -> tuple[int, str, list[Any]]:
+    code, out, _, state = run_script_state(script, stages, tmp_path, **env)
+    return code, out, state["calls"]
+
+
+def run_script_state(
+    script: str, stages: list[dict[str, Any]], tmp_path: Path, **env: str
+) -> tuple[int, str, str, dict[str, Any]]:
+    """Run ``script`` with the fake kubectl; returns (exit code, stdout, stderr, the fake's final state)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     kubectl = bin_dir / "kubectl"
@@ -67,15 +78,22 @@ def run_script(script: str, stages: list[dict[str, Any]], tmp_path: Path, **env:
     for tool in (kubectl, fast_sleep):
         tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
     state = tmp_path / "state.json"
-    state.write_text(json.dumps({"stages": stages, "stage": 0, "calls": []}))
+    state.write_text(json.dumps({"stages": stages, "stage": 0, "calls": [], "kubeconfigs": []}))
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("KUBERNETES_", "KUBECONFIG"))}
     p = subprocess.run(
         ["bash", "-c", script],
-        env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "FAKE_STATE": str(state), **env},
+        env={
+            **base,
+            "PATH": f"{bin_dir}:{os.environ['PATH']}",
+            "FAKE_STATE": str(state),
+            "TMPDIR": str(tmp_path),
+            **env,
+        },
         capture_output=True,
         text=True,
         timeout=60,
     )
-    return p.returncode, p.stdout, json.loads(state.read_text())["calls"]
+    return p.returncode, p.stdout, p.stderr, json.loads(state.read_text())
 
 
 def pod(phase: str, cid: str, log: str = "", running: str = "") -> dict[str, str]:
@@ -257,3 +275,71 @@ def test_master_gives_up_on_a_worker_that_never_resolves(tmp_path: Path) -> None
 def test_master_skips_the_dns_wait_without_getent(tmp_path: Path) -> None:
     code, _, asked = run_resolve(tmp_path, None)
     assert code == 0 and asked == []
+
+
+# --- kubectl in a pod: the in-cluster configuration survives --request-timeout, and errors are shown ---
+
+SA_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+def in_pod(script: str, tmp_path: Path) -> tuple[str, dict[str, str]]:
+    """``script`` as if in a pod: a service-account folder (at a test path) and the Service variables."""
+    sa = tmp_path / "sa"
+    sa.mkdir()
+    for name, text in (("token", "t0ken"), ("ca.crt", "CA"), ("namespace", "ns")):
+        (sa / name).write_text(text)
+    return script.replace(SA_PATH, str(sa)), {"KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+
+
+@pytest.mark.parametrize(
+    ("host", "server"), [("10.96.0.1", "https://10.96.0.1:443"), ("fd00::1", "https://[fd00::1]:443")]
+)
+def test_kubectl_in_a_pod_gets_the_in_cluster_configuration_as_a_kubeconfig(
+    host: str, server: str, tmp_path: Path
+) -> None:
+    script, env = in_pod(_WAIT_SCRIPT, tmp_path)
+    env["KUBERNETES_SERVICE_HOST"] = host
+    code, _, _, state = run_script_state(script, [{"ready": 3}], tmp_path, **{**WAIT, **env})
+    assert code == 0
+    [kubeconfig] = set(state["kubeconfigs"])
+    assert kubeconfig, "every kubectl call runs with the written kubeconfig"
+    config = yaml.safe_load(Path(kubeconfig).read_text())
+    [cluster] = config["clusters"]
+    [user] = config["users"]
+    assert cluster["cluster"] == {"server": server, "certificate-authority": str(tmp_path / "sa" / "ca.crt")}
+    assert user["user"] == {"tokenFile": str(tmp_path / "sa" / "token")}, "the token file, re-read as it rotates"
+    assert config["current-context"] == "in-cluster" and config["contexts"][0]["context"]["user"] == "in-cluster"
+
+
+def test_a_kubeconfig_given_to_the_pod_is_kept(tmp_path: Path) -> None:
+    script, env = in_pod(_WAIT_SCRIPT, tmp_path)
+    code, _, _, state = run_script_state(script, [{"ready": 3}], tmp_path, **{**WAIT, **env, "KUBECONFIG": "/mine"})
+    assert code == 0 and set(state["kubeconfigs"]) == {"/mine"}
+
+
+def test_outside_a_pod_kubectl_keeps_its_own_configuration(tmp_path: Path) -> None:
+    code, _, _, state = run_script_state(_WAIT_SCRIPT, [{"ready": 3}], tmp_path, **WAIT)
+    assert code == 0 and set(state["kubeconfigs"]) == {""}
+
+
+def test_kubectl_errors_are_shown_once_per_message_not_swallowed(tmp_path: Path) -> None:
+    stages = [
+        {"fail": 5, "error": "error: connection refused"},
+        {"fail": 2, "error": "Error from server (Forbidden): pods is forbidden"},
+        {"ready": 3},
+    ]
+    code, _, err, _ = run_script_state(_WAIT_SCRIPT, stages, tmp_path, **WAIT)
+    assert code == 0
+    assert err.splitlines() == [
+        "kubectl: error: connection refused",
+        "kubectl: Error from server (Forbidden): pods is forbidden",
+    ], "each distinct error once (a repeat waits 30 s), none lost"
+
+
+def test_the_follower_shows_why_it_cannot_list(tmp_path: Path) -> None:
+    stages = [
+        {"fail": True, "error": 'Error from server (Forbidden): jobs.batch.volcano.sh is forbidden: cannot "list"'}
+    ]
+    code, out, err, _ = run_script_state(_FOLLOW_SCRIPT, stages, tmp_path, **{**FOLLOW, "GRACE_SECONDS": "1"})
+    assert code == 0 and "Cannot list the Volcano Jobs" in out
+    assert err.count('kubectl: Error from server (Forbidden): jobs.batch.volcano.sh is forbidden: cannot "list"') == 1
