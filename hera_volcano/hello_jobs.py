@@ -1,4 +1,4 @@
-"""The upstream multi-job examples, made safe: steps (1, then 2a and 2b) and a diamond DAG of whalesay jobs.
+"""The upstream multi-job examples, made safe: steps (1, then 2a and 2b) and a diamond DAG of small echo jobs.
 
 Every job comes from ONE parametrised resource template (inputs ``message`` and ``task``) with the conditions,
 ownership and deadline of ``job_template``.
@@ -18,11 +18,12 @@ if TYPE_CHECKING:
     from hera.workflows import Workflow
 
 TEMPLATE = "hello-tmpl"
-WHALESAY = "docker/whalesay"
+#: Upstream uses docker/whalesay, a schema-1 image that containerd 2.x and Docker 27+ refuse to pull.
+HELLO_IMAGE = "busybox:1.37.0"
 
 
 def hello_shape(prefix: str) -> JobShape:
-    """A 2-pod whalesay job (gang of 1, as upstream) named ``PREFIX-TASK-xxxxx`` saying ``message``."""
+    """A 2-pod job (gang of 1, as upstream) named ``PREFIX-TASK-xxxxx`` whose pods print ``message``."""
     task = Placeholder.input("task", "hello")
     job = VolcanoJob(
         generate_name=f"{prefix}-{task}-",
@@ -41,9 +42,9 @@ def hello_shape(prefix: str) -> JobShape:
                         "containers": [
                             {
                                 "name": "hello",
-                                "image": WHALESAY,
+                                "image": HELLO_IMAGE,
                                 "imagePullPolicy": "IfNotPresent",
-                                "command": ["cowsay"],
+                                "command": ["echo"],
                                 "args": [Placeholder.input("message", "hello")],
                                 "resources": {"requests": {"cpu": "100m"}},
                             }
