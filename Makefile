@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: run test check unit conformance test-cluster bench render clean
+.PHONY: run test check unit conformance test-cluster test-e2e e2e-unless-skipped cluster-up cluster-down bench render clean
 
 # Set-up talks on stderr only, so `make run | argo submit -` stays clean on the first run too.
 $(STAMP): pyproject.toml constraints.txt
@@ -17,8 +17,8 @@ $(STAMP): pyproject.toml constraints.txt
 run: $(STAMP)
 	@$(PY) -m hera_volcano.mpi_hello
 
-## test: ruff, mypy, pytest (with the real control plane), and Argo's own validators
-test: check unit test-cluster conformance
+## test: ruff, mypy, pytest (with the real control plane), Argo's own validators, and the end-to-end suite
+test: check unit test-cluster conformance e2e-unless-skipped
 
 check: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -26,14 +26,35 @@ check: $(STAMP)
 	$(VENV)/bin/mypy
 
 unit: $(STAMP)
-	$(VENV)/bin/pytest tests --ignore=tests/cluster
+	$(VENV)/bin/pytest tests --ignore=tests/cluster --ignore=tests/e2e
 
 conformance: $(STAMP)
 	PYTHON=$(abspath $(PY)) bash conformance/check-all.sh
 
 test-cluster: $(STAMP)
-	bash cluster/build.sh
+	bash cluster/build.sh control-plane
 	$(VENV)/bin/pytest tests/cluster
+
+## test-e2e: build and start a real single-node cluster (Kubernetes, Volcano, Argo 3.7 and 4.1), run the bundled
+## workflows on it, tear it down (needs root and Linux)
+test-e2e: $(STAMP)
+	@$(PY) cluster/e2e/cli.py check
+	bash cluster/build.sh node
+	$(VENV)/bin/pytest tests/e2e
+
+e2e-unless-skipped:
+	@if [ "$${HERA_VOLCANO_SKIP_E2E:-}" = 1 ]; then \
+		echo "HERA_VOLCANO_SKIP_E2E=1: the end-to-end suite (make test-e2e) is skipped"; \
+	else $(MAKE) --no-print-directory test-e2e; fi
+
+## cluster-up / cluster-down: the same cluster for you to try things on (prints what to export)
+cluster-up: $(STAMP)
+	@$(PY) cluster/e2e/cli.py check
+	@bash cluster/build.sh node >&2
+	@$(PY) cluster/e2e/cli.py up
+
+cluster-down: $(STAMP)
+	@$(PY) cluster/e2e/cli.py down
 
 ## bench: the performance table (ratios measured side by side in one run)
 bench: $(STAMP)

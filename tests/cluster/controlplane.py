@@ -10,10 +10,10 @@ run either, so owner references with made-up uids are harmless and deleted names
         api = cp.api_client()               # kubernetes.client.ApiClient as a cluster admin
         cp.kubeconfig                       # a kubeconfig file for the same admin
 
-Certificates and keys are made with the ``openssl`` command (a CA, a serving certificate for 127.0.0.1, an admin
-client certificate in group system:masters, an EC service-account signing key), so that tests need nothing beyond
-the ``kubernetes`` client package. Everything lives in one temporary directory, removed by :meth:`stop` unless
-``HERA_VOLCANO_KEEP_CLUSTER=1`` (then its path is printed, with the logs in it).
+Certificates and keys are made with the ``openssl`` command by cluster/e2e/pki.py (a CA, a serving certificate for
+127.0.0.1, an admin client certificate in group system:masters, an EC service-account signing key), so that tests
+need nothing beyond the ``kubernetes`` client package. Everything lives in one temporary directory, removed by
+:meth:`stop` unless ``HERA_VOLCANO_KEEP_CLUSTER=1`` (then its path is printed, with the logs in it).
 
 The ``kubernetes`` package is imported lazily, so that :func:`build` works and fails clearly without it.
 """
@@ -40,6 +40,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO_ROOT / "cluster" / "e2e"))  # the certificates are made as for the e2e cluster
+
+from pki import PKI, PKIError  # noqa: E402
+
 BUILD_SCRIPT = REPO_ROOT / "cluster" / "build.sh"
 ADMIN_USER = "hera-volcano-admin"
 SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
@@ -73,7 +77,7 @@ def build(timeout: float = 3600) -> Binaries:
         )
     try:
         proc = subprocess.run(
-            ["bash", str(BUILD_SCRIPT)],
+            ["bash", str(BUILD_SCRIPT), "control-plane"],
             cwd=REPO_ROOT,
             capture_output=True,
             text=True,
@@ -89,7 +93,7 @@ def build(timeout: float = 3600) -> Binaries:
             f"Set HERA_VOLCANO_SKIP_CLUSTER=1 to skip them. Last output:\n{tail}"
         )
     out = cache_dir()
-    crds_list = out / "crds.list"
+    crds_list = out / "crds" / "control-plane.list"
     binaries = Binaries(
         kube_apiserver=out / "bin" / "kube-apiserver",
         etcd=out / "bin" / "etcd",
@@ -115,66 +119,14 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-def _openssl(command: str, *args: str, cwd: Path) -> None:
-    """Run `openssl COMMAND... ARGS...`: the command is split on spaces, the args are passed as they are."""
-    argv = ["openssl", *command.split(), *args]
-    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise ControlPlaneError(f"{' '.join(argv)} failed:\n{proc.stderr.strip()}")
-
-
-_OPENSSL_CNF = """\
-[req]
-distinguished_name = dn
-prompt = no
-[dn]
-[ca]
-basicConstraints = critical,CA:TRUE
-keyUsage = critical,keyCertSign,cRLSign,digitalSignature
-subjectKeyIdentifier = hash
-[server]
-basicConstraints = critical,CA:FALSE
-keyUsage = critical,digitalSignature,keyEncipherment
-extendedKeyUsage = serverAuth
-subjectAltName = IP:127.0.0.1,DNS:localhost
-subjectKeyIdentifier = hash
-authorityKeyIdentifier = keyid
-[client]
-basicConstraints = critical,CA:FALSE
-keyUsage = critical,digitalSignature,keyEncipherment
-extendedKeyUsage = clientAuth
-subjectKeyIdentifier = hash
-authorityKeyIdentifier = keyid
-"""
-
-
 def make_pki(directory: Path) -> dict[str, Path]:
     """A throwaway CA, a serving cert for 127.0.0.1, an admin client cert (system:masters) and an SA key."""
-    if shutil.which("openssl") is None:
-        raise ControlPlaneError("the `openssl` command is needed to make the test control plane's certificates")
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "openssl.cnf").write_text(_OPENSSL_CNF)
-    for key in ("ca.key", "server.key", "admin.key", "sa.key"):
-        _openssl(f"genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out {key}", cwd=directory)
-    _openssl("pkey -in sa.key -pubout -out sa.pub", cwd=directory)
-    days = "-days 7 -sha256"
-    _openssl(
-        f"req -x509 -new -key ca.key -config openssl.cnf -extensions ca -out ca.crt {days}",
-        "-subj",
-        "/CN=hera-volcano-test-ca",
-        cwd=directory,
-    )
-    for name, subject, section in (
-        ("server", "/CN=kube-apiserver", "server"),
-        ("admin", f"/O=system:masters/CN={ADMIN_USER}", "client"),
-    ):
-        _openssl(f"req -new -key {name}.key -config openssl.cnf -out {name}.csr", "-subj", subject, cwd=directory)
-        serial = int.from_bytes(os.urandom(8), "big")
-        _openssl(
-            f"x509 -req -in {name}.csr -CA ca.crt -CAkey ca.key -extfile openssl.cnf -extensions {section} {days} "
-            f"-set_serial {serial} -out {name}.crt",
-            cwd=directory,
-        )
+    try:
+        pki = PKI(directory)
+        pki.server("server", ips=["127.0.0.1"], dns=["localhost"])
+        pki.client("admin", ADMIN_USER, ["system:masters"])
+    except PKIError as e:
+        raise ControlPlaneError(str(e)) from e
     return {
         name: directory / name
         for name in ("ca.crt", "server.crt", "server.key", "admin.crt", "admin.key", "sa.key", "sa.pub")

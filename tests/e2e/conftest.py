@@ -1,0 +1,98 @@
+"""The end-to-end suite: what the project ships, run on a real single-node cluster (cluster/README.md).
+
+One cluster per session, started from wiped state by cluster/e2e/node.py (Kubernetes, CoreDNS, containerd,
+Volcano) and torn down at the end, the host restored. The ``cluster`` fixture is parametrised by Argo line: pytest
+runs every scenario on one line, switches the controller (and its CRDs), then runs them all on the other.
+
+The workflows' service account ``argo`` is bound only to the project's generated RBAC (`python -m
+hera_volcano.rbac`). At the end, one line per scenario and Argo line says how it went.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the harness, whatever pytest's import mode
+
+from harness import NAMESPACE, SERVICE_ACCOUNT, Cluster, layout
+from host import HostError
+from node import Node
+from procs import StartError
+
+HERE = Path(__file__).resolve().parent
+RESULTS: list[tuple[str, str, str, float]] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "e2e: runs on the real single-node cluster of tests/e2e")
+    config.addinivalue_line("markers", "scenario(title): the scenario's title in the end-of-run summary")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if HERE in Path(str(item.path)).resolve().parents:
+            item.add_marker(pytest.mark.e2e)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+        marker = item.get_closest_marker("scenario")
+        title = marker.args[0] if marker else item.name
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if "variant" in params:  # a scenario's variants are (label, ...) tuples
+            title += f" ({params['variant'][0]})"
+        RESULTS.append((params.get("cluster", "?"), title, report.outcome, report.duration))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if not RESULTS:
+        return
+    terminalreporter.section("end-to-end scenarios")
+    for argo, title, outcome, duration in RESULTS:
+        terminalreporter.write_line(f"Argo {argo}: {title}: {outcome.upper()} ({duration:.0f} s)")
+
+
+@pytest.fixture(scope="session")
+def node() -> Iterator[Node]:
+    started = time.monotonic()
+    n = Node()
+    try:
+        n.up(layout.ARGO_LINES[0])
+    except (HostError, StartError) as e:
+        pytest.fail(f"the end-to-end cluster did not start: {e}", pytrace=False)
+    print(f"\ncluster up in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    yield n
+    if os.environ.get("HERA_VOLCANO_KEEP_E2E") == "1":
+        print(f"\nHERA_VOLCANO_KEEP_E2E=1: the cluster keeps running ({n.paths.home}); `make cluster-down`")
+        return
+    problems = n.down()
+    assert not problems, "the host was not fully restored:\n" + "\n".join(problems)
+
+
+@pytest.fixture(scope="session", params=layout.ARGO_LINES)
+def cluster(node: Node, request: pytest.FixtureRequest) -> Iterator[Cluster]:
+    """The cluster running Argo line ``request.param``, with the service account and its generated RBAC."""
+    if node.current_argo_line() != request.param:
+        node.use_argo(request.param)
+    c = Cluster(node)
+    c.kubectl("-n", NAMESPACE, "create", "serviceaccount", SERVICE_ACCOUNT)  # exists already on the second line
+    c.kubectl("apply", "-f", "-", input=c.hera("rbac")).ok()
+    yield c
+    c.close()
+
+
+@pytest.fixture(autouse=True)
+def _clean(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Each scenario starts with no workflows left by the previous one (their jobs and pods go with them)."""
+    yield
+    if "cluster" in request.fixturenames:
+        request.getfixturevalue("cluster").delete_workflows()

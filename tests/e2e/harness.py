@@ -1,0 +1,211 @@
+"""What the end-to-end scenarios share: the CLIs of the running Argo line, the API, and a record of every pod.
+
+A scenario submits exactly what a user would (``python -m hera_volcano.mpi_hello | argo submit --wait -``), then
+checks the outcome against the live objects and the :class:`PodRecorder`'s record: the Volcano Jobs and PodGroups,
+the scheduler that bound each pod, restarts, and the events.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "cluster" / "e2e"))
+
+import layout  # noqa: E402
+from node import Node  # noqa: E402
+
+NAMESPACE = layout.ARGO_NAMESPACE
+SERVICE_ACCOUNT = "argo"
+VOLCANO = ("batch.volcano.sh", "v1alpha1", "jobs")
+PODGROUPS = ("scheduling.volcano.sh", "v1beta1", "podgroups")
+WORKFLOWS = ("argoproj.io", "v1alpha1", "workflows")
+
+
+class CommandFailed(AssertionError):
+    pass
+
+
+@dataclass
+class Run:
+    """A finished command: its exit code and output."""
+
+    code: int
+    out: str
+    err: str
+
+    def ok(self) -> Run:
+        if self.code != 0:
+            raise CommandFailed(f"exit {self.code}\nstdout:\n{self.out[-3000:]}\nstderr:\n{self.err[-3000:]}")
+        return self
+
+
+@dataclass
+class PodRecord:
+    """What was seen of one pod over its life (pods of finished jobs may be deleted before a test looks)."""
+
+    name: str
+    labels: dict[str, str]
+    created: str
+    scheduler: str = ""
+    node: str = ""
+    phases: list[str] = field(default_factory=list)
+    restarts: dict[str, int] = field(default_factory=dict)
+    deleted: bool = False
+
+
+class Recorder:
+    """Watches a namespace's pods and PodGroups in threads; keeps a :class:`PodRecord` per pod and the last
+    version of each PodGroup seen (Volcano deletes a finished job's PodGroup, and some of its pods)."""
+
+    def __init__(self, core: Any, custom: Any, namespace: str) -> None:
+        self.pods: dict[str, PodRecord] = {}
+        self.groups: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        group_list = functools.partial(custom.list_namespaced_custom_object, *PODGROUPS[:2], namespace, PODGROUPS[2])
+        for lister, record in (
+            (functools.partial(core.list_namespaced_pod, namespace), self._pod),
+            (group_list, self._group),
+        ):
+            threading.Thread(target=self._run, args=(lister, record), daemon=True).start()
+
+    def _run(self, lister: Callable[..., Any], record: Callable[[str, Any], None]) -> None:
+        from kubernetes import watch
+
+        while not self._stop.is_set():
+            w = watch.Watch()
+            try:
+                for event in w.stream(lister, timeout_seconds=30):
+                    with self._lock:
+                        record(event["type"], event["object"])
+                    if self._stop.is_set():
+                        w.stop()
+            except Exception:
+                time.sleep(0.5)
+
+    def _pod(self, kind: str, pod: Any) -> None:
+        meta, spec, status = pod.metadata, pod.spec, pod.status
+        rec = self.pods.get(meta.name)
+        if rec is None or rec.created != str(meta.creation_timestamp):
+            rec = PodRecord(meta.name, dict(meta.labels or {}), str(meta.creation_timestamp))
+            self.pods[meta.name] = rec
+        rec.scheduler = spec.scheduler_name or ""
+        rec.node = spec.node_name or rec.node
+        if status.phase and (not rec.phases or rec.phases[-1] != status.phase):
+            rec.phases.append(status.phase)
+        for cs in [*(status.init_container_statuses or []), *(status.container_statuses or [])]:
+            rec.restarts[cs.name] = max(rec.restarts.get(cs.name, 0), cs.restart_count or 0)
+        rec.deleted = kind == "DELETED"
+
+    def _group(self, kind: str, group: dict[str, Any]) -> None:
+        self.groups[group["metadata"]["uid"]] = group
+
+    def select(self, **labels: str) -> list[PodRecord]:
+        with self._lock:
+            return [p for p in self.pods.values() if all(p.labels.get(k) == v for k, v in labels.items())]
+
+    def groups_of(self, job: dict[str, Any]) -> list[dict[str, Any]]:
+        """The PodGroups seen for a Volcano Job (owned by it)."""
+        uid = job["metadata"]["uid"]
+        with self._lock:
+            return [
+                g
+                for g in self.groups.values()
+                if any(o.get("uid") == uid for o in g["metadata"].get("ownerReferences", []))
+            ]
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+class Cluster:
+    """The running cluster as the tests use it, on one Argo line at a time."""
+
+    def __init__(self, node: Node) -> None:
+        from kubernetes import client, config
+
+        self.node = node
+        self.api_client = config.new_client_from_config(config_file=str(node.paths.kubeconfig))
+        self.core = client.CoreV1Api(self.api_client)
+        self.custom = client.CustomObjectsApi(self.api_client)
+        self.rbac = client.RbacAuthorizationV1Api(self.api_client)
+        self.line = node.current_argo_line() or layout.DEFAULT_ARGO_LINE
+        self.recorder = Recorder(self.core, self.custom, NAMESPACE)
+
+    # ---------------------------------------------------------------------------------------------- commands
+
+    def env(self) -> dict[str, str]:
+        import os
+
+        return {**os.environ, **self.node.env()}
+
+    def run(self, argv: Sequence[str], input: str | None = None, timeout: float = 600) -> Run:
+        proc = subprocess.run(
+            list(argv), input=input, capture_output=True, text=True, timeout=timeout, env=self.env(), check=False
+        )
+        return Run(proc.returncode, proc.stdout, proc.stderr)
+
+    def hera(self, module: str, *args: str) -> str:
+        """What ``python -m hera_volcano.MODULE ARGS`` prints (the user's first command)."""
+        return self.run([sys.executable, "-m", f"hera_volcano.{module}", *args], timeout=120).ok().out
+
+    def argo(self, *args: str, input: str | None = None, timeout: float = 600) -> Run:
+        return self.run([str(layout.argo_binary(self.line, "argo")), "-n", NAMESPACE, *args], input, timeout)
+
+    def kubectl(self, *args: str, input: str | None = None) -> Run:
+        return self.run([str(layout.built("kubectl")), *args], input, 120)
+
+    def submit(self, manifest: str, *args: str, timeout: float = 600) -> dict[str, Any]:
+        """``argo submit --wait -o json - ARGS``: the finished Workflow."""
+        run = self.argo("submit", "--wait", "-o", "json", "-", *args, input=manifest, timeout=timeout)
+        if run.code not in (0, 1) or not run.out.strip().startswith("{"):
+            run.ok()
+            raise CommandFailed(f"argo submit printed no workflow:\n{run.out}\n{run.err}")
+        wf: dict[str, Any] = json.loads(run.out)
+        return self.workflow(wf["metadata"]["name"])
+
+    # ---------------------------------------------------------------------------------------------- objects
+
+    def workflow(self, name: str) -> dict[str, Any]:
+        wf: dict[str, Any] = self.custom.get_namespaced_custom_object(*WORKFLOWS[:2], NAMESPACE, WORKFLOWS[2], name)
+        return wf
+
+    def jobs(self, workflow: str) -> list[dict[str, Any]]:
+        """The Volcano Jobs of a workflow (they carry its label), oldest first."""
+        items = self.custom.list_namespaced_custom_object(
+            *VOLCANO[:2], NAMESPACE, VOLCANO[2], label_selector=f"workflows.argoproj.io/workflow={workflow}"
+        )["items"]
+        return sorted(items, key=lambda j: (j["metadata"]["creationTimestamp"], j["metadata"]["name"]))
+
+    def events(self, name: str) -> list[Any]:
+        return list(self.core.list_namespaced_event(NAMESPACE, field_selector=f"involvedObject.name={name}").items)
+
+    def logs(self, workflow: str) -> str:
+        return self.argo("logs", workflow, timeout=120).ok().out
+
+    def delete_workflows(self) -> None:
+        """Remove every workflow (their Volcano Jobs and pods follow through owner references)."""
+        self.argo("delete", "--all", timeout=120)
+
+    def wait_for(self, check: Callable[[], bool], what: str, timeout: float = 120) -> None:
+        deadline = time.monotonic() + timeout
+        while not check():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+            time.sleep(1)
+
+    def close(self) -> None:
+        self.recorder.stop()
+        with contextlib.suppress(Exception):
+            self.api_client.close()
