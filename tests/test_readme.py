@@ -23,3 +23,4 @@ def test_readme_examples_run_and_print_workflows() -> None:
             exec(compile(code, "README.md", "exec"), {})
         docs = [d for d in yaml.safe_load_all(out.getvalue()) if d]
         assert docs and all(d["kind"] == "Workflow" for d in docs)
+        assert len(docs) == code.count("Workflow(") + code.count(".workflow("), "one document per workflow built"
