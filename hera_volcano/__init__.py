@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from hera_volcano.errors import ValidationError
 
 if TYPE_CHECKING:
-    from hera_volcano.argo import follow_logs_template, job_template
+    from hera_volcano.argo import cleanup_on_failure, follow_logs_template, job_template
     from hera_volcano.emit import to_yaml
     from hera_volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
     from hera_volcano.mpi import mpi_job
@@ -28,6 +28,7 @@ _LAZY = {
     "mpi_job": "hera_volcano.mpi",
     "job_template": "hera_volcano.argo",
     "follow_logs_template": "hera_volcano.argo",
+    "cleanup_on_failure": "hera_volcano.argo",
     "to_yaml": "hera_volcano.emit",
     "Pipeline": "hera_volcano.pipeline",
     "PipelineJob": "hera_volcano.pipeline",
@@ -51,6 +52,7 @@ __all__ = [
     "VolcanoRetry",
     "VolcanoTask",
     "batch_job",
+    "cleanup_on_failure",
     "follow_logs_template",
     "job_template",
     "mpi_job",

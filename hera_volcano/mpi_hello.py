@@ -43,7 +43,7 @@ def build(options: Options = Options()) -> Workflow:
     """The hello world Workflow (or WorkflowTemplate): pure, no I/O."""
     from hera.workflows import DAG, Parameter
 
-    from hera_volcano.argo import follow_logs_template, follower_continue_on, job_template
+    from hera_volcano.argo import cleanup_on_failure, follow_logs_template, follower_continue_on, job_template
     from hera_volcano.mpi import MASTER, WORKER, mpi_job
     from hera_volcano.placeholders import Placeholder
     from hera_volcano.workflows import workflow
@@ -84,6 +84,7 @@ def build(options: Options = Options()) -> Workflow:
         with DAG(name="main"):
             submit(name="submit-job")
             follow(name="follow-logs", continue_on=follower_continue_on())
+        w.on_exit = cleanup_on_failure()
     return w
 
 

@@ -525,8 +525,13 @@ class Pipeline:
         service_account: str = "argo",
         template: bool = False,
         as_steps: bool = False,
+        cleanup: bool = True,
     ) -> Workflow:
-        """A whole Workflow (``generateName: NAME-``) or WorkflowTemplate ``NAME`` running the pipeline."""
+        """A whole Workflow (``generateName: NAME-``) or WorkflowTemplate ``NAME`` running the pipeline.
+
+        With ``cleanup`` (the default), an exit handler deletes the workflow's Volcano Jobs unless it Succeeded
+        (:func:`hera_volcano.cleanup_on_failure`): a stopped or failed pipeline leaves no gang behind.
+        """
         from hera_volcano.workflows import workflow
 
         names.check("name", name, names.dns1123_label)  # it also names the entry template: no dots
@@ -534,6 +539,13 @@ class Pipeline:
             raise ValidationError("name", f"must be at most {MAX_WORKFLOW_PREFIX} characters (Argo adds -xxxxx)")
         names.check("namespace", namespace, names.dns1123_label)
         names.check("service_account", service_account, names.dns1123_subdomain)
+        from hera_volcano.argo import CLEANUP, DELETE_JOBS, cleanup_on_failure
+
+        if cleanup:
+            self._check_template_name(CLEANUP)
+            self._check_template_name(DELETE_JOBS)
+            if name in (CLEANUP, DELETE_JOBS):
+                raise ValidationError("name", f"{name!r} names the exit handler's template; choose another name")
         with workflow(
             name=name, template=template, namespace=namespace, service_account=service_account, entrypoint=name
         ) as w:
@@ -541,6 +553,8 @@ class Pipeline:
                 self.steps(name)
             else:
                 self.dag(name)
+            if cleanup:
+                w.on_exit = cleanup_on_failure()
         return w
 
 

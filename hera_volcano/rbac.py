@@ -91,10 +91,48 @@ def _kubectl_needs(sa: str, containers: Iterable[Mapping[str, Any]], why: str) -
     return needs
 
 
+_BY_HAND = "so the resource it acts on is unknown here: leave this workflow out and write its rule by hand"
+#: ``RESOURCE.GROUP`` as kubectl takes it (a plural resource name, fully qualified), optionally ``/NAME``.
+_QUALIFIED = re.compile(
+    r"([a-z0-9]([-a-z0-9]*[a-z0-9])?)\.([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+)"
+)
+_SELECTING = ("--selector", "-l", "--field-selector", "--all")
+
+
+def _flag_needs(resource: Mapping[str, Any], field: str) -> tuple[str, str, tuple[str, ...]] | None:
+    """(group, resource, verbs) for a ``get`` or ``delete`` step that names its objects in flags, as in
+    ``flags: [jobs.batch.volcano.sh, --selector, KEY=VALUE, --wait=false]`` (kubectl lists what a selector selects,
+    gets what it names, and watches a deletion it waits for). None when the step has a manifest."""
+    flags = resource.get("flags")
+    if resource.get("manifest") is not None or resource.get("manifestFrom") is not None or flags is None:
+        return None
+    action = resource.get("action")
+    if action not in ("get", "delete") or not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
+        raise ValidationError(field, f"is absent (the object is named in flags), {_BY_HAND}")
+    positional = [
+        f for i, f in enumerate(flags) if not f.startswith("-") and (i == 0 or flags[i - 1] not in _SELECTING)
+    ]
+    if not positional:
+        raise ValidationError(f"{field[: -len('manifest')]}flags", f"name no resource, {_BY_HAND}")
+    kind = _QUALIFIED.fullmatch(positional[0].split("/")[0])
+    if kind is None:
+        raise ValidationError(
+            f"{field[: -len('manifest')]}flags",
+            f"name {positional[0]!r}, not RESOURCE.GROUP (say, jobs.batch.volcano.sh), {_BY_HAND}",
+        )
+    selects = any(f.split("=")[0] in _SELECTING for f in flags)
+    verbs: list[str] = ["list"] if selects else ["get"]
+    if action == "delete":
+        verbs.append("delete")
+        if "--wait=false" not in flags:
+            verbs += ["get", "watch"]
+    return kind.group(3), kind.group(1), tuple(verbs)
+
+
 def _manifest_objects(resource: Mapping[str, Any], field: str) -> list[Mapping[str, Any]]:
     """The objects a resource step acts on; anything we cannot read is an error, never a Role that grants too little."""
     manifest = resource.get("manifest")
-    by_hand = "so the resource it acts on is unknown here: leave this workflow out and write its rule by hand"
+    by_hand = _BY_HAND
     if manifest is None and resource.get("manifestFrom") is not None:
         raise ValidationError(f"{field}From", f"the manifest comes from an artifact, {by_hand}")
     if manifest is None:
@@ -132,6 +170,9 @@ def _template_needs(
         action = resource.get("action")
         if not isinstance(action, str) or action not in ACTION_VERBS:
             raise ValidationError(f"{why}.resource.action", f"unknown action {action!r}")
+        named = _flag_needs(resource, f"{why}.resource.manifest")
+        if named is not None:
+            return [*needs, _Need(sa, named[0], named[1], named[2], why)]
         for obj in _manifest_objects(resource, f"{why}.resource.manifest"):
             api_version, kind = obj.get("apiVersion"), obj.get("kind")
             if not isinstance(kind, str) or not isinstance(api_version, str) or not _KIND.fullmatch(kind):

@@ -10,6 +10,7 @@ import yaml
 from hera.workflows import DAG, RetryStrategy, Workflow
 
 from hera_volcano import (
+    Pipeline,
     Placeholder,
     ValidationError,
     VolcanoJob,
@@ -213,3 +214,40 @@ def test_images_with_surrounding_whitespace_are_refused(image: str) -> None:
     with pytest.raises(ValidationError) as bad:
         job_template(job, name="run")
     assert bad.value.field.endswith("containers[0].image") and "whitespace" in bad.value.rule
+
+
+def _by_name(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {t["name"]: t for t in data["spec"]["templates"]}
+
+
+@pytest.mark.parametrize("build", ["mpi_hello", "pipeline"])
+def test_a_workflow_that_does_not_succeed_deletes_exactly_its_own_volcano_jobs(build: str) -> None:
+    from hera_volcano import mpi_hello
+    from hera_volcano.hello_jobs import STEPS
+
+    data = (mpi_hello.build() if build == "mpi_hello" else STEPS.build()).to_dict()
+    templates = _by_name(data)
+    [[step]] = templates[data["spec"]["onExit"]]["steps"]
+    assert step["when"] == "{{workflow.status}} != Succeeded", "jobs of a workflow that Succeeded are kept"
+    delete = templates[step["template"]]["resource"]
+    assert delete["action"] == "delete" and "manifest" not in delete
+    flags = delete["flags"]
+    assert flags[0] == "jobs.batch.volcano.sh" and "--wait=false" in flags
+    key, _, value = flags[flags.index("--selector") + 1].partition("=")
+    for name in ("wf-1", "wf-2"):
+        for t in templates.values():
+            if t.get("resource", {}).get("action") == "create":
+                job = yaml.safe_load(substitute_text(t["resource"]["manifest"], {"workflow.name": name}))
+                selected = substitute_text(value, {"workflow.name": "wf-1"}) == job["metadata"]["labels"][key]
+                assert selected == (name == "wf-1"), "the handler deletes this workflow's jobs, no other's"
+
+
+def test_a_pipeline_may_keep_its_jobs_and_may_not_clash_with_the_handler() -> None:
+    from hera_volcano import batch_job
+
+    keep = Pipeline([batch_job("a", image="x:1", command=["a"])]).workflow("p", cleanup=False).to_dict()
+    assert "onExit" not in keep["spec"]
+    assert all(t.get("resource", {}).get("action") != "delete" for t in keep["spec"]["templates"])
+    with pytest.raises(ValidationError) as e:
+        Pipeline([batch_job("a", image="x:1", command=["a"])]).workflow("cleanup-volcano-jobs")
+    assert e.value.field == "name"

@@ -24,13 +24,16 @@ ALLOWED: tuple[Permission, ...] = (
     ("patch", "argoproj.io", "workflowtaskresults", ""),
     ("create", "batch.volcano.sh", "jobs", ""),  # the resource step (action: create)
     ("get", "batch.volcano.sh", "jobs", ""),  # its success/failure condition polling
+    ("list", "batch.volcano.sh", "jobs", ""),  # the log follower finds its job by labels, the exit handler too
+    ("delete", "batch.volcano.sh", "jobs", ""),  # the exit handler of a workflow that did not succeed
     ("get", "", "pods", ""),  # the log follower (kubectl get/wait/logs -f)
     ("list", "", "pods", ""),
     ("watch", "", "pods", ""),
     ("get", "", "pods", "log"),
 )
 DENIED: tuple[Permission, ...] = (
-    ("delete", "batch.volcano.sh", "jobs", ""),
+    ("watch", "batch.volcano.sh", "jobs", ""),
+    ("list", "argoproj.io", "workflowtaskresults", ""),
     ("create", "", "pods", ""),
     ("get", "", "secrets", ""),
     ("list", "argoproj.io", "workflows", ""),
@@ -152,7 +155,7 @@ def _upstream_rbac() -> list[dict[str, Any]]:
 
 def test_upstream_rbac_yaml(control_plane: ControlPlane, namespace: str) -> None:
     """Upstream's rbac.yaml (namespace argo moved to a test namespace) grants what a workflow needs, and more:
-    the checks catch exactly its over-grant (delete on jobs) and nothing else."""
+    the checks catch exactly its over-grants (watch on jobs, reading task results) and nothing else."""
     objects = copy.deepcopy(_upstream_rbac())
     for obj in objects:
         obj["metadata"]["namespace"] = namespace
@@ -161,7 +164,10 @@ def test_upstream_rbac_yaml(control_plane: ControlPlane, namespace: str) -> None
     apply_all(control_plane, objects, namespace)
     assert bound_service_accounts(objects, namespace) == {(namespace, "argo")}
 
-    over_grant = [f"system:serviceaccount:{namespace}:argo can delete jobs (batch.volcano.sh) in {namespace}"]
+    over_grant = [
+        f"system:serviceaccount:{namespace}:argo can {what} in {namespace}"
+        for what in ("watch jobs (batch.volcano.sh)", "list workflowtaskresults (argoproj.io)")
+    ]
     assert permission_problems(control_plane, namespace, "argo", expect=over_grant) == over_grant
     # Bound only there: the same account in another namespace, and another account, get nothing.
     elsewhere = f"{namespace}-unbound"  # a SubjectAccessReview needs no namespace to exist
