@@ -176,9 +176,9 @@ def child_emit() -> dict[str, Any]:
 
 def child_files(directory: str) -> dict[str, Any]:
     """Write the lint corpus: the bundled commands' outputs and variants of them, and pipelines of several sizes."""
-    from hera_volcano import mpi_hello
-    from hera_volcano.emit import to_yaml
-    from hera_volcano.hello_jobs import DAG, STEPS
+    from hera_volcano.examples import mpi_hello
+    from hera_volcano.examples.hello_jobs import DAG, STEPS
+    from hera_volcano.kube.emit import to_yaml
 
     out = Path(directory)
     cli = {}
@@ -224,7 +224,7 @@ def child_lint(directory: str) -> dict[str, Any]:
     """Lint every file against parsing it with libyaml, interleaved, in an interpreter without Hera (as the CLI)."""
     files = sorted(Path(directory).glob("*.yaml"))
     start = time.perf_counter()
-    from hera_volcano.lint import lint_file
+    from hera_volcano.tools.lint import lint_file
 
     lint_file(files[0])
     cold = time.perf_counter() - start
@@ -471,7 +471,7 @@ def bench_lint(r: Runner) -> list[list[str]]:
     return [
         [
             "5",
-            f"Lint {n} rendered workflow files (`hera_volcano.lint.lint_file`) vs "
+            f"Lint {n} rendered workflow files (`hera_volcano.tools.lint.lint_file`) vs "
             f"`yaml.load(text, Loader=yaml.CSafeLoader)` ({LINT_REPS} reps)",
             f"{n / lint:,.0f} files/s vs {n / parse:,.0f} files/s: **{ratio:.2f}x** the parse time "
             f"({'; '.join(notes)})",

@@ -12,7 +12,7 @@ from pathlib import Path
 from hera.workflows import DAG, Container, Workflow
 
 from hera_volcano import ArgoRetry, Pipeline, VolcanoRetry, batch_job, job_template, mpi_job, to_yaml
-from hera_volcano.mpi_hello import Options, render
+from hera_volcano.examples.mpi_hello import Options, render
 
 CLI = {
     "mpi-hello": ["hera_volcano.mpi_hello"],

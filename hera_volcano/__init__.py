@@ -8,35 +8,39 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from hera_volcano.errors import ValidationError
+from hera_volcano.shared.errors import ValidationError
 
 if TYPE_CHECKING:
-    from hera_volcano.argo import cleanup_on_failure, follow_logs_template, job_template
-    from hera_volcano.emit import to_yaml
-    from hera_volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
-    from hera_volcano.mpi import mpi_job
-    from hera_volcano.pipeline import ArgoRetry, JobShape, Pipeline, PipelineJob, VolcanoRetry, batch_job
-    from hera_volcano.placeholders import Placeholder
-    from hera_volcano.rbac import rbac_for
+    from hera_volcano.argo.cleanup import cleanup_on_failure
+    from hera_volcano.argo.follow_logs import follow_logs_template
+    from hera_volcano.argo.job_template import job_template
+    from hera_volcano.builders.batch import batch_job
+    from hera_volcano.builders.mpi import mpi_job
+    from hera_volcano.builders.pipeline import JobShape, Pipeline, PipelineJob
+    from hera_volcano.builders.retries import ArgoRetry, VolcanoRetry
+    from hera_volcano.kube.emit import to_yaml
+    from hera_volcano.shared.placeholders import Placeholder
+    from hera_volcano.tools.rbac import rbac_for
+    from hera_volcano.volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
 
 _LAZY = {
-    "VolcanoJob": "hera_volcano.job",
-    "VolcanoTask": "hera_volcano.job",
-    "Policy": "hera_volcano.job",
-    "Plugin": "hera_volcano.job",
-    "Placeholder": "hera_volcano.placeholders",
-    "mpi_job": "hera_volcano.mpi",
-    "job_template": "hera_volcano.argo",
-    "follow_logs_template": "hera_volcano.argo",
-    "cleanup_on_failure": "hera_volcano.argo",
-    "to_yaml": "hera_volcano.emit",
-    "Pipeline": "hera_volcano.pipeline",
-    "PipelineJob": "hera_volcano.pipeline",
-    "JobShape": "hera_volcano.pipeline",
-    "ArgoRetry": "hera_volcano.pipeline",
-    "VolcanoRetry": "hera_volcano.pipeline",
-    "batch_job": "hera_volcano.pipeline",
-    "rbac_for": "hera_volcano.rbac",
+    "VolcanoJob": "hera_volcano.volcano.job",
+    "VolcanoTask": "hera_volcano.volcano.job",
+    "Policy": "hera_volcano.volcano.job",
+    "Plugin": "hera_volcano.volcano.job",
+    "Placeholder": "hera_volcano.shared.placeholders",
+    "mpi_job": "hera_volcano.builders.mpi",
+    "job_template": "hera_volcano.argo.job_template",
+    "follow_logs_template": "hera_volcano.argo.follow_logs",
+    "cleanup_on_failure": "hera_volcano.argo.cleanup",
+    "to_yaml": "hera_volcano.kube.emit",
+    "Pipeline": "hera_volcano.builders.pipeline",
+    "PipelineJob": "hera_volcano.builders.pipeline",
+    "JobShape": "hera_volcano.builders.pipeline",
+    "ArgoRetry": "hera_volcano.builders.retries",
+    "VolcanoRetry": "hera_volcano.builders.retries",
+    "batch_job": "hera_volcano.builders.batch",
+    "rbac_for": "hera_volcano.tools.rbac",
 }
 
 __all__ = [

@@ -1,11 +1,8 @@
-"""``python -m hera_volcano.dag``: ``A``, then ``B`` and ``C``, then ``D``."""
+"""``python -m hera_volcano.dag``: ``A``, then ``B`` and ``C``, then ``D`` (the same as ``hera-volcano dag``)."""
 
 import sys
 
-from hera_volcano.cli_common import run
-from hera_volcano.hello_jobs import DAG
-
-main = DAG.main
+from hera_volcano.cli import main
 
 if __name__ == "__main__":
-    sys.exit(run("hera-volcano dag", main))
+    sys.exit(main(["dag", *sys.argv[1:]]))

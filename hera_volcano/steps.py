@@ -1,11 +1,9 @@
-"""``python -m hera_volcano.steps``: step ``hello-1``, then ``hello-2a`` and ``hello-2b`` in parallel."""
+"""``python -m hera_volcano.steps``: step ``hello-1``, then ``hello-2a`` and ``hello-2b`` in parallel (the same as
+``hera-volcano steps``)."""
 
 import sys
 
-from hera_volcano.cli_common import run
-from hera_volcano.hello_jobs import STEPS
-
-main = STEPS.main
+from hera_volcano.cli import main
 
 if __name__ == "__main__":
-    sys.exit(run("hera-volcano steps", main))
+    sys.exit(main(["steps", *sys.argv[1:]]))

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from hera_volcano.samples import resolved_manifests
+from hera_volcano.argo.samples import resolved_manifests
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hera_volcano.lint import has_errors, lint_file
+from hera_volcano.tools.lint import has_errors, lint_file
 from tests.conftest import ROOT
 
 CORPUS = ROOT / "tests" / "agreement"

@@ -25,7 +25,7 @@ from cluster_sources import (
 from controlplane import ControlPlane
 from kubernetes import client
 
-from hera_volcano.samples import resolved_manifests
+from hera_volcano.argo.samples import resolved_manifests
 
 SOURCES = folder_sources() + cli_sources()
 WORKFLOW_SOURCES = folder_sources(("workflows",)) + cli_sources(WORKFLOW_COMMANDS)

@@ -1,0 +1,144 @@
+"""The resource step that creates a Volcano Job and succeeds or fails with it.
+
+This module imports ``hera.workflows`` (slow); ``import hera_volcano`` reaches it only when it is used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from hera.workflows import Parameter, Resource, RetryStrategy
+
+from hera_volcano.argo.conditions import (
+    DEFAULT_DEADLINE,
+    FAILURE_PHASES,
+    SUCCESS_PHASES,
+    conditions,
+    watched_ttl_problem,
+)
+from hera_volcano.argo.labels import JOB_LABEL, WORKFLOW_LABEL
+from hera_volcano.kube import names
+from hera_volcano.kube.emit import dump_manifest
+from hera_volcano.shared import checks
+from hera_volcano.shared.errors import ValidationError
+from hera_volcano.shared.placeholders import Placeholder, collect, expressions
+from hera_volcano.volcano.job import VolcanoJob, check, pod_template_to_dict
+
+
+def _deadline(value: int | str | None, field: str) -> int | str | None:
+    if value is None or (isinstance(value, str) and value.startswith("{{") and value.endswith("}}")):
+        return value
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= checks.INT32_MAX:
+        raise ValidationError(field, f"must be a number of seconds from 1 to {checks.INT32_MAX}, or an Argo expression")
+    return value
+
+
+def _attach(job: VolcanoJob, labels: Mapping[str, str], pod_deadline: int | None) -> VolcanoJob:
+    """The job tied to its step: ``labels`` on the job and every pod template (user labels win), and each pod's
+    ``activeDeadlineSeconds`` (unless set) to the step's deadline, so pods do not outlive a step that timed out."""
+    tasks = []
+    for i, task in enumerate(job.tasks):
+        template = pod_template_to_dict(task.template)
+        metadata, own = template.get("metadata") or {}, None
+        if isinstance(metadata, Mapping):
+            own = metadata.get("labels") or {}
+        if not isinstance(own, Mapping):  # also when metadata itself is not a mapping
+            raise ValidationError(f"spec.tasks[{i}].template.metadata", "must be a mapping whose labels are a mapping")
+        metadata = {**metadata, "labels": {**labels, **own}}
+        rest = {k: v for k, v in template.items() if k != "metadata"}
+        spec = rest.get("spec")
+        if pod_deadline is not None and isinstance(spec, Mapping) and "activeDeadlineSeconds" not in spec:
+            rest["spec"] = {**spec, "activeDeadlineSeconds": pod_deadline}
+        tasks.append(replace(task, template={"metadata": metadata, **rest}))
+    return replace(job, tasks=tasks, labels={**labels, **dict(job.labels)})
+
+
+def _inputs(manifest: str, defaults: Mapping[str, int | str]) -> list[Parameter]:
+    """Input parameters for every ``{{inputs.parameters.X}}`` the manifest uses, in order of first use."""
+    wanted: dict[str, None] = {}
+    for expr in expressions(manifest):
+        if expr.startswith("inputs.parameters."):
+            wanted[expr.removeprefix("inputs.parameters.")] = None
+    unknown = sorted(set(defaults) - set(wanted))
+    if unknown:
+        raise ValidationError("defaults", f"names parameters the job does not use: {', '.join(unknown)}")
+    return [Parameter(name=n, default=str(defaults[n])) if n in defaults else Parameter(name=n) for n in wanted]
+
+
+def job_template(
+    job: VolcanoJob,
+    *,
+    name: str,
+    job_label: str | Placeholder | None = None,
+    success_phases: Sequence[str] = SUCCESS_PHASES,
+    failure_phases: Sequence[str] = FAILURE_PHASES,
+    deadline: int | str | None = DEFAULT_DEADLINE,
+    owned: bool = True,
+    service_account_name: str | None = None,
+    retry_strategy: RetryStrategy | None = None,
+    defaults: Mapping[str, int | str] | None = None,
+) -> Resource:
+    """A resource template that creates ``job`` and succeeds or fails with it.
+
+    The job is owned by the Workflow (deleted with it); it and its pods carry the workflow label (so ``argo logs``
+    and the UI show the pods) and ``hera-volcano/job: JOB_LABEL`` (default: the template name) for log followers.
+    The step waits at most ``deadline`` seconds, and each pod runs at most as long from its own start
+    (``activeDeadlineSeconds``, unless the pod template sets one or the deadline is an Argo expression): a step that
+    times out does not leave its pods holding the gang's resources for long. Input
+    parameters are declared for every ``{{inputs.parameters.X}}`` the job uses; ``defaults`` gives some of them
+    default values.
+    """
+    if not isinstance(job, VolcanoJob):
+        raise ValidationError("job", "must be a VolcanoJob (see mpi_job and VolcanoJob)")
+    if defaults is not None and not isinstance(defaults, Mapping):
+        raise ValidationError("defaults", "must be a mapping of input names to default values")
+    if retry_strategy is not None and not isinstance(retry_strategy, RetryStrategy):
+        raise ValidationError("retry_strategy", "must be a hera.workflows.RetryStrategy")
+    names.check("name", name, names.argo_name)
+    label = name if job_label is None else job_label
+    if isinstance(label, str):
+        names.check("job_label", label, names.label_value)
+    if service_account_name is not None:
+        names.check("service_account_name", service_account_name, names.dns1123_subdomain)
+    success, failure = conditions(success_phases, failure_phases)
+    if retry_strategy is not None and _fixed_name(job):
+        raise ValidationError(
+            "retry_strategy",
+            "an Argo retry creates the job again, so the job needs generate_name (a fixed name collides); "
+            "or retry inside the job with Volcano's max_retry and policies",
+        )
+    ttl_problem = watched_ttl_problem(job.ttl_seconds_after_finished)
+    if ttl_problem is not None:
+        raise ValidationError("ttl_seconds_after_finished", ttl_problem)
+    if owned and job.namespace is not None:
+        raise ValidationError(
+            "namespace", "an owned job lives in the Workflow's namespace; leave it unset or pass owned=False"
+        )
+    # A label is a string: a placeholder goes in as quoted text, so a value such as `y` cannot turn into a boolean.
+    step_deadline = _deadline(deadline, "deadline")
+    labels = {WORKFLOW_LABEL: "{{workflow.name}}", JOB_LABEL: str(label)}
+    pod_deadline = step_deadline if isinstance(step_deadline, int) else None
+    data = _attach(job, labels, pod_deadline)._data()
+    samples = {**collect(data), **{f"inputs.parameters.{k}": v for k, v in (defaults or {}).items()}}
+    check(data, samples)
+    manifest = dump_manifest(data)
+    return Resource(
+        name=name,
+        action="create",
+        manifest=manifest,
+        set_owner_reference=owned or None,
+        success_condition=success,
+        failure_condition=failure,
+        active_deadline_seconds=step_deadline,
+        service_account_name=service_account_name,
+        retry_strategy=retry_strategy,
+        inputs=_inputs(manifest, defaults or {}) or None,
+    )
+
+
+def _fixed_name(job: VolcanoJob) -> bool:
+    """Whether creating the job twice collides: a literal name, or a parametrised one without generateName."""
+    if job.generate_name is not None:
+        return isinstance(job.name, str) and job.name != "" and "{{" not in job.name
+    return True

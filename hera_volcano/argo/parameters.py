@@ -1,0 +1,98 @@
+"""Argo's rules for parameter lists: a workflow's or a call's ``arguments`` and a template's ``inputs``.
+
+A Workflow submitted with an argument that has no value, or a step passing a parameter twice, is refused by Argo
+at submission; lint reports it before. The rules are Argo's own (``validateWorkflowFieldNames`` and
+``validateArgumentsValues``, alike in 3.7 and 4.1), applied to plain data.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any, Final, Literal
+
+from hera_volcano.shared.findings import Finding, error, warning
+
+_NAME: Final = re.compile(r"[-a-zA-Z0-9_]+")
+#: The ``valueFrom`` sources an argument may use; the others only make sense for a template's outputs.
+_ARGUMENT_SOURCES: Final = ("configMapKeyRef", "event", "supplied")
+_OUTPUT_SOURCES: Final = ("path", "jsonPath", "parameter", "expression")
+#: What YAML 1.2 (Argo's Go decoder) reads as a number although PyYAML's YAML 1.1 keeps it a string, or the reverse.
+_NUMBERISH: Final = re.compile(r"[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9]*)?)([eE][-+]?[0-9]+)?|0[xXoObB][0-9a-fA-F_]+")
+
+#: How an argument without a value is judged: ``optional`` in a WorkflowTemplate's own ``spec.arguments``;
+#: ``submitted`` in a Workflow's (``argo submit -p NAME=VALUE`` may still supply it); ``required`` in a step or task.
+Values = Literal["optional", "submitted", "required"]
+
+
+def check_parameters(holder: object, path: str, *, values: Values | None) -> Iterator[Finding]:
+    """Check ``holder.parameters`` (``holder`` is an ``arguments`` or ``inputs`` mapping at ``path``).
+
+    ``values`` applies the value rules to arguments (see :data:`Values`); inputs (None) only declare names.
+    """
+    if holder is None:
+        return
+    if not isinstance(holder, Mapping):
+        yield error(path, "must be a mapping with parameters")
+        return
+    params = holder.get("parameters")
+    at = f"{path}.parameters"
+    if params is None:
+        return
+    if not isinstance(params, list):
+        yield error(at, "must be a list of parameters, each with a name")
+        return
+    seen: dict[str, int] = {}
+    for i, param in enumerate(params):
+        here = f"{at}[{i}]"
+        if not isinstance(param, Mapping):
+            yield error(here, "must be a mapping: a parameter with a name")
+            continue
+        yield from _check_name(param.get("name"), here, seen, i, at)
+        if values is not None:
+            yield from _check_value(param, here, values)
+            if values == "optional" and param.get("enum") is not None and param.get("value") is None:
+                values = None  # Argo stops checking values here (an early return), so later ones pass as they are
+
+
+def _check_name(name: object, path: str, seen: dict[str, int], index: int, list_path: str) -> Iterator[Finding]:
+    if name in (None, ""):
+        yield error(f"{path}.name", "is required")
+    elif not isinstance(name, str) or not _NAME.fullmatch(name):
+        yield error(f"{path}.name", "must consist of letters, digits, '_' or '-', e.g. my_param_1 or MY-PARAM-1")
+    elif name in seen:
+        yield error(f"{path}.name", f"duplicate parameter name {name!r}: also {list_path}[{seen[name]}]")
+    else:
+        seen[name] = index
+
+
+def _check_value(param: Mapping[str, Any], path: str, values: Values) -> Iterator[Finding]:
+    value, source, enum = param.get("value"), param.get("valueFrom"), param.get("enum")
+    if value is None and source is None and values == "submitted":
+        yield warning(path, "has no value: argo submit refuses the Workflow unless given -p NAME=VALUE")
+    elif value is None and source is None and values == "required":
+        yield error(path, "needs a value or valueFrom: Argo refuses an argument without one")
+    if source is not None:
+        given = source if isinstance(source, Mapping) else {}
+        if not any(given.get(k) not in (None, "") for k in _ARGUMENT_SOURCES) or any(
+            given.get(k) not in (None, "") for k in _OUTPUT_SOURCES
+        ):
+            yield error(f"{path}.valueFrom", "may only use configMapKeyRef, event or supplied (with default)")
+    if enum is None:
+        return
+    if not isinstance(enum, list) or not enum:
+        yield error(f"{path}.enum", "must list at least one value")
+        return
+    allowed = ", ".join(str(v) for v in enum)
+    if value is None:
+        if values != "optional" and source is not None:  # without either, the missing value is reported above
+            report = warning if values == "submitted" else error
+            yield report(f"{path}.value", f"is required with an enum, even with valueFrom: one of {allowed}")
+    # Argo compares the values as strings; only plain strings are compared here, and none that YAML 1.2 (Argo's
+    # decoder) might read as a number, so that no spelling of a number is judged differently from Argo.
+    elif _plain_text(value) and all(_plain_text(v) for v in enum) and value not in enum:
+        yield error(f"{path}.value", f"must be one of the enum ({allowed}), not {value!r}")
+
+
+def _plain_text(value: object) -> bool:
+    return isinstance(value, str) and not _NUMBERISH.fullmatch(value)

@@ -1,0 +1,141 @@
+"""The batch job builder: ``replicas`` pods running one command, gang-scheduled, as a job of a :class:`Pipeline`.
+
+Every batch job with the same settings shares one shape, so a pipeline of thousands of jobs renders one template.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from hera_volcano.argo.conditions import DEFAULT_DEADLINE
+from hera_volcano.builders.mpi import MAX_DEVICES
+from hera_volcano.builders.pipeline import JobShape, PipelineJob
+from hera_volcano.builders.retries import ArgoRetry, VolcanoRetry
+from hera_volcano.kube import names
+from hera_volcano.kube.images import check_image
+from hera_volcano.shared import checks
+from hera_volcano.shared.errors import ValidationError
+from hera_volcano.shared.placeholders import Placeholder
+from hera_volcano.volcano.job import Policy, VolcanoJob, VolcanoTask
+
+
+def batch_job(
+    name: str,
+    *,
+    image: str,
+    command: Sequence[str],
+    replicas: int = 1,
+    min_available: int | None = None,
+    after: Sequence[str] = (),
+    retry: ArgoRetry | VolcanoRetry | None = None,
+    follow_logs: bool = False,
+    queue: str | None = None,
+    cpu: str | None = None,
+    memory: str | None = None,
+    gpus: int = 0,
+    deadline: int = DEFAULT_DEADLINE,
+) -> PipelineJob:
+    """A job of ``replicas`` pods running ``command`` in ``image``, gang-scheduled (all or none) by default.
+
+    A pod that fails (or is evicted) ends the job Terminated, which fails its step, unless ``retry`` says otherwise:
+    ``VolcanoRetry`` restarts the job on those events, ``ArgoRetry`` creates it anew.
+
+    ``name``, ``image``, ``command``, ``replicas`` and ``min_available`` are per-job arguments: jobs that agree on
+    the other settings share one template. ``name`` starts the job's generated name, so it is a DNS-1035 label.
+    """
+    names.check("name", name, names.dns1035_label)
+    check_image(image, "image")
+    checks.strings("command", command, non_empty=True)
+    checks.strings("after", after)
+    checks.integer("replicas", replicas, minimum=1)
+    if min_available is not None:
+        checks.integer("min_available", min_available, minimum=1)
+    checks.integer("gpus", gpus, maximum=MAX_DEVICES)
+    checks.integer("deadline", deadline, minimum=1, maximum=checks.INT32_MAX)
+    for label, value in (("queue", queue), ("cpu", cpu), ("memory", memory)):
+        if value is not None and not isinstance(value, str):
+            raise ValidationError(label, "must be a string")
+    if retry is not None and not isinstance(retry, ArgoRetry | VolcanoRetry):
+        raise ValidationError("retry", "must be ArgoRetry(...) or VolcanoRetry(...)")
+    if not isinstance(follow_logs, bool):
+        raise ValidationError("follow_logs", "must be true or false")
+    shape = _batch_shape(queue, cpu, memory, gpus, retry, deadline)
+    arguments = {
+        "job": name,
+        "image": image,
+        "command": list(command),
+        "replicas": replicas,
+        "min-available": min_available or replicas,
+    }
+    return PipelineJob(name=name, shape=shape, arguments=arguments, after=tuple(after), follow_logs=follow_logs)
+
+
+@functools.lru_cache(maxsize=256)
+def _batch_shape(
+    queue: str | None,
+    cpu: str | None,
+    memory: str | None,
+    gpus: int,
+    retry: ArgoRetry | VolcanoRetry | None,
+    deadline: int,
+) -> JobShape:
+    """The one shape every :func:`batch_job` with these settings shares (memoised: a pure function of immutable
+    inputs, so a pipeline of thousands of jobs holds one shape, not thousands)."""
+    resources = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None}
+    if gpus:
+        resources["nvidia.com/gpu"] = str(gpus)
+    digest = _digest(queue, resources, gpus, retry, deadline)
+    container: dict[str, Any] = {
+        "name": "main",
+        "image": Placeholder.input("image", "busybox:1"),
+        "command": Placeholder.input("command", ["true"]),
+    }
+    if resources:
+        limits = {"nvidia.com/gpu": resources["nvidia.com/gpu"]} if gpus else {}
+        container["resources"] = {"requests": resources, **({"limits": limits} if limits else {})}
+    label = Placeholder.input("job", "job")
+    job = VolcanoJob(
+        generate_name=f"{label}-",
+        min_available=Placeholder.input("min-available", 1),
+        queue=queue,
+        tasks=[
+            VolcanoTask(
+                name="main",
+                replicas=Placeholder.input("replicas", 1),
+                # Never: a failed container fails its pod, which Volcano sees (PodFailed); OnFailure would restart
+                # it in place forever and the job would never fail.
+                template={"spec": {"containers": [container], "restartPolicy": "Never"}},
+            )
+        ],
+        policies=[Policy(event=e, action="TerminateJob") for e in ("PodFailed", "PodEvicted")],
+    )
+    if isinstance(retry, VolcanoRetry):
+        job = replace(
+            job,
+            max_retry=retry.max_retry,
+            policies=[Policy(event=e, action="RestartJob") for e in retry.restart_on],
+        )
+    return JobShape(
+        name="volcano-job" if digest == _DEFAULT_DIGEST else f"volcano-job-{digest}",
+        job=job,
+        job_label=label,
+        follow_task="main",
+        follow_container="main",
+        deadline=deadline,
+        retry=retry if isinstance(retry, ArgoRetry) else None,
+    )
+
+
+def _digest(queue: str | None, resources: Mapping[str, str], gpus: int, retry: object, deadline: int) -> str:
+    """A short stable name for a set of shape settings."""
+    settings = {"queue": queue, "resources": dict(resources), "gpus": gpus, "retry": repr(retry), "deadline": deadline}
+    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]
+
+
+#: The settings of a plain batch_job, whose shape keeps the plain name ``volcano-job``.
+_DEFAULT_DIGEST = _digest(None, {}, 0, None, DEFAULT_DEADLINE)

@@ -1,0 +1,237 @@
+"""The MPI job builder: one master running ``mpiexec`` and N ssh workers, gang-scheduled as one unit."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from typing import Any
+
+from hera_volcano.kube import names
+from hera_volcano.kube.images import KUBECTL_IMAGE, check_image
+from hera_volcano.kube.kubectl_in_pod import KUBECTL_PRELUDE
+from hera_volcano.shared import checks
+from hera_volcano.shared.errors import ValidationError
+from hera_volcano.shared.placeholders import Placeholder, has_expression
+from hera_volcano.volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
+
+MASTER = "mpimaster"
+WORKER = "mpiworker"
+GPU = "nvidia.com/gpu"
+RDMA = "rdma/ib"
+MAX_WORKERS = 10_000
+MAX_SLOTS = 4096  # ranks per worker: more cores than any node has
+MAX_DEVICES = 1024
+
+# The master waits in an init container until every worker is Ready, i.e. its sshd accepts connections (the
+# workers' readiness probe). Variable values arrive as environment variables; the text is constant. Pure bash plus
+# kubectl and sleep: a kubectl image need not have grep or date.
+_WAIT_SCRIPT = (
+    KUBECTL_PRELUDE
+    + """\
+END=$(( SECONDS + WAIT_SECONDS ))
+SELECTOR="volcano.sh/job-name=$JOB_NAME,volcano.sh/task-spec=$WORKER_TASK"
+echo "Waiting for $WORKERS Ready pods labelled $SELECTOR"
+while true; do
+  READY=0
+  call STATUSES kubectl get pods -n "$NAMESPACE" -l "$SELECTOR" \\
+    -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}'
+  while IFS= read -r STATUS; do [ "$STATUS" = True ] && READY=$(( READY + 1 )); done <<< "$STATUSES"
+  (( READY >= WORKERS )) && echo "$READY workers Ready" && exit 0
+  (( SECONDS >= END )) && echo "Only $READY of $WORKERS workers Ready after $WAIT_SECONDS s" && exit 1
+  sleep 2
+done
+"""
+)
+
+
+# Then, in the master container (POSIX sh): a Ready worker's name resolves only once the headless Service's
+# endpoints reach DNS, a moment later; wait for that (up to a minute) rather than spend one of the master's retries
+# on the race (60 lookups a second apart). Images without getent skip the wait.
+_RESOLVE_SCRIPT = """\
+for host in $(printf '%s' "$HOSTS" | tr ',' ' '); do
+  host=${host%:*}
+  tries=0
+  while command -v getent >/dev/null && ! getent hosts "$host" >/dev/null; do
+    tries=$((tries + 1))
+    [ "$tries" -lt 60 ] || { echo "Worker $host does not resolve after 60 attempts" >&2; exit 1; }
+    sleep 1
+  done
+done"""
+
+API_ACCESS = "kube-api-access"
+TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+def _api_access_volume() -> dict[str, Any]:
+    """What Kubernetes mounts for a service account (token, cluster CA, namespace), as a volume we mount into the
+    one container that needs it, instead of into every container of the pod."""
+    return {
+        "name": API_ACCESS,
+        "projected": {
+            "sources": [
+                {"serviceAccountToken": {"path": "token", "expirationSeconds": 3607}},
+                {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"fieldPath": "metadata.namespace"}}]}},
+            ]
+        },
+    }
+
+
+def _resources(gpus: int, rdma: int) -> dict[str, Any]:
+    """Extended resources are whole numbers with requests equal to limits; nothing is written for zero."""
+    wanted = {k: v for k, v in ((GPU, gpus), (RDMA, rdma)) if v}
+    return {"requests": dict(wanted), "limits": dict(wanted)} if wanted else {}
+
+
+def _host_list(mpi_plugin: bool, worker_task: str, slots: int) -> str:
+    """Shell that sets HOSTS to ``host:slots,...`` from the mpi plugin's MPI_HOST or the svc plugin's host file."""
+    source = 'printf "%s" "$MPI_HOST"' if mpi_plugin else f"cat /etc/volcano/{worker_task.replace('-', '_')}.host"
+    return f"HOSTS=$({source} | tr ',' '\\n' | grep . | sed 's/$/:{slots}/' | paste -sd, -)"
+
+
+def mpi_job(
+    name: str | Placeholder | None = None,
+    *,
+    image: str,
+    command: Sequence[str],
+    workers: int = 2,
+    slots_per_worker: int = 1,
+    gpus_per_worker: int = 0,
+    rdma_per_worker: int = 0,
+    mpi_plugin: bool = False,
+    generate_name: str | None = None,
+    ssh_port: int = 22,
+    queue: str | None = None,
+    service_account: str | None = None,
+    kubectl_image: str = KUBECTL_IMAGE,
+    wait_seconds: int = 600,
+    master_max_retry: int = 3,
+    working_dir: str = "/home",
+    priority_class_name: str | None = None,
+) -> VolcanoJob:
+    """An MPI job: 1 master + ``workers`` workers, one gang of ``workers + 1`` pods on the Volcano scheduler.
+
+    Workers run ``sshd -D`` and are Ready once it listens. The master waits in an init container (running
+    ``kubectl`` as ``service_account``, which needs ``get``/``list`` on pods) until all workers are Ready, then runs
+    ``mpiexec -np workers*slots_per_worker COMMAND``. When the master completes, the job completes (the workers'
+    sshd would otherwise keep it Running); when it fails ``master_max_retry`` times, the job terminates.
+    ``mpi_plugin`` uses Volcano's mpi plugin (≥ 1.6) instead of listing ssh and svc. Without ``name`` the job gets
+    ``generate_name`` (default ``mpi-job-``), so creating it twice never collides.
+    """
+    if isinstance(name, str):
+        names.check("name", name, names.dns1035_label)
+    if name is None and generate_name is None:
+        generate_name = "mpi-job-"
+    if generate_name is not None:
+        if not isinstance(generate_name, str):
+            raise ValidationError("generate_name", "must be a string")
+        names.check("generate_name", generate_name.rstrip("-") or "-", names.dns1035_label)
+    if not isinstance(mpi_plugin, bool):
+        raise ValidationError("mpi_plugin", "must be true or false")
+    checks.integer("workers", workers, minimum=1, maximum=MAX_WORKERS)
+    checks.integer("slots_per_worker", slots_per_worker, minimum=1, maximum=MAX_SLOTS)
+    checks.integer("gpus_per_worker", gpus_per_worker, maximum=MAX_DEVICES)
+    checks.integer("rdma_per_worker", rdma_per_worker, maximum=MAX_DEVICES)
+    checks.integer("wait_seconds", wait_seconds, minimum=1)
+    checks.integer("master_max_retry", master_max_retry)
+    checks.integer("ssh_port", ssh_port, minimum=1, maximum=65535)
+    check_image(image, "image")
+    check_image(kubectl_image, "kubectl_image")
+    for i, arg in enumerate(checks.strings("command", command, non_empty=True)):
+        if not arg or has_expression(arg) or "\n" in arg:
+            raise ValidationError(f"command[{i}]", "must be non-empty, without '{{' (an Argo expression) or a newline")
+    if service_account is not None:
+        names.check("service_account", service_account, names.dns1123_subdomain)
+    if not isinstance(working_dir, str) or not working_dir.startswith("/") or has_expression(working_dir):
+        raise ValidationError("working_dir", "must be an absolute path without Argo expressions")
+
+    ranks = workers * slots_per_worker
+    rsh = f" --mca plm_rsh_args '-p {ssh_port}'" if ssh_port != 22 else ""
+    master_script = "\n".join(
+        [
+            "set -e",
+            _host_list(mpi_plugin, WORKER, slots_per_worker),
+            _RESOLVE_SCRIPT,
+            "mkdir -p /var/run/sshd",
+            f"/usr/sbin/sshd -p {ssh_port}",
+            f'echo "Running {ranks} MPI ranks on $HOSTS"',
+            f'exec mpiexec --allow-run-as-root{rsh} --host "$HOSTS" -np {ranks} {shlex.join(command)}',
+            "",
+        ]
+    )
+    worker_script = f"mkdir -p /var/run/sshd\nexec /usr/sbin/sshd -D -p {ssh_port}\n"
+    port = [{"containerPort": ssh_port, "name": "mpijob-port"}]
+    resources = _resources(gpus_per_worker, rdma_per_worker)
+
+    def container(task: str, script: str, **extra: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": task,
+            "image": image,
+            "workingDir": working_dir,
+            "command": ["/bin/sh", "-c", script],
+            "ports": port,
+        }
+        out.update(extra)
+        return out
+
+    wait = {
+        "name": "wait-for-workers",
+        "image": kubectl_image,
+        "command": ["/bin/bash", "-c", _WAIT_SCRIPT],
+        "env": [
+            {"name": "JOB_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['volcano.sh/job-name']"}}},
+            {"name": "NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+            {"name": "WORKER_TASK", "value": WORKER},
+            {"name": "WORKERS", "value": str(workers)},
+            {"name": "WAIT_SECONDS", "value": str(wait_seconds)},
+        ],
+    }
+    # Only the init container gets an API token: mpiexec and the user's program run without one.
+    wait["volumeMounts"] = [{"name": API_ACCESS, "mountPath": TOKEN_DIR, "readOnly": True}]
+    master_spec: dict[str, Any] = {
+        "automountServiceAccountToken": False,
+        "initContainers": [wait],
+        "containers": [container(MASTER, master_script)],
+        "volumes": [_api_access_volume()],
+        "restartPolicy": "OnFailure",
+    }
+    if service_account is not None:
+        master_spec = {"serviceAccountName": service_account, **master_spec}
+    probe = {"tcpSocket": {"port": ssh_port}, "initialDelaySeconds": 2, "periodSeconds": 5, "failureThreshold": 3}
+    worker_extra: dict[str, Any] = {"readinessProbe": probe}
+    if resources:
+        worker_extra["resources"] = resources
+    worker_spec = {
+        "automountServiceAccountToken": False,  # the ranks run here: no API credentials for user code
+        "containers": [container(WORKER, worker_script, **worker_extra)],
+        "restartPolicy": "OnFailure",
+    }
+    plugins = (
+        [Plugin.mpi(master=MASTER, worker=WORKER, port=ssh_port if ssh_port != 22 else None)]
+        if mpi_plugin
+        else [Plugin.ssh(), Plugin.svc()]
+    )
+    return VolcanoJob(
+        name=name,
+        generate_name=generate_name,
+        min_available=workers + 1,
+        # A pod that fails outright (deadline, eviction, node loss) ends the job instead of leaving it half-gang.
+        policies=[Policy(event="PodFailed", action="TerminateJob"), Policy(event="PodEvicted", action="TerminateJob")],
+        scheduler_name="volcano",
+        queue=queue,
+        priority_class_name=priority_class_name,
+        plugins=plugins,
+        tasks=[
+            VolcanoTask(
+                name=MASTER,
+                replicas=1,
+                max_retry=master_max_retry,
+                policies=[
+                    Policy(event="TaskCompleted", action="CompleteJob"),
+                    Policy(event="TaskFailed", action="TerminateJob"),
+                ],
+                template={"spec": master_spec},
+            ),
+            VolcanoTask(name=WORKER, replicas=workers, template={"spec": worker_spec}),
+        ],
+    )

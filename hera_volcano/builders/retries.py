@@ -1,0 +1,41 @@
+"""Retries of a pipeline's job, explicit and exclusive: Argo creates the job again, or Volcano restarts it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hera_volcano.shared import checks
+from hera_volcano.shared.errors import ValidationError
+
+
+@dataclass(frozen=True)
+class ArgoRetry:
+    """Retry the whole step in Argo: the job is created again (its name is generated, so nothing collides)."""
+
+    limit: int
+    policy: str = "Always"
+
+    def __post_init__(self) -> None:
+        checks.integer("retry.limit", self.limit, minimum=1, maximum=checks.INT32_MAX)
+        if self.policy not in ("Always", "OnFailure", "OnError", "OnTransientError"):
+            raise ValidationError("retry.policy", "must be Always, OnFailure, OnError or OnTransientError")
+
+
+@dataclass(frozen=True)
+class VolcanoRetry:
+    """Retry inside Volcano: the job restarts on ``restart_on`` events, at most ``max_retry`` times in all.
+
+    Volcano cannot express zero retries (its webhook turns ``maxRetry: 0`` into 3), hence ``max_retry`` ≥ 1.
+    """
+
+    max_retry: int
+    restart_on: Sequence[str] = ("PodEvicted", "PodFailed")
+
+    def __post_init__(self) -> None:
+        # a tuple: hashable, as shapes are shared by settings
+        object.__setattr__(
+            self, "restart_on", tuple(checks.strings("retry.restart_on", self.restart_on, non_empty=True))
+        )
+        if checks.integer("retry.max_retry", self.max_retry) < 1:
+            raise ValidationError("retry.max_retry", "must be a positive integer (Volcano turns 0 into 3)")

@@ -1,0 +1,61 @@
+"""``hera-volcano rbac [FILE...]``: RBAC for the bundled workflows, or derived from workflow files."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from hera_volcano.cli import common as c
+
+
+def read_workflows(paths: Sequence[str]) -> list[Any]:
+    """Workflow-like documents from files (``-`` is stdin); other kinds are skipped, unreadable input is an error."""
+    from hera_volcano.argo.limits import WORKFLOW_KINDS
+    from hera_volcano.kube.loading import describe_error, load_all
+
+    found = []
+    for path in paths:
+        try:
+            text = (c.read_stdin() if path == "-" else Path(path).read_bytes()).decode("utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise c.UsageError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
+        try:
+            docs = [d for d in load_all(text) if d is not None]
+        except Exception as e:  # yaml.YAMLError: one line, no traceback
+            raise c.UsageError(f"{path}: not valid YAML: {describe_error(e)}") from None
+        for doc in docs:
+            if isinstance(doc, dict) and isinstance(doc.get("kind"), str) and doc["kind"] in WORKFLOW_KINDS:
+                found.append(doc)
+    if not found:
+        raise c.UsageError(f"no Workflow or WorkflowTemplate in {', '.join(paths)}")
+    return found
+
+
+def main(argv: Sequence[str]) -> int:
+    from hera_volcano.kube.emit import to_yaml
+    from hera_volcano.tools.rbac import rbac_for
+
+    p = c.parser("hera-volcano rbac", "Print least-privilege Roles and RoleBindings for workflows.")
+    p.add_argument("files", nargs="*", metavar="FILE", help="workflow files (- for stdin); default: bundled workflows")
+    p.add_argument("--namespace", type=c.namespace_name, default=None, help="namespace (default: the workflows', argo)")
+    p.add_argument("--service-account", type=c.service_account_name, default=None, help="workflow service account")
+    p.add_argument("--openshift", action="store_true", help="add update on workflows/finalizers (owner references)")
+    p.add_argument("--with-service-account", action="store_true", help="also emit the ServiceAccounts")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically) instead of stdout")
+    args = p.parse_args(argv)
+    if args.files:
+        workflows = read_workflows(args.files)
+    else:
+        from hera_volcano.examples.bundled import bundled
+
+        workflows = bundled(args.namespace or "argo", args.service_account or "argo")
+    objects = rbac_for(
+        *workflows,
+        namespace=args.namespace,
+        service_account=args.service_account,
+        owner_reference_permissions=args.openshift,
+        service_accounts=args.with_service_account,
+    )
+    c.emit(to_yaml(*objects), args.output)
+    return 0

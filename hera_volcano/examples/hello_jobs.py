@@ -1,0 +1,103 @@
+"""The upstream multi-job examples, made safe: steps (1, then 2a and 2b) and a diamond DAG of small echo jobs.
+
+Every job comes from ONE parametrised resource template (inputs ``message`` and ``task``) with the conditions,
+ownership and deadline of ``job_template``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from hera_volcano.builders.pipeline import JobShape, Pipeline, PipelineJob
+from hera_volcano.shared.placeholders import Placeholder
+from hera_volcano.volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
+
+if TYPE_CHECKING:
+    from hera.workflows import Workflow
+
+TEMPLATE = "hello-tmpl"
+#: Upstream uses docker/whalesay, a schema-1 image that containerd 2.x and Docker 27+ refuse to pull.
+HELLO_IMAGE = "busybox:1.37.0"
+
+
+def hello_shape(prefix: str) -> JobShape:
+    """A 2-pod job (gang of 1, as upstream) named ``PREFIX-TASK-xxxxx`` whose pods print ``message``."""
+    task = Placeholder.input("task", "hello")
+    job = VolcanoJob(
+        generate_name=f"{prefix}-{task}-",
+        min_available=1,
+        scheduler_name="volcano",
+        policies=[Policy(event="PodEvicted", action="RestartJob")],
+        plugins=[Plugin.ssh(), Plugin.env(), Plugin.svc()],
+        max_retry=1,
+        queue="default",
+        tasks=[
+            VolcanoTask(
+                name="default-hello",
+                replicas=2,
+                template={
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "hello",
+                                "image": HELLO_IMAGE,
+                                "imagePullPolicy": "IfNotPresent",
+                                "command": ["echo"],
+                                "args": [Placeholder.input("message", "hello")],
+                                "resources": {"requests": {"cpu": "100m"}},
+                            }
+                        ],
+                        "restartPolicy": "OnFailure",
+                    }
+                },
+            )
+        ],
+    )
+    return JobShape(name=TEMPLATE, job=job, job_label=task, follow_task="default-hello", follow_container="hello")
+
+
+def hello(shape: JobShape, name: str, message: str, task: str, after: Sequence[str] = ()) -> PipelineJob:
+    return PipelineJob(name=name, shape=shape, arguments={"message": message, "task": task}, after=tuple(after))
+
+
+def steps_pipeline() -> Pipeline:
+    shape = hello_shape("step-job")
+    return Pipeline(
+        [
+            hello(shape, "hello-1", "hello1", "hello1"),
+            hello(shape, "hello-2a", "hello2a", "hello2a", after=["hello-1"]),
+            hello(shape, "hello-2b", "hello2b", "hello2b", after=["hello-1"]),
+        ]
+    )
+
+
+def dag_pipeline() -> Pipeline:
+    shape = hello_shape("dag-job")
+    return Pipeline(
+        [
+            hello(shape, "A", "A", "aaa"),
+            hello(shape, "B", "B", "bbb", after=["A"]),
+            hello(shape, "C", "C", "ccc", after=["A"]),
+            hello(shape, "D", "D", "ddd", after=["B", "C"]),
+        ]
+    )
+
+
+@dataclass(frozen=True)
+class Bundled:
+    """A bundled pipeline: its workflow name, how it is built, and how it is laid out."""
+
+    name: str
+    pipeline: Callable[[], Pipeline]
+    as_steps: bool
+
+    def build(self, *, namespace: str = "argo", service_account: str = "argo", template: bool = False) -> Workflow:
+        return self.pipeline().workflow(
+            self.name, namespace=namespace, service_account=service_account, template=template, as_steps=self.as_steps
+        )
+
+
+STEPS = Bundled("volcano-step-job", steps_pipeline, as_steps=True)
+DAG = Bundled("volcano-dag-job", dag_pipeline, as_steps=False)

@@ -1,0 +1,2 @@
+"""Kubernetes as the API server sees it: name rules, quantities, the field table of pod templates, image
+references, YAML read and written as Go's decoders do, and the kubectl prelude of scripts that run in pods."""

@@ -1,0 +1,139 @@
+"""Argo placeholders inside Volcano manifests.
+
+Argo substitutes ``{{...}}`` as plain text in a resource manifest before parsing it, so an integer field may hold
+an unquoted placeholder and still be an integer at run time. We keep such values as :class:`Placeholder` objects
+(rendered unquoted) and validate the job against their sample values, since nothing can be checked earlier.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hera_volcano.shared.errors import ValidationError
+
+_EXPR = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
+# What may stand between the braces: a dotted variable, or an expression (``=...``) without braces or newlines.
+_PARAMETER_NAME = re.compile(r"[-a-zA-Z0-9_]+")
+_VALID = re.compile(r"[A-Za-z0-9_.-]+|=[^{}\n]+")
+
+#: Sample values for Argo's global variables, shared with the Go conformance harness.
+WORKFLOW_SAMPLES: Mapping[str, str] = {
+    "workflow.name": "sample-workflow",
+    "workflow.uid": "00000000-0000-0000-0000-000000000000",
+    "workflow.namespace": "argo",
+}
+DEFAULT_SAMPLE = "sample"
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    """An Argo expression standing for a value known only at run time, with a sample used for validation."""
+
+    expression: str
+    #: Not part of equality: jobs of one shape differ only in their samples.
+    sample: Any = field(compare=False)
+    #: Written inside double quotes (the default for string samples), or bare (integers, lists, JSON expressions).
+    quoted: bool | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.expression, str) or not _VALID.fullmatch(self.expression):
+            raise ValidationError("placeholder", f"not an Argo expression: {self.expression!r}")
+
+    @property
+    def in_quotes(self) -> bool:
+        return isinstance(self.sample, str) if self.quoted is None else self.quoted
+
+    @classmethod
+    def input(cls, name: str, sample: Any) -> Placeholder:
+        """``{{inputs.parameters.NAME}}`` of the template that renders the manifest."""
+        return cls(f"inputs.parameters.{_parameter_name(name)}", sample)
+
+    @classmethod
+    def workflow_parameter(cls, name: str, sample: Any) -> Placeholder:
+        """``{{workflow.parameters.NAME}}``, a Workflow argument."""
+        return cls(f"workflow.parameters.{_parameter_name(name)}", sample)
+
+    @classmethod
+    def workflow_parameter_json(cls, name: str, sample: str) -> Placeholder:
+        """A Workflow argument written as a JSON string by Argo's ``toJson``: whatever a submitter passes with
+        ``-p NAME=...`` stays one string value and cannot add fields to the manifest."""
+        return cls(f"=toJson(workflow.parameters['{_parameter_name(name)}'])", sample, quoted=False)
+
+    def __str__(self) -> str:
+        return "{{" + self.expression + "}}"
+
+    def __format__(self, spec: str) -> str:
+        return str(self)
+
+
+def _parameter_name(name: object) -> str:
+    """Argo's rule for parameter names; it also keeps a name from breaking out of the expression around it."""
+    if not isinstance(name, str) or not _PARAMETER_NAME.fullmatch(name):
+        raise ValidationError("placeholder", f"not an Argo parameter name (letters, digits, '_', '-'): {name!r}")
+    return name
+
+
+def expressions(text: str) -> list[str]:
+    """The expressions of every ``{{...}}`` in ``text``, in order."""
+    return _EXPR.findall(text)
+
+
+def has_expression(text: str) -> bool:
+    """Whether ``text`` holds an Argo ``{{...}}`` expression (which Argo would substitute)."""
+    return "{{" in text
+
+
+def substitute_text(text: str, values: Mapping[str, str], default: str = DEFAULT_SAMPLE) -> str:
+    """Replace every ``{{expr}}`` in ``text`` by ``values[expr]`` (``default`` when unknown), as Argo would."""
+    return _EXPR.sub(lambda m: values.get(m.group(1), WORKFLOW_SAMPLES.get(m.group(1), default)), text)
+
+
+def with_samples(data: Any, values: Mapping[str, Any] | None = None) -> Any:
+    """A copy of ``data`` as Argo would substitute it: a placeholder becomes ``values[expression]`` (its sample if
+    absent) and expressions inside strings become the text of their value."""
+    known = dict(values or {})
+    text = {k: v if isinstance(v, str) else _text(v) for k, v in known.items()}
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, Placeholder):
+            return known.get(node.expression, node.sample)
+        if isinstance(node, str):
+            return substitute_text(node, text) if "{{" in node else node
+        if isinstance(node, Mapping):
+            return {k: walk(v) for k, v in node.items()}
+        if isinstance(node, list | tuple):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(data)
+
+
+def _text(value: Any) -> str:
+    return json.dumps(value) if isinstance(value, list | dict | bool) else str(value)
+
+
+def placeholders(data: Any) -> dict[str, Placeholder]:
+    """Every placeholder in ``data``, by expression (the first one met)."""
+    found: dict[str, Placeholder] = {}
+
+    def walk(node: Any) -> None:
+        if isinstance(node, Placeholder):
+            found.setdefault(node.expression, node)
+        elif isinstance(node, Mapping):
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list | tuple):
+            for v in node:
+                walk(v)
+
+    walk(data)
+    return found
+
+
+def collect(data: Any) -> dict[str, Any]:
+    """Samples of every placeholder in ``data``, by expression."""
+    return {expression: p.sample for expression, p in placeholders(data).items()}

@@ -1,0 +1,308 @@
+"""Least-privilege RBAC derived from what a workflow's pods actually do.
+
+Each service account that runs pods gets one Role and one RoleBinding with exactly the rules those pods need: the
+executor's task results; each resource step's verbs on its manifest's resource plus ``get`` for polling; for pods
+running ``kubectl``, reads of pods (and logs, and any ``RESOURCE.GROUP`` they ``get``). Every rule is annotated
+with the templates that need it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hera_volcano.argo.limits import WORKFLOW_KINDS
+from hera_volcano.kube import names
+from hera_volcano.kube.emit import plain
+from hera_volcano.kube.loading import describe_error, load_all
+from hera_volcano.shared.errors import ValidationError
+from hera_volcano.shared.findings import as_list, as_map
+from hera_volcano.shared.placeholders import substitute_text
+
+RBAC_API = "rbac.authorization.k8s.io/v1"
+ANNOTATION_PREFIX = "hera-volcano/rule-"
+#: Verbs an action needs on the manifest's resource (``get`` for polling and outputs comes on top).
+ACTION_VERBS: Mapping[str, tuple[str, ...]] = {
+    "create": ("create",),
+    "apply": ("create", "patch"),
+    "patch": ("patch",),
+    "replace": ("update",),
+    "delete": ("delete", "list", "watch"),
+    "get": (),
+}
+#: Plurals of kinds whose resource name is not the regular English plural of the lower-cased kind.
+PLURALS: Mapping[str, str] = {"Endpoints": "endpoints"}
+_KIND = re.compile(r"[A-Z][A-Za-z0-9]*")
+_VERB_ORDER = ("get", "list", "watch", "create", "update", "patch", "delete")
+_KUBECTL = re.compile(r"\bkubectl\b")
+_KUBECTL_LOGS = re.compile(r"\bkubectl\b[^\n|;&]*\blogs\b")
+#: ``kubectl ... get RESOURCE.GROUP`` (a fully qualified custom resource, such as the follower's Volcano Jobs).
+_KUBECTL_GET_QUALIFIED = re.compile(r"\bkubectl\b[^\n|;&]*?\bget\s+([a-z0-9-]+)\.([a-z0-9.-]+\.[a-z0-9-]+)\b")
+
+
+def plural(kind: str) -> str:
+    """The resource name of ``kind``: the table above, else the lower-cased kind in regular English plural.
+
+    (``-s/-x/-z/-ch/-sh`` take ``-es``, consonant + ``y`` becomes ``-ies``, anything else takes ``-s``.) A CRD may
+    declare another plural; write the Role by hand for such a kind.
+    """
+    if kind in PLURALS:
+        return PLURALS[kind]
+    low = kind.lower()
+    if low.endswith(("s", "x", "z", "ch", "sh")):
+        return low + "es"
+    if low.endswith("y") and len(low) > 1 and low[-2] not in "aeiou":
+        return low[:-1] + "ies"
+    return low + "s"
+
+
+@dataclass(frozen=True)
+class _Need:
+    service_account: str
+    group: str
+    resource: str
+    verbs: tuple[str, ...]
+    why: str
+
+
+def _scripts(container: Mapping[str, Any]) -> str:
+    """The text a container runs: its command, args and script source (a string where a list belongs counts too)."""
+    parts: list[Any] = []
+    for key in ("command", "args", "source"):
+        value = container.get(key)
+        parts.extend([value] if isinstance(value, str) else as_list(value))
+    return "\n".join(p for p in parts if isinstance(p, str))
+
+
+def _kubectl_needs(sa: str, containers: Iterable[Mapping[str, Any]], why: str) -> list[_Need]:
+    """Pods running ``kubectl`` read pods (``get``/``wait``/``logs -f`` all list and watch); ``logs`` reads logs;
+    ``get RESOURCE.GROUP`` gets and lists that resource."""
+    text = "\n".join(_scripts(c) for c in containers)
+    needs = []
+    if _KUBECTL.search(text):
+        needs.append(_Need(sa, "", "pods", ("get", "list", "watch"), why))
+    if _KUBECTL_LOGS.search(text):
+        needs.append(_Need(sa, "", "pods/log", ("get",), why))
+    for resource, group in sorted(set(_KUBECTL_GET_QUALIFIED.findall(text))):
+        needs.append(_Need(sa, group, resource, ("get", "list"), why))
+    return needs
+
+
+_BY_HAND = "so the resource it acts on is unknown here: leave this workflow out and write its rule by hand"
+#: ``RESOURCE.GROUP`` as kubectl takes it (a plural resource name, fully qualified), optionally ``/NAME``.
+_QUALIFIED = re.compile(
+    r"([a-z0-9]([-a-z0-9]*[a-z0-9])?)\.([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+)"
+)
+_SELECTING = ("--selector", "-l", "--field-selector", "--all")
+
+
+def _flag_needs(resource: Mapping[str, Any], field: str) -> tuple[str, str, tuple[str, ...]] | None:
+    """(group, resource, verbs) for a ``get`` or ``delete`` step that names its objects in flags, as in
+    ``flags: [jobs.batch.volcano.sh, --selector, KEY=VALUE, --wait=false]`` (kubectl lists what a selector selects,
+    gets what it names, and watches a deletion it waits for). None when the step has a manifest."""
+    flags = resource.get("flags")
+    if resource.get("manifest") is not None or resource.get("manifestFrom") is not None or flags is None:
+        return None
+    action = resource.get("action")
+    if action not in ("get", "delete") or not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
+        raise ValidationError(field, f"is absent (the object is named in flags), {_BY_HAND}")
+    positional = [
+        f for i, f in enumerate(flags) if not f.startswith("-") and (i == 0 or flags[i - 1] not in _SELECTING)
+    ]
+    if not positional:
+        raise ValidationError(f"{field[: -len('manifest')]}flags", f"name no resource, {_BY_HAND}")
+    kind = _QUALIFIED.fullmatch(positional[0].split("/")[0])
+    if kind is None:
+        raise ValidationError(
+            f"{field[: -len('manifest')]}flags",
+            f"name {positional[0]!r}, not RESOURCE.GROUP (say, jobs.batch.volcano.sh), {_BY_HAND}",
+        )
+    selects = any(f.split("=")[0] in _SELECTING for f in flags)
+    verbs: list[str] = ["list"] if selects else ["get"]
+    if action == "delete":
+        verbs.append("delete")
+        if "--wait=false" not in flags:
+            verbs += ["get", "watch"]
+    return kind.group(3), kind.group(1), tuple(verbs)
+
+
+def _manifest_objects(resource: Mapping[str, Any], field: str) -> list[Mapping[str, Any]]:
+    """The objects a resource step acts on; anything we cannot read is an error, never a Role that grants too little."""
+    manifest = resource.get("manifest")
+    by_hand = _BY_HAND
+    if manifest is None and resource.get("manifestFrom") is not None:
+        raise ValidationError(f"{field}From", f"the manifest comes from an artifact, {by_hand}")
+    if manifest is None:
+        raise ValidationError(field, f"is absent (the object is named in flags), {by_hand}")
+    if not isinstance(manifest, str):
+        raise ValidationError(field, "must be the object's YAML, as a string")
+    try:
+        docs = [d for d in load_all(substitute_text(manifest, {})) if d is not None]
+    except Exception as e:  # yaml.YAMLError and friends: report, don't trace
+        raise ValidationError(field, f"manifest is not YAML: {describe_error(e)}") from None
+    if not all(isinstance(d, Mapping) for d in docs):
+        raise ValidationError(field, f"is not an object (a JSON patch names its object in flags), {by_hand}")
+    return docs
+
+
+def _template_needs(
+    wf_name: str, template: Mapping[str, Any], default_sa: str, owner_permissions: bool, i: int
+) -> list[_Need]:
+    name = template.get("name", f"templates[{i}]")
+    why = f"{wf_name}/{name}"
+    sa = _service_account(template.get("serviceAccountName"), f"{why}.serviceAccountName") or default_sa
+    runs_pod = any(k in template for k in ("container", "script", "resource", "containerSet", "data"))
+    needs: list[_Need] = []
+    if runs_pod:
+        needs.append(_Need(sa, "argoproj.io", "workflowtaskresults", ("create", "patch"), why))
+    containers = [template[k] for k in ("container", "script") if isinstance(template.get(k), Mapping)]
+    containers += [c for c in as_list(template.get("initContainers")) if isinstance(c, Mapping)]
+    containers += [c for c in as_list(template.get("sidecars")) if isinstance(c, Mapping)]
+    containers += [c for c in as_list(as_map(template.get("containerSet")).get("containers")) if isinstance(c, Mapping)]
+    needs += _kubectl_needs(sa, containers, why)
+    resource = template.get("resource")
+    if resource is not None and not isinstance(resource, Mapping):
+        raise ValidationError(f"{why}.resource", "must be a mapping with action and manifest")
+    if isinstance(resource, Mapping):
+        action = resource.get("action")
+        if not isinstance(action, str) or action not in ACTION_VERBS:
+            raise ValidationError(f"{why}.resource.action", f"unknown action {action!r}")
+        named = _flag_needs(resource, f"{why}.resource.manifest")
+        if named is not None:
+            return [*needs, _Need(sa, named[0], named[1], named[2], why)]
+        for obj in _manifest_objects(resource, f"{why}.resource.manifest"):
+            api_version, kind = obj.get("apiVersion"), obj.get("kind")
+            if not isinstance(kind, str) or not isinstance(api_version, str) or not _KIND.fullmatch(kind):
+                raise ValidationError(f"{why}.resource.manifest", "needs an apiVersion and a kind (a name)")
+            group = api_version.rpartition("/")[0]
+            needs.append(_Need(sa, group, plural(kind), (*ACTION_VERBS[action], "get"), why))
+            if owner_permissions and resource.get("setOwnerReference"):
+                needs.append(_Need(sa, "argoproj.io", "workflows/finalizers", ("update",), why))
+            needs += _volcano_pod_needs(obj, why)
+    return needs
+
+
+def _volcano_pod_needs(obj: Mapping[str, Any], why: str) -> list[_Need]:
+    """Pods of a Volcano Job that run ``kubectl`` (the MPI master's wait for workers) need pod reads too."""
+    if not str(obj.get("apiVersion", "")).startswith("batch.volcano.sh/"):
+        return []
+    needs = []
+    for task in as_list(as_map(obj.get("spec")).get("tasks")):
+        task = as_map(task)
+        spec = as_map(as_map(task.get("template")).get("spec"))
+        where = f"{why} (Volcano task {task.get('name', '?')})"
+        sa = _service_account(spec.get("serviceAccountName") or spec.get("serviceAccount"), where) or "default"
+        containers = [
+            c for c in as_list(spec.get("initContainers")) + as_list(spec.get("containers")) if isinstance(c, Mapping)
+        ]
+        needs += _kubectl_needs(sa, containers, where)
+    return needs
+
+
+def _service_account(value: object, field: str) -> str | None:
+    if value is None or value == "":
+        return None
+    names.check(field, value, names.dns1123_subdomain)
+    return str(value)
+
+
+def _order(verbs: Iterable[str]) -> list[str]:
+    unique = set(verbs)
+    return [v for v in _VERB_ORDER if v in unique] + sorted(unique - set(_VERB_ORDER))
+
+
+def rbac_for(
+    *workflows: Any,
+    namespace: str | None = None,
+    service_account: str | None = None,
+    owner_reference_permissions: bool = False,
+    service_accounts: bool = False,
+) -> list[dict[str, Any]]:
+    """A Role and RoleBinding for every service account the workflows run pods as, with exactly the rules needed.
+
+    ``namespace`` and ``service_account`` override the workflows' own (the latter replaces the workflow-level
+    ``serviceAccountName``; template-level ones stay). ``owner_reference_permissions`` adds ``update`` on
+    ``workflows/finalizers`` for resource steps owned by the Workflow, which clusters enforcing owner-reference
+    permissions (OpenShift) require; ``service_accounts`` also emits the ServiceAccounts.
+    """
+    if not workflows:
+        raise ValidationError("workflows", "give at least one workflow")
+    if namespace is not None:
+        names.check("namespace", namespace, names.dns1123_label)
+    if service_account is not None:
+        names.check("service_account", service_account, names.dns1123_subdomain)
+    by_scope: dict[tuple[str, str], list[_Need]] = {}
+    for i, workflow in enumerate(workflows):
+        wf = plain(workflow, "workflow")
+        kind = wf.get("kind")
+        if not isinstance(kind, str) or kind not in WORKFLOW_KINDS:
+            raise ValidationError(f"workflows[{i}].kind", f"must be one of {', '.join(WORKFLOW_KINDS)}, not {kind!r}")
+        meta = as_map(wf.get("metadata"))
+        spec = as_map(wf.get("spec"))
+        if kind == "CronWorkflow":
+            spec = as_map(spec.get("workflowSpec"))
+        wf_name = str(meta.get("name") or meta.get("generateName") or f"workflows[{i}]")
+        ns = namespace or meta.get("namespace") or "argo"
+        names.check(f"workflows[{i}].metadata.namespace", ns, names.dns1123_label)
+        default_sa = (
+            service_account
+            or _service_account(spec.get("serviceAccountName"), f"workflows[{i}].spec.serviceAccountName")
+            or "default"
+        )
+        templates = spec.get("templates")
+        if not isinstance(templates, list) or not templates:
+            raise ValidationError(f"workflows[{i}].spec.templates", "must be a non-empty list of templates")
+        for j, template in enumerate(templates):
+            if not isinstance(template, Mapping):
+                raise ValidationError(f"workflows[{i}].spec.templates[{j}]", "must be a mapping: a template")
+            for need in _template_needs(wf_name, template, default_sa, owner_reference_permissions, j):
+                by_scope.setdefault((ns, need.service_account), []).append(need)
+    objects: list[dict[str, Any]] = []
+    for (ns, sa), needs in sorted(by_scope.items()):
+        names.check("serviceAccountName", sa, names.dns1123_subdomain)
+        objects += _role_and_binding(ns, sa, needs, service_accounts)
+    return objects
+
+
+def _role_name(sa: str) -> str:
+    """``SA-hera-volcano``; a service account too long for that is cut and told apart by a hash of its full name."""
+    suffix = "-hera-volcano"
+    if len(sa) + len(suffix) <= names.DNS1123_SUBDOMAIN_MAX:
+        return sa + suffix
+    digest = hashlib.sha256(sa.encode()).hexdigest()[:8]
+    keep = names.DNS1123_SUBDOMAIN_MAX - len(suffix) - len(digest) - 1
+    return f"{sa[:keep].rstrip('-.')}-{digest}{suffix}"
+
+
+def _role_and_binding(ns: str, sa: str, needs: list[_Need], with_sa: bool) -> list[dict[str, Any]]:
+    rules: dict[tuple[str, str], tuple[set[str], set[str]]] = {}
+    for need in needs:
+        verbs, why = rules.setdefault((need.group, need.resource), (set(), set()))
+        verbs.update(need.verbs)
+        why.add(need.why)
+    ordered = sorted(rules.items())
+    name = _role_name(sa)
+    annotations = {
+        f"{ANNOTATION_PREFIX}{i}": f"{res} ({grp or 'core'}): {', '.join(sorted(why))}"
+        for i, ((grp, res), (_, why)) in enumerate(ordered)
+    }
+    role = {
+        "apiVersion": RBAC_API,
+        "kind": "Role",
+        "metadata": {"name": name, "namespace": ns, "annotations": annotations},
+        "rules": [
+            {"apiGroups": [grp], "resources": [res], "verbs": _order(verbs)} for (grp, res), (verbs, _) in ordered
+        ],
+    }
+    binding = {
+        "apiVersion": RBAC_API,
+        "kind": "RoleBinding",
+        "metadata": {"name": name, "namespace": ns},
+        "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": ns}],
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+    }
+    account = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": sa, "namespace": ns}}
+    return [account, role, binding] if with_sa else [role, binding]

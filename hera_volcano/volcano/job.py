@@ -1,0 +1,280 @@
+"""The Volcano Job model: typed inputs that render to a ``batch.volcano.sh/v1alpha1`` Job as plain data.
+
+Rendering checks every admission and CRD rule (``volcano.rules``) so a bad job fails here, with the field and the
+rule named, rather than as a rejected step at run time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from hera_volcano.kube import names
+from hera_volcano.shared import checks
+from hera_volcano.shared.errors import ValidationError
+from hera_volcano.shared.placeholders import Placeholder, collect, with_samples
+from hera_volcano.volcano.schema import API_VERSION, KIND
+
+IntValue = int | Placeholder
+StrValue = str | Placeholder
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A lifecycle policy: on ``event`` (or ``events``, or container ``exit_code``) take ``action``."""
+
+    action: str
+    event: str | None = None
+    events: Sequence[str] = ()
+    exit_code: int | None = None
+    timeout: str | None = None
+
+    def __post_init__(self) -> None:
+        for field_name in ("action", "event", "timeout"):
+            value = getattr(self, field_name)
+            if value is not None and not isinstance(value, str):
+                raise ValidationError(f"policy.{field_name}", "must be a string")
+        checks.strings("policy.events", self.events)
+        if self.exit_code is not None:
+            checks.integer("policy.exit_code", self.exit_code, minimum=checks.INT32_MIN, maximum=checks.INT32_MAX)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.event is not None:
+            out["event"] = self.event
+        if self.events:
+            out["events"] = list(self.events)
+        if self.exit_code is not None:
+            out["exitCode"] = self.exit_code
+        out["action"] = self.action
+        if self.timeout is not None:
+            out["timeout"] = self.timeout
+        return out
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """A Volcano job plugin and its command-line style arguments (``--master=mpimaster``)."""
+
+    name: str
+    args: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValidationError("plugin.name", "must be a plugin name such as ssh, svc or mpi")
+        checks.strings(f"plugins.{self.name}", self.args)
+
+    @classmethod
+    def ssh(cls, *, key_file_path: str | None = None, port: int | None = None) -> Plugin:
+        """Key pair and ssh config for password-less ssh between the job's pods (``--ssh-port`` needs ≥ 1.15)."""
+        args = [f"--ssh-key-file-path={key_file_path}"] if key_file_path else []
+        if port is not None:
+            checks.integer("port", port, minimum=1, maximum=65535)
+            args.append(f"--ssh-port={port}")
+        return cls("ssh", args)
+
+    @classmethod
+    def svc(cls, *, publish_not_ready_addresses: bool = False, disable_network_policy: bool = False) -> Plugin:
+        """Headless Service, host files under ``/etc/volcano`` and ``VC_<TASK>_HOSTS`` variables."""
+        args = []
+        if publish_not_ready_addresses:
+            args.append("--publish-not-ready-addresses=true")
+        if disable_network_policy:
+            args.append("--disable-network-policy=true")
+        return cls("svc", args)
+
+    @classmethod
+    def env(cls) -> Plugin:
+        """``VK_TASK_INDEX``/``VC_TASK_INDEX`` in every container."""
+        return cls("env")
+
+    @classmethod
+    def mpi(cls, *, master: str = "master", worker: str = "worker", port: int | None = None) -> Plugin:
+        """MPI wiring (Volcano ≥ 1.6): ``MPI_HOST`` on the master; ssh and svc are added by the webhook."""
+        return cls("mpi", _roles(master, worker, port))
+
+    @classmethod
+    def pytorch(cls, *, master: str = "master", worker: str = "worker", port: int | None = None) -> Plugin:
+        """``MASTER_ADDR``, ``MASTER_PORT``, ``WORLD_SIZE`` and ``RANK`` for torch.distributed (Volcano ≥ 1.7)."""
+        return cls("pytorch", _roles(master, worker, port))
+
+    @classmethod
+    def tensorflow(
+        cls,
+        *,
+        ps: str | None = None,
+        worker: str | None = None,
+        chief: str | None = None,
+        evaluator: str | None = None,
+        port: int | None = None,
+    ) -> Plugin:
+        """``TF_CONFIG`` for TensorFlow's distributed runtime."""
+        tasks = {"ps": ps, "worker": worker, "chief": chief, "evaluator": evaluator}
+        args = [f"--{role}={_task(role, task)}" for role, task in tasks.items() if task is not None]
+        return cls("tensorflow", args + _port(port))
+
+
+def _roles(master: str, worker: str, port: int | None) -> list[str]:
+    """Arguments naming the master and worker tasks (and the port) of the mpi and pytorch plugins."""
+    return [f"--master={_task('master', master)}", f"--worker={_task('worker', worker)}", *_port(port)]
+
+
+def _task(role: str, task: object) -> str:
+    """A plugin argument naming a task: a task name, so nothing else can ride along into the plugin's flags."""
+    names.check(role, task, names.dns1123_label)
+    return str(task)
+
+
+def _port(port: int | None) -> list[str]:
+    return [] if port is None else [f"--port={checks.integer('port', port, minimum=1, maximum=65535)}"]
+
+
+def pod_template_to_dict(template: Any) -> dict[str, Any]:
+    """Plain data from a pod template: a dict (possibly holding Hera or ``kubernetes`` models, e.g. containers),
+    or a ``kubernetes`` ``V1PodTemplateSpec``."""
+    data = _plain(template)
+    if not isinstance(data, dict):
+        raise ValidationError("template", "must be a pod template: a dict or a kubernetes V1PodTemplateSpec")
+    return data
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):  # Hera's (pydantic) models
+        return dump(exclude_none=True, by_alias=True, mode="json")
+    if hasattr(value, "attribute_map") and hasattr(value, "openapi_types"):
+        from kubernetes.client import ApiClient  # lazy: only users of kubernetes models pay for it
+
+        return ApiClient().sanitize_for_serialization(value)  # type: ignore[no-untyped-call]
+    return value
+
+
+@dataclass(frozen=True)
+class VolcanoTask:
+    """One task of a Volcano Job: ``replicas`` pods from one pod template."""
+
+    name: str
+    template: Any
+    replicas: IntValue = 1
+    min_available: IntValue | None = None
+    max_retry: int | None = None
+    policies: Sequence[Policy] = ()
+    depends_on: Sequence[str] = ()
+    depends_on_iteration: Literal["all", "any"] | None = None
+    topology_policy: str | None = None
+
+    def __post_init__(self) -> None:
+        _int_value("replicas", self.replicas)
+        checks.strings("depends_on", self.depends_on)
+        _sequence_of("policies", self.policies, Policy)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "replicas": self.replicas}
+        if self.min_available is not None:
+            out["minAvailable"] = self.min_available
+        if self.max_retry is not None:
+            out["maxRetry"] = self.max_retry
+        if self.policies:
+            out["policies"] = [p.to_dict() for p in self.policies]
+        if self.depends_on:
+            dep: dict[str, Any] = {"name": list(self.depends_on)}
+            if self.depends_on_iteration:
+                dep["iteration"] = self.depends_on_iteration
+            out["dependsOn"] = dep
+        if self.topology_policy is not None:
+            out["topologyPolicy"] = self.topology_policy
+        out["template"] = pod_template_to_dict(self.template)
+        return out
+
+
+@dataclass(frozen=True)
+class VolcanoJob:
+    """A Volcano Job. Leave ``name`` unset and give ``generate_name`` to get a name unique per creation."""
+
+    tasks: Sequence[VolcanoTask]
+    name: StrValue | None = None
+    generate_name: str | None = None
+    namespace: str | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    min_available: IntValue | None = None
+    scheduler_name: str = "volcano"
+    queue: str | None = None
+    max_retry: int | None = None
+    min_success: int | None = None
+    ttl_seconds_after_finished: int | None = None
+    priority_class_name: str | None = None
+    policies: Sequence[Policy] = ()
+    plugins: Sequence[Plugin] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.scheduler_name, str) or not self.scheduler_name:
+            raise ValidationError("scheduler_name", "must name a scheduler (volcano, unless yours is another)")
+        _sequence_of("tasks", self.tasks, VolcanoTask)
+        _sequence_of("policies", self.policies, Policy)
+        _sequence_of("plugins", self.plugins, Plugin)
+        for field_name in ("labels", "annotations"):
+            if not isinstance(getattr(self, field_name), Mapping):
+                raise ValidationError(field_name, "must be a mapping of strings")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The Job as plain data (placeholders kept), after checking every Volcano rule against sample values."""
+        data = self._data()
+        check(data)
+        return data
+
+    def _data(self) -> dict[str, Any]:
+        metadata: dict[str, Any] = {}
+        if self.name is not None:
+            metadata["name"] = self.name
+        if self.generate_name is not None:
+            metadata["generateName"] = self.generate_name
+        if self.namespace is not None:
+            metadata["namespace"] = self.namespace
+        if self.labels:
+            metadata["labels"] = dict(self.labels)
+        if self.annotations:
+            metadata["annotations"] = dict(self.annotations)
+        spec: dict[str, Any] = {"schedulerName": self.scheduler_name}
+        if self.min_available is not None:
+            spec["minAvailable"] = self.min_available
+        optional = {
+            "queue": self.queue,
+            "maxRetry": self.max_retry,
+            "minSuccess": self.min_success,
+            "ttlSecondsAfterFinished": self.ttl_seconds_after_finished,
+            "priorityClassName": self.priority_class_name,
+        }
+        spec.update({k: v for k, v in optional.items() if v is not None})
+        if self.policies:
+            spec["policies"] = [p.to_dict() for p in self.policies]
+        if self.plugins:
+            spec["plugins"] = {p.name: list(p.args) for p in self.plugins}
+        spec["tasks"] = [t.to_dict() for t in self.tasks]
+        return {"apiVersion": API_VERSION, "kind": KIND, "metadata": metadata, "spec": spec}
+
+
+def _int_value(field: str, value: object) -> None:
+    if not isinstance(value, Placeholder):
+        checks.integer(field, value)
+
+
+def _sequence_of(field: str, value: object, kind: type) -> None:
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
+        raise ValidationError(field, f"must be a list of {kind.__name__}")
+    for i, item in enumerate(value):
+        if not isinstance(item, kind):
+            raise ValidationError(f"{field}[{i}]", f"must be a {kind.__name__}, not {type(item).__name__}")
+
+
+def check(job: Mapping[str, Any], samples: Mapping[str, Any] | None = None) -> None:
+    """Raise :class:`ValidationError` for the first Volcano rule ``job`` breaks, placeholders set to samples."""
+    from hera_volcano.volcano.rules import check_job, raise_first
+
+    values = {**collect(job), **(samples or {})}
+    raise_first(check_job(with_samples(job, values)))

@@ -1,0 +1,253 @@
+"""job_template and follow_logs_template: what the resource step and the log follower promise."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+import yaml
+from hera.workflows import DAG, RetryStrategy, Workflow
+
+from hera_volcano import (
+    Pipeline,
+    Placeholder,
+    ValidationError,
+    VolcanoJob,
+    VolcanoTask,
+    follow_logs_template,
+    job_template,
+    mpi_job,
+)
+from hera_volcano.argo.selectors import parse_selector
+from hera_volcano.kube.kubectl_in_pod import KUBECTL_PRELUDE
+from hera_volcano.shared.placeholders import substitute_text
+
+
+def simple_job(**kwargs: Any) -> VolcanoJob:
+    kwargs.setdefault("generate_name", "simple-")
+    return VolcanoJob(
+        tasks=[
+            VolcanoTask(
+                name="main",
+                replicas=kwargs.pop("replicas", 2),
+                template={"spec": {"containers": [{"name": "main", "image": "busybox:1"}], "restartPolicy": "Never"}},
+            )
+        ],
+        **kwargs,
+    )
+
+
+def resource(template: Any) -> dict[str, Any]:
+    data: dict[str, Any] = template._build_template().model_dump(by_alias=True, exclude_none=True)
+    return data
+
+
+def test_resource_step_creates_an_owned_job_with_conditions_and_a_deadline() -> None:
+    r = resource(job_template(simple_job(), name="run"))
+    assert r["resource"]["action"] == "create"
+    assert r["resource"]["setOwnerReference"] is True
+    assert r["resource"]["successCondition"] == "status.state.phase == Completed"
+    assert r["resource"]["failureCondition"] == "status.state.phase in (Failed, Terminated, Aborted)"
+    assert r["activeDeadlineSeconds"] == 3600
+    for condition in (r["resource"]["successCondition"], r["resource"]["failureCondition"]):
+        parse_selector(condition)
+
+
+def test_manifest_is_one_block_yaml_object_with_the_workflow_label_on_every_pod() -> None:
+    r = resource(job_template(simple_job(), name="run"))
+    manifest = r["resource"]["manifest"]
+    assert isinstance(manifest, str)
+    docs = list(yaml.safe_load_all(substitute_text(manifest, {})))
+    assert len(docs) == 1
+    job = docs[0]
+    assert job["apiVersion"] == "batch.volcano.sh/v1alpha1" and job["kind"] == "Job"
+    assert "ownerReferences" not in job["metadata"], "Argo adds the one controller owner reference itself"
+    labels = job["spec"]["tasks"][0]["template"]["metadata"]["labels"]
+    assert labels["workflows.argoproj.io/workflow"] == "sample-workflow"
+    assert labels["hera-volcano/job"] == "run"
+
+
+def test_integer_placeholders_stay_integers_after_substitution() -> None:
+    job = simple_job(replicas=Placeholder.input("replicas", 2), min_available=Placeholder.input("replicas", 2))
+    r = resource(job_template(job, name="run"))
+    assert [p["name"] for p in r["inputs"]["parameters"]] == ["replicas"]
+    text = r["resource"]["manifest"].replace("{{inputs.parameters.replicas}}", "4")
+    parsed = yaml.safe_load(substitute_text(text, {}))
+    assert parsed["spec"]["minAvailable"] == 4 and parsed["spec"]["tasks"][0]["replicas"] == 4
+
+
+def test_placeholder_samples_are_checked_against_volcano_rules() -> None:
+    job = simple_job(replicas=Placeholder.input("replicas", 1), min_available=Placeholder.input("min", 5))
+    with pytest.raises(ValidationError) as e:
+        job_template(job, name="run")
+    assert "minAvailable" in e.value.field or "minAvailable" in e.value.rule
+
+
+def test_deadline_is_configurable_and_validated() -> None:
+    assert resource(job_template(simple_job(), name="run", deadline=60))["activeDeadlineSeconds"] == 60
+    assert "activeDeadlineSeconds" not in resource(job_template(simple_job(), name="run", deadline=None))
+    assert resource(job_template(simple_job(), name="run", deadline=2**31 - 1))["activeDeadlineSeconds"] == 2**31 - 1
+    for bad in (0, -5, True, "300", 2**31):  # Argo's field is an int32
+        with pytest.raises(ValidationError) as e:
+            job_template(simple_job(), name="run", deadline=bad)
+        assert e.value.field == "deadline"
+
+
+def test_argo_retry_of_a_fixed_name_is_rejected_and_generated_names_are_allowed() -> None:
+    fixed = simple_job(generate_name=None, name="fixed")
+    with pytest.raises(ValidationError) as e:
+        job_template(fixed, name="run", retry_strategy=RetryStrategy(limit=2))
+    assert e.value.field == "retry_strategy"
+    r = resource(job_template(simple_job(), name="run", retry_strategy=RetryStrategy(limit=2)))
+    assert r["retryStrategy"]["limit"] == 2
+
+
+def test_owned_job_may_not_name_another_namespace() -> None:
+    with pytest.raises(ValidationError) as e:
+        job_template(simple_job(namespace="other"), name="run")
+    assert e.value.field == "namespace"
+    r = resource(job_template(simple_job(namespace="other"), name="run", owned=False))
+    assert "setOwnerReference" not in r["resource"]
+
+
+@pytest.mark.parametrize("name", ["", "bad_name", "-x", "x" * 129, "{{x}}"])
+def test_template_names_follow_argo_rules(name: str) -> None:
+    with pytest.raises(ValidationError) as e:
+        job_template(simple_job(), name=name)
+    assert e.value.field == "name"
+
+
+def test_follower_finds_the_master_by_labels_is_bounded_and_never_fails() -> None:
+    f = resource(follow_logs_template(job_label="mpi-hello", timeout=600))
+    env = {e["name"]: e["value"] for e in f["container"]["env"]}
+    selector = env["SELECTOR"]
+    assert selector == (
+        "workflows.argoproj.io/workflow={{workflow.name}},hera-volcano/job=mpi-hello,volcano.sh/task-spec=mpimaster"
+    )
+    parse_selector(substitute_text(selector, {}))
+    assert env["FOLLOW_SECONDS"] == "600" and env["CONTAINER"] == "mpimaster"
+    assert "activeDeadlineSeconds" not in f, "a deadline would fail the step; the script bounds itself"
+    script = f["container"]["args"][0]
+    assert "kubectl logs -f" in script and "exit 0" in script and "exit 1" not in script
+    assert script.startswith(KUBECTL_PRELUDE) and '"$call_cmd" --request-timeout=30s' in KUBECTL_PRELUDE
+    body = script.removeprefix(KUBECTL_PRELUDE)
+    kubectl_calls = [line for line in body.splitlines() if "kubectl " in line and not line.lstrip().startswith("#")]
+    assert kubectl_calls and all(
+        re.match(r"\s*(call \w+ kubectl |kubectl .*--request-timeout)", c) for c in kubectl_calls
+    )
+    assert "{{" not in script, "the script text is constant; values come from the environment"
+
+
+def test_follower_and_job_run_in_parallel_and_the_follower_cannot_fail_the_workflow() -> None:
+    from hera_volcano.argo.follow_logs import follower_continue_on
+
+    job = mpi_job(image="volcanosh/example-mpi:0.0.3", command=["mpi_hello_world"])
+    with Workflow(generate_name="w-", entrypoint="main") as w:
+        submit = job_template(job, name="submit", job_label="mpi")
+        follow = follow_logs_template(job_label="mpi")
+        with DAG(name="main"):
+            submit(name="submit")
+            follow(name="follow", continue_on=follower_continue_on())
+    tasks = next(t for t in w.to_dict()["spec"]["templates"] if t["name"] == "main")["dag"]["tasks"]
+    assert all("depends" not in t and "dependencies" not in t for t in tasks)
+    assert next(t for t in tasks if t["name"] == "follow")["continueOn"] == {"failed": True, "error": True}
+
+
+def test_follower_in_a_pipeline_takes_its_job_label_as_an_input() -> None:
+    f = resource(follow_logs_template(job_label=Placeholder.input("job", "x"), task="main"))
+    assert [p["name"] for p in f["inputs"]["parameters"]] == ["job"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"task": "Bad"}, "task"),
+        ({"image": "a b"}, "image"),
+        ({"timeout": 0}, "timeout"),
+        ({"grace": -1}, "grace"),
+        ({"job_label": "has space"}, "job_label"),
+    ],
+)
+def test_follower_rejects_bad_input(kwargs: dict[str, Any], field: str) -> None:
+    kwargs.setdefault("job_label", "j")
+    with pytest.raises(ValidationError) as e:
+        follow_logs_template(**kwargs)
+    assert e.value.field == field
+
+
+def test_pod_templates_accept_hera_and_kubernetes_models() -> None:
+    from hera.workflows.models import Container as ModelContainer
+    from kubernetes.client import V1Container, V1PodSpec, V1PodTemplateSpec
+
+    hera_t = {"spec": {"containers": [ModelContainer(name="main", image="busybox:1")]}}
+    k8s_t = V1PodTemplateSpec(spec=V1PodSpec(containers=[V1Container(name="main", image="busybox:1")]))
+    for template in (hera_t, k8s_t):
+        job = VolcanoJob(generate_name="m-", tasks=[VolcanoTask(name="main", template=template)])
+        assert job.to_dict()["spec"]["tasks"][0]["template"]["spec"]["containers"] == [
+            {"name": "main", "image": "busybox:1"}
+        ]
+    with pytest.raises(ValidationError):
+        VolcanoJob(generate_name="m-", tasks=[VolcanoTask(name="main", template="not a template")]).to_dict()
+
+
+@pytest.mark.parametrize("ttl", [0, 59])
+def test_a_waited_on_job_is_not_deleted_before_the_step_sees_it_finish(ttl: int) -> None:
+    with pytest.raises(ValidationError) as e:
+        job_template(simple_job(ttl_seconds_after_finished=ttl), name="run")
+    assert e.value.field == "ttl_seconds_after_finished" and "NotFound" in str(e.value)
+
+
+@pytest.mark.parametrize("ttl", [None, 60, 86400])
+def test_a_ttl_long_enough_for_the_step_is_kept(ttl: int | None) -> None:
+    manifest = resource(job_template(simple_job(ttl_seconds_after_finished=ttl), name="run"))["resource"]["manifest"]
+    assert yaml.safe_load(manifest)["spec"].get("ttlSecondsAfterFinished") == ttl
+
+
+@pytest.mark.parametrize("image", ["busybox:1\n", " busybox:1", "busybox:1 "])
+def test_images_with_surrounding_whitespace_are_refused(image: str) -> None:
+    with pytest.raises(ValidationError) as e:
+        follow_logs_template(job_label="x", image=image)
+    assert e.value.field == "image"
+    job = simple_job()
+    job.tasks[0].template["spec"]["containers"][0]["image"] = image
+    with pytest.raises(ValidationError) as bad:
+        job_template(job, name="run")
+    assert bad.value.field.endswith("containers[0].image") and "whitespace" in bad.value.rule
+
+
+def _by_name(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {t["name"]: t for t in data["spec"]["templates"]}
+
+
+@pytest.mark.parametrize("build", ["mpi_hello", "pipeline"])
+def test_a_workflow_that_does_not_succeed_deletes_exactly_its_own_volcano_jobs(build: str) -> None:
+    from hera_volcano.examples import mpi_hello
+    from hera_volcano.examples.hello_jobs import STEPS
+
+    data = (mpi_hello.build() if build == "mpi_hello" else STEPS.build()).to_dict()
+    templates = _by_name(data)
+    [[step]] = templates[data["spec"]["onExit"]]["steps"]
+    assert step["when"] == "{{workflow.status}} != Succeeded", "jobs of a workflow that Succeeded are kept"
+    delete = templates[step["template"]]["resource"]
+    assert delete["action"] == "delete" and "manifest" not in delete
+    flags = delete["flags"]
+    assert flags[0] == "jobs.batch.volcano.sh" and "--wait=false" in flags
+    key, _, value = flags[flags.index("--selector") + 1].partition("=")
+    for name in ("wf-1", "wf-2"):
+        for t in templates.values():
+            if t.get("resource", {}).get("action") == "create":
+                job = yaml.safe_load(substitute_text(t["resource"]["manifest"], {"workflow.name": name}))
+                selected = substitute_text(value, {"workflow.name": "wf-1"}) == job["metadata"]["labels"][key]
+                assert selected == (name == "wf-1"), "the handler deletes this workflow's jobs, no other's"
+
+
+def test_a_pipeline_may_keep_its_jobs_and_may_not_clash_with_the_handler() -> None:
+    from hera_volcano import batch_job
+
+    keep = Pipeline([batch_job("a", image="x:1", command=["a"])]).workflow("p", cleanup=False).to_dict()
+    assert "onExit" not in keep["spec"]
+    assert all(t.get("resource", {}).get("action") != "delete" for t in keep["spec"]["templates"])
+    with pytest.raises(ValidationError) as e:
+        Pipeline([batch_job("a", image="x:1", command=["a"])]).workflow("cleanup-volcano-jobs")
+    assert e.value.field == "name"

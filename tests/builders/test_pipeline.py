@@ -1,0 +1,245 @@
+"""Pipelines of Volcano jobs: shared templates, argument flow, DAG/Steps layout, composition, retries, limits."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+import yaml
+from hera.workflows import DAG, Container, Workflow
+
+from hera_volcano import (
+    ArgoRetry,
+    Pipeline,
+    PipelineJob,
+    ValidationError,
+    VolcanoRetry,
+    batch_job,
+    job_template,
+    mpi_job,
+    to_yaml,
+)
+from hera_volcano.argo.samples import template_values
+from hera_volcano.shared.placeholders import substitute_text
+from tests.conftest import manifests
+
+
+def jobs(*specs: tuple[str, list[str]], **kwargs: Any) -> Pipeline:
+    return Pipeline(
+        [
+            batch_job(name, image="python:3.12", command=["python", "-c", "print(1)"], after=after)
+            for name, after in specs
+        ],
+        **kwargs,
+    )
+
+
+def renamed(name: str) -> PipelineJob:
+    """A followed batch job under a task name longer than a job label may be (PipelineJob allows Argo's 128)."""
+    return dataclasses.replace(batch_job("b", image="x:1", command=["a"], follow_logs=True), name=name)
+
+
+def templates(wf: Any) -> dict[str, dict[str, Any]]:
+    return {t["name"]: t for t in wf.to_dict()["spec"]["templates"]}
+
+
+def job_templates(wf: Any) -> list[dict[str, Any]]:
+    """The templates that create Volcano Jobs (not the exit handler's delete step)."""
+    return [t for t in templates(wf).values() if t.get("resource", {}).get("action") == "create"]
+
+
+def manifest_for(wf: Any, task_name: str) -> dict[str, Any]:
+    """The job one task creates: its template's manifest with that task's own arguments substituted."""
+    data = wf.to_dict()
+    body = next(t for t in data["spec"]["templates"] if t["name"] == data["spec"]["entrypoint"])
+    calls = body["dag"]["tasks"] if "dag" in body else [s for g in body["steps"] for s in g]
+    call = next(c for c in calls if c["name"] == task_name)
+    template = next(t for t in data["spec"]["templates"] if t["name"] == call["template"])
+    values = template_values(data)[template["name"]]
+    values.update({f"inputs.parameters.{p['name']}": p["value"] for p in call["arguments"]["parameters"]})
+    parsed: dict[str, Any] = yaml.safe_load(substitute_text(template["resource"]["manifest"], values))
+    return parsed
+
+
+def test_jobs_of_one_shape_share_one_template() -> None:
+    wf = jobs(("a", []), ("b", ["a"]), ("c", ["a"])).workflow("p")
+    assert [t["name"] for t in job_templates(wf)] == ["volcano-job"]
+
+
+def test_different_settings_make_different_shapes() -> None:
+    p = Pipeline(
+        [
+            batch_job("a", image="x:1", command=["a"]),
+            batch_job("b", image="x:1", command=["b"], cpu="2"),
+            batch_job("c", image="y:1", command=["c"], cpu="2"),
+        ]
+    )
+    resources = sorted(t["name"] for t in job_templates(p.workflow("p")))
+    assert len(resources) == 2 and "volcano-job" in resources
+
+
+def test_arguments_flow_into_manifests_with_their_types() -> None:
+    p = Pipeline(
+        [
+            batch_job("prep", image="python:3.12", command=["python", "-c", 'print("a: b")'], replicas=1),
+            batch_job("train", image="example.com/t:2", command=["train", "--lr", "1e-5"], replicas=4, after=["prep"]),
+        ]
+    )
+    wf = p.workflow("p")
+    train = manifest_for(wf, "train")
+    assert train["metadata"]["generateName"] == "train-"
+    assert train["spec"]["minAvailable"] == 4 and train["spec"]["tasks"][0]["replicas"] == 4
+    container = train["spec"]["tasks"][0]["template"]["spec"]["containers"][0]
+    assert container["image"] == "example.com/t:2"
+    assert container["command"] == ["train", "--lr", "1e-5"]
+    prep = manifest_for(wf, "prep")
+    assert prep["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["command"][2] == 'print("a: b")'
+    assert prep["spec"]["tasks"][0]["template"]["metadata"]["labels"]["hera-volcano/job"] == "prep"
+
+
+def test_dag_dependencies_and_steps_levels() -> None:
+    p = jobs(("a", []), ("b", ["a"]), ("c", ["a"]), ("d", ["b", "c"]), ("e", []))
+    dag = templates(p.workflow("p"))["p"]["dag"]["tasks"]
+    assert {t["name"]: t.get("depends") for t in dag} == {"a": None, "b": "a", "c": "a", "d": "b && c", "e": None}
+    steps = templates(p.workflow("p", as_steps=True))["p"]["steps"]
+    assert [[s["name"] for s in g] for g in steps] == [["a", "e"], ["b", "c"], ["d"]]
+
+
+def test_optional_log_follower_runs_beside_its_job() -> None:
+    p = Pipeline(
+        [
+            batch_job("a", image="x:1", command=["a"]),
+            batch_job("b", image="x:1", command=["b"], after=["a"], follow_logs=True),
+        ]
+    )
+    tasks = {t["name"]: t for t in templates(p.workflow("p"))["p"]["dag"]["tasks"]}
+    assert tasks["b-logs"]["depends"] == tasks["b"]["depends"] == "a"
+    assert tasks["b-logs"]["arguments"]["parameters"] == [{"name": "job", "value": "b"}]
+    assert "continueOn" not in tasks["b-logs"], "Argo refuses continueOn beside depends"
+    steps = templates(p.workflow("p", as_steps=True))["p"]["steps"]
+    assert [[s["name"] for s in g] for g in steps] == [["a"], ["b", "b-logs"]]
+
+
+def test_composes_with_the_users_own_hera_tasks() -> None:
+    p = jobs(("train", []), ("evaluate", ["train"]))
+    with Workflow(generate_name="mine-", entrypoint="main") as w:
+        prep = Container(name="prep", image="alpine:3", command=["echo", "prep"])
+        publish = Container(name="publish", image="alpine:3", command=["echo", "done"])
+        mpi = job_template(mpi_job(image="volcanosh/example-mpi:0.0.3", command=["hello"]), name="mpi")
+        with DAG(name="main"):
+            first = prep(name="prep")
+            tasks = p.add_tasks()
+            last = publish(name="publish", when="{{tasks.evaluate.status}} == Succeeded")
+            first >> tasks["train"]
+            tasks["evaluate"] >> [last, mpi(name="mpi")]
+    dag = {t["name"]: t for t in templates(w)["main"]["dag"]["tasks"]}
+    assert dag["train"]["depends"] == "prep"
+    assert dag["publish"]["depends"] == "evaluate" and dag["mpi"]["depends"] == "evaluate"
+    assert len(manifests(w)) == 2
+    assert yaml.safe_load(to_yaml(w)) == w.to_dict()
+
+
+def test_argo_retry_goes_on_the_template_and_volcano_retry_into_the_job() -> None:
+    argo = Pipeline([batch_job("a", image="x:1", command=["a"], retry=ArgoRetry(limit=3))]).workflow("p")
+    template = next(t for t in templates(argo).values() if "resource" in t)
+    assert template["retryStrategy"]["limit"] == 3
+    assert "maxRetry" not in manifests(argo)[0]["spec"]
+    volcano = Pipeline([batch_job("a", image="x:1", command=["a"], retry=VolcanoRetry(max_retry=2))]).workflow("p")
+    template = next(t for t in templates(volcano).values() if "resource" in t)
+    assert "retryStrategy" not in template
+    job = manifests(volcano)[0]["spec"]
+    assert job["maxRetry"] == 2
+    assert {"event": "PodEvicted", "action": "RestartJob"} in job["policies"]
+
+
+@pytest.mark.parametrize(
+    ("build", "field"),
+    [
+        (lambda: ArgoRetry(limit=0), "retry.limit"),
+        (lambda: VolcanoRetry(max_retry=0), "retry.max_retry"),
+        (lambda: jobs(("a", ["b"]), ("b", ["a"])), "jobs"),
+        (lambda: jobs(("a", ["missing"])), "jobs[0].after"),
+        (lambda: jobs(("a", ["a"])), "jobs[0].after"),
+        (lambda: jobs(("a", []), ("a", [])), "jobs[1].name"),
+        (lambda: Pipeline([]), "jobs"),
+        (lambda: batch_job("Bad", image="x:1", command=["a"]), "name"),
+        (lambda: batch_job("a", image="", command=["a"]), "image"),
+        (lambda: batch_job("a", image="x:1", command=[]), "command"),
+        (lambda: batch_job("a", image="x:1", command=["a"], replicas=0), "replicas"),
+        (lambda: Pipeline([batch_job("a" * 60, image="x:1", command=["a"])]), "jobs[0] (" + "a" * 60 + "): spec.tasks"),
+        # Argo's int32 fields: a bigger number fails Argo's decoding of the whole workflow.
+        (lambda: ArgoRetry(limit=2**31), "retry.limit"),
+        (lambda: batch_job("a", image="x:1", command=["a"], deadline=2**31), "deadline"),
+        (lambda: batch_job("a", image="x:1\n", command=["a"]), "image"),
+        (lambda: jobs(("a", []), ("b", ["a", "a"])), "after"),
+        (lambda: Pipeline([renamed("b" * 124)]), "jobs[0].name"),
+        (
+            lambda: Pipeline(
+                [
+                    batch_job("a", image="x:1", command=["a"], follow_logs=True),
+                    batch_job("a-logs", image="x:1", command=["a"]),
+                ]
+            ),
+            "jobs[0].follow_logs",
+        ),
+    ],
+)
+def test_bad_pipelines_are_rejected_naming_the_field(build: Any, field: str) -> None:
+    with pytest.raises(ValidationError) as e:
+        build()
+    assert e.value.field.startswith(field), e.value
+
+
+def test_cycle_message_names_the_cycle() -> None:
+    with pytest.raises(ValidationError) as e:
+        jobs(("a", ["c"]), ("b", ["a"]), ("c", ["b"]))
+    assert "a -> c -> b -> a" in e.value.rule
+
+
+def test_argo_expressions_cannot_be_injected_through_arguments() -> None:
+    with pytest.raises(ValidationError) as e:
+        Pipeline([batch_job("a", image="x:1", command=["echo", "{{workflow.uid}}"])])
+    assert e.value.field == "jobs[0].arguments.command"
+
+
+def test_argo4_dag_task_limit_is_enforced_unless_disabled() -> None:
+    many = [(f"j{i}", []) for i in range(201)]
+    with pytest.raises(ValidationError) as e:
+        jobs(*many).workflow("p")
+    assert "200" in e.value.rule
+    wf = jobs(*many, max_dag_tasks=None).workflow("p")
+    assert len(templates(wf)["p"]["dag"]["tasks"]) == 201
+    assert len(templates(jobs(*many).workflow("p", as_steps=True))["p"]["steps"]) == 1
+
+
+def test_workflow_or_template() -> None:
+    p = jobs(("a", []))
+    assert p.workflow("p").to_dict()["metadata"] == {"generateName": "p-", "namespace": "argo"}
+    assert p.workflow("p", template=True).to_dict()["metadata"] == {"name": "p", "namespace": "argo"}
+
+
+def test_long_chains_in_any_order_do_not_hit_the_recursion_limit() -> None:
+    chain = [(f"j{i}", [f"j{i - 1}"] if i else []) for i in range(3000)]
+    p = jobs(*reversed(chain), max_dag_tasks=None)
+    assert [g[0].name for g in p.levels[:3]] == ["j0", "j1", "j2"] and len(p.levels) == 3000
+
+
+def test_a_job_name_up_to_the_follower_limit_is_kept() -> None:
+    name = "b" * 123
+    wf = Pipeline([renamed(name)]).workflow("p")
+    tasks = {t["name"] for t in templates(wf)["p"]["dag"]["tasks"]}
+    assert tasks == {name, f"{name}-logs"}
+
+
+@pytest.mark.parametrize("as_steps", [False, True])
+def test_the_pipeline_template_name_cannot_shadow_a_job_template(as_steps: bool) -> None:
+    pipeline = Pipeline([batch_job("a", image="x:1", command=["a"], follow_logs=True)])
+    shared = next(iter(pipeline.templates()[0]))
+    for taken in (shared, f"{shared}-logs"):
+        with pytest.raises(ValidationError) as e:
+            pipeline.workflow(taken, as_steps=as_steps)
+        assert e.value.field == "name" and "also a template" in e.value.rule
+    with Workflow(name="w"), pytest.raises(ValidationError) as bad:
+        pipeline.steps("Bad_name") if as_steps else pipeline.dag("Bad_name")
+    assert bad.value.field == "name"

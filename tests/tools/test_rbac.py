@@ -1,0 +1,317 @@
+"""RBAC derived from what workflows do: rule by rule, bundled output vs upstream, files, bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from hera_volcano import ValidationError, rbac_for
+from hera_volcano.examples.bundled import bundled
+from hera_volcano.kube import names
+from hera_volcano.tools.rbac import plural
+from tests.commands import run
+
+
+def wf(templates: list[dict[str, Any]], sa: str | None = "runner", kind: str = "Workflow") -> dict[str, Any]:
+    spec: dict[str, Any] = {"entrypoint": templates[0]["name"], "templates": templates}
+    if sa:
+        spec["serviceAccountName"] = sa
+    return {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": kind,
+        "metadata": {"name": "w", "namespace": "ns"},
+        "spec": spec,
+    }
+
+
+def resource(action: str, manifest: str, name: str = "r", **extra: Any) -> dict[str, Any]:
+    return {"name": name, "resource": {"action": action, "manifest": manifest, **extra}}
+
+
+VOLCANO_JOB = "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata:\n  generateName: j-\n"
+
+
+def rules(objects: list[dict[str, Any]], sa: str = "runner") -> dict[tuple[str, str], list[str]]:
+    role = next(o for o in objects if o["kind"] == "Role" and o["metadata"]["name"] == f"{sa}-hera-volcano")
+    return {(r["apiGroups"][0], r["resources"][0]): r["verbs"] for r in role["rules"]}
+
+
+def test_every_pod_gets_task_results_only() -> None:
+    got = rules(rbac_for(wf([{"name": "c", "container": {"image": "alpine", "command": ["echo"]}}])))
+    assert got == {("argoproj.io", "workflowtaskresults"): ["create", "patch"]}
+
+
+def test_dag_and_steps_templates_run_no_pod() -> None:
+    objects = rbac_for(wf([{"name": "d", "dag": {"tasks": [{"name": "a", "template": "c"}]}},
+                           {"name": "c", "container": {"image": "alpine"}}]))  # fmt: skip
+    assert rules(objects) == {("argoproj.io", "workflowtaskresults"): ["create", "patch"]}
+
+
+@pytest.mark.parametrize(
+    ("action", "verbs"),
+    [
+        ("create", ["get", "create"]),
+        ("apply", ["get", "create", "patch"]),
+        ("patch", ["get", "patch"]),
+        ("replace", ["get", "update"]),
+        ("delete", ["get", "list", "watch", "delete"]),
+        ("get", ["get"]),
+    ],
+)
+def test_resource_actions_need_their_verbs_plus_get(action: str, verbs: list[str]) -> None:
+    got = rules(rbac_for(wf([resource(action, VOLCANO_JOB)])))
+    assert got[("batch.volcano.sh", "jobs")] == verbs
+
+
+def test_core_group_and_kinds_become_resources() -> None:
+    manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"
+    assert rules(rbac_for(wf([resource("create", manifest)])))[("", "configmaps")] == ["get", "create"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "resource"),
+    [("Job", "jobs"), ("PodGroup", "podgroups"), ("Policy", "policies"), ("NetworkPolicy", "networkpolicies"),
+     ("Ingress", "ingresses"), ("Endpoints", "endpoints"), ("Queue", "queues"), ("Mesh", "meshes"),
+     ("Proxy", "proxies"), ("Gateway", "gateways"), ("Box", "boxes"), ("Batch", "batches")],
+)  # fmt: skip
+def test_plural_of_kind(kind: str, resource: str) -> None:
+    assert plural(kind) == resource
+
+
+def test_kubectl_followers_read_pods_and_logs() -> None:
+    follower = {"name": "f", "container": {"image": "k", "command": ["bash", "-c"], "args": ["kubectl logs -f x"]}}
+    waiter = {"name": "g", "container": {"image": "k", "command": ["kubectl", "wait", "pod", "x"]}}
+    got = rules(rbac_for(wf([follower, waiter])))
+    assert got[("", "pods")] == ["get", "list", "watch"]
+    assert got[("", "pods/log")] == ["get"]
+    only_wait = rules(rbac_for(wf([waiter])))
+    assert ("", "pods/log") not in only_wait
+
+
+def test_kubectl_get_of_a_qualified_resource_gets_and_lists_it() -> None:
+    script = "kubectl --request-timeout=30s get jobs.batch.volcano.sh -l x=y -o name"
+    got = rules(rbac_for(wf([{"name": "f", "container": {"image": "k", "args": [script]}}])))
+    assert got[("batch.volcano.sh", "jobs")] == ["get", "list"]
+
+
+def test_volcano_pods_running_kubectl_get_rules_for_their_own_service_account() -> None:
+    objects = rbac_for(*bundled(template=False, service_account="argo"), service_account="argo")
+    assert {o["metadata"]["name"] for o in objects} == {"argo-hera-volcano"}
+    job = (
+        "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata:\n  name: j\nspec:\n  tasks:\n  - name: m\n"
+        "    template:\n      spec:\n        serviceAccountName: mpi\n        initContainers:\n"
+        "        - name: w\n          image: k\n          command: [kubectl, wait]\n"
+    )
+    objects = rbac_for(wf([resource("create", job)]))
+    assert rules(objects, "mpi") == {("", "pods"): ["get", "list", "watch"]}
+    assert ("", "pods") not in rules(objects, "runner")
+
+
+def test_several_service_accounts_get_several_bindings() -> None:
+    objects = rbac_for(
+        wf(
+            [
+                {"name": "a", "container": {"image": "x"}},
+                {"name": "b", "serviceAccountName": "other", **resource("create", VOLCANO_JOB, name="b")},
+            ]
+        )
+    )
+    bindings = [o for o in objects if o["kind"] == "RoleBinding"]
+    assert sorted(b["subjects"][0]["name"] for b in bindings) == ["other", "runner"]
+    assert ("batch.volcano.sh", "jobs") in rules(objects, "other")
+    assert ("batch.volcano.sh", "jobs") not in rules(objects, "runner")
+    for b in bindings:
+        assert b["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": b["metadata"]["name"]}
+
+
+def test_default_service_account_when_none_is_set() -> None:
+    objects = rbac_for(wf([{"name": "a", "container": {"image": "x"}}], sa=None))
+    assert objects[1]["subjects"] == [{"kind": "ServiceAccount", "name": "default", "namespace": "ns"}]
+
+
+def test_every_rule_says_which_templates_need_it() -> None:
+    objects = rbac_for(wf([resource("create", VOLCANO_JOB, name="make"), {"name": "c", "container": {"image": "x"}}]))
+    role = objects[0]
+    notes = role["metadata"]["annotations"]
+    assert len(notes) == len(role["rules"])
+    jobs_note = next(v for v in notes.values() if v.startswith("jobs"))
+    assert "w/make" in jobs_note and "w/c" not in jobs_note
+
+
+def test_options_owner_reference_permissions_and_service_account_objects() -> None:
+    w = wf([resource("create", VOLCANO_JOB, setOwnerReference=True)])
+    assert ("argoproj.io", "workflows/finalizers") not in rules(rbac_for(w))
+    assert rules(rbac_for(w, owner_reference_permissions=True))[("argoproj.io", "workflows/finalizers")] == ["update"]
+    kinds = [o["kind"] for o in rbac_for(w, service_accounts=True)]
+    assert kinds == ["ServiceAccount", "Role", "RoleBinding"]
+
+
+def test_overrides_and_no_wildcards() -> None:
+    objects = rbac_for(*bundled(template=True), namespace="ml", service_account="runner")
+    for o in objects:
+        assert o["metadata"]["namespace"] == "ml"
+        for rule in o.get("rules", []):
+            assert "*" not in rule["verbs"] + rule["resources"] + rule["apiGroups"]
+    subjects = {o["subjects"][0]["name"] for o in objects if o["kind"] == "RoleBinding"}
+    # The override replaces the workflow's service account; the MPI master's pod names its own (argo) in the job.
+    assert subjects == {"runner", "argo"}
+    assert rules(objects, "argo") == {("", "pods"): ["get", "list", "watch"]}
+
+
+@pytest.mark.parametrize(
+    ("workflows", "kwargs", "field"),
+    [
+        ((), {}, "workflows"),
+        (({"kind": "Pod"},), {}, "workflows[0].kind"),
+        (("text",), {}, "workflow"),
+        ((wf([{"name": "c", "container": {"image": "x"}}]),), {"namespace": "Bad"}, "namespace"),
+        ((wf([resource("explode", VOLCANO_JOB)]),), {}, "w/r.resource.action"),
+    ],
+)
+def test_bad_input(workflows: tuple[Any, ...], kwargs: dict[str, Any], field: str) -> None:
+    with pytest.raises(ValidationError) as e:
+        rbac_for(*workflows, **kwargs)
+    assert e.value.field == field
+
+
+def _grants(objects: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
+    return {
+        (g, r, v)
+        for o in objects
+        if o["kind"] == "Role"
+        for rule in o["rules"]
+        for g in rule["apiGroups"]
+        for r in rule["resources"]
+        for v in rule["verbs"]
+    }
+
+
+def test_bundled_rbac_is_within_upstream_and_covers_every_action(upstream: Path) -> None:
+    theirs = _grants(list(yaml.safe_load_all((upstream / "integrations/argo/mpi/rbac.yaml").read_text())))
+    r = run("hera_volcano.rbac")
+    assert r.code == 0, r.err
+    mine = _grants(list(yaml.safe_load_all(r.out)))
+    assert mine <= theirs, mine - theirs
+    needed = {
+        ("argoproj.io", "workflowtaskresults", "create"),
+        ("argoproj.io", "workflowtaskresults", "patch"),
+        ("batch.volcano.sh", "jobs", "create"),
+        ("batch.volcano.sh", "jobs", "get"),
+        ("batch.volcano.sh", "jobs", "list"),  # the log follower stops when the job is finished
+        ("", "pods", "get"),
+        ("", "pods", "list"),
+        ("", "pods", "watch"),
+        ("", "pods/log", "get"),
+    }
+    assert mine == needed
+
+
+def test_cli_derives_rbac_from_files_and_stdin(tmp_path: Path) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(yaml.safe_dump(wf([resource("delete", VOLCANO_JOB)])))
+    r = run("hera_volcano", "rbac", str(path))
+    assert r.code == 0, r.err
+    assert rules(list(yaml.safe_load_all(r.out)))[("batch.volcano.sh", "jobs")] == ["get", "list", "watch", "delete"]
+    r2 = run("hera_volcano", "rbac", "-", stdin=path.read_text())
+    assert r2.out == r.out
+
+
+BAD_ACTION = "kind: Workflow\nspec:\n  templates:\n  - name: r\n    resource: {action: x}\n"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        None,
+        "a: [unclosed",
+        "kind: ConfigMap\n",
+        BAD_ACTION,
+    ],
+)
+def test_cli_bad_files_exit_2_with_one_line(tmp_path: Path, content: str | None) -> None:
+    path = tmp_path / "w.yaml"
+    if content is not None:
+        path.write_text(content)
+    r = run("hera_volcano", "rbac", str(path))
+    assert r.code == 2 and r.out == "" and len(r.err.splitlines()) == 1, r.err
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {"kind": "Workflow", "spec": [1]},
+        {"kind": "Workflow", "spec": {"templates": "abc"}},
+        {"kind": "Workflow", "metadata": {"namespace": "BAD NS"}, "spec": {"templates": [{"name": "a"}]}},
+        {"kind": "Workflow", "spec": {"serviceAccountName": [1], "templates": [{"name": "a"}]}},
+        {"kind": "Workflow", "spec": {"templates": [resource("create", "apiVersion: v1\nkind: [Pod]\n")]}},
+        {"kind": ["Workflow"]},
+    ],
+)
+def test_malformed_workflows_raise_validation_errors(doc: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError):
+        rbac_for(doc)
+
+
+def test_a_string_command_is_read_as_one_command() -> None:
+    got = rules(rbac_for(wf([{"name": "f", "container": {"image": "k", "command": "kubectl logs -f x"}}])))
+    assert got[("", "pods/log")] == ["get"]
+
+
+def test_long_service_account_names_give_valid_distinct_role_names() -> None:
+    def role(sa: str) -> str:
+        name: str = rbac_for(wf([{"name": "a", "container": {"image": "x"}}], sa=sa))[0]["metadata"]["name"]
+        assert names.dns1123_subdomain(name) is None and name.endswith("-hera-volcano")
+        return name
+
+    assert role("a" * 240) == "a" * 240 + "-hera-volcano"
+    long = {role("a" * 250 + end) for end in ("x", "y")} | {role("a" * 253)}
+    assert len(long) == 3, "service accounts that share a long prefix must not share a Role"
+
+
+@pytest.mark.parametrize(
+    ("resource", "field"),
+    [
+        ({"action": "create", "manifestFrom": {"artifact": {"name": "m"}}}, "manifestFrom"),
+        ({"action": "create", "manifest": "- a\n- b\n"}, "manifest"),
+        ({"action": "delete", "flags": ["configmap", "my-cm"]}, "flags"),
+        ({"action": "delete", "flags": ["--selector", "a=b"]}, "flags"),
+        ({"action": "create", "flags": ["jobs.batch.volcano.sh"]}, "manifest"),
+        ({"action": "patch", "mergeStrategy": "json", "flags": ["cm", "x"], "manifest": "- op: add\n"}, "manifest"),
+        ({"action": "create", "manifest": 5}, "manifest"),
+        (5, "resource"),
+    ],
+)
+def test_resources_whose_objects_cannot_be_known_are_errors_not_gaps(resource: Any, field: str) -> None:
+    with pytest.raises(ValidationError) as e:
+        rbac_for(wf([{"name": "r", "resource": resource}]))
+    assert e.value.field.endswith(field)
+    if isinstance(resource, dict) and "flags" in resource:
+        assert "by hand" in e.value.rule
+
+
+def test_a_template_that_is_not_a_mapping_is_an_error() -> None:
+    doc = wf([{"name": "a", "container": {"image": "x"}}])
+    doc["spec"]["templates"].append(5)
+    with pytest.raises(ValidationError) as e:
+        rbac_for(doc)
+    assert e.value.field.endswith("spec.templates[1]")
+
+
+@pytest.mark.parametrize(
+    ("flags", "verbs"),
+    [
+        (["jobs.batch.volcano.sh", "--selector", "a=b", "--wait=false"], ["list", "delete"]),
+        (["jobs.batch.volcano.sh", "-l", "a=b"], ["get", "list", "watch", "delete"]),
+        (["jobs.batch.volcano.sh/my-job", "--wait=false"], ["get", "delete"]),
+        (["jobs.batch.volcano.sh", "my-job", "--wait=false"], ["get", "delete"]),
+    ],
+)
+def test_a_delete_that_names_its_objects_in_flags_gets_what_kubectl_does(flags: list[str], verbs: list[str]) -> None:
+    """kubectl lists what a selector selects, gets what it names, and watches a deletion it waits for."""
+    docs = rbac_for(wf([{"name": "d", "resource": {"action": "delete", "flags": flags}}]))
+    rules = {tuple(r["resources"]): r for r in docs[0]["rules"]}
+    assert rules[("jobs",)]["apiGroups"] == ["batch.volcano.sh"]
+    assert rules[("jobs",)]["verbs"] == verbs
