@@ -31,16 +31,32 @@ _FOLLOW_SCRIPT = (
 export TZ=UTC
 NS=$(cat "$SA_DIR/namespace")
 END=$(( SECONDS + FOLLOW_SECONDS ))
+C="?(@.name==\\"$CONTAINER\\")"
+# Of the newest pod, in one call: NAME|PHASE|CONTAINER-ID|RUNNING-SINCE|INIT-CONTAINER:RESTARTS ...
+FIELDS="{.metadata.name}|{.status.phase}|{.status.containerStatuses[$C].containerID}"
+FIELDS+="|{.status.containerStatuses[$C].state.running.startedAt}"
+FIELDS+="|{range .status.initContainerStatuses[*]}{.name}:{.restartCount} {end}"
+declare -A INIT_SHOWN
 last() { local line out=""; while IFS= read -r line; do [ -n "$line" ] && out=$line; done; printf '%s' "$out"; }
 newest_pod() {
+  POD=""
   call OUT kubectl -n "$NS" get pods -l "$SELECTOR" --sort-by=.metadata.creationTimestamp \\
-    -o jsonpath='{range .items[*]}{.metadata.name}{"\\n"}{end}'
-  POD=$(printf '%s\\n' "$OUT" | last)
+    -o jsonpath="{range .items[*]}$FIELDS{\\"\\n\\"}{end}" || return 1
+  IFS='|' read -r POD PHASE CID RUNNING INITS <<< "$(printf '%s\\n' "$OUT" | last)"
 }
-pod_state() {
-  local c="?(@.name==\\"$CONTAINER\\")"
-  call OUT kubectl -n "$NS" get pod "$1" -o jsonpath="{.status.phase}|\\
-{.status.containerStatuses[$c].containerID}|{.status.containerStatuses[$c].state.running.startedAt}"
+show_failed_inits() {
+  # An init container that restarted has failed (say, the master's wait for its workers gave up): show why while
+  # the pod, and the log of that attempt, still exist.
+  local entry name count
+  for entry in $INITS; do
+    name=${entry%%:*}
+    count=${entry##*:}
+    if (( count > ${INIT_SHOWN[$POD/$name]:-0} )); then
+      INIT_SHOWN[$POD/$name]=$count
+      echo "=== $POD: init container $name failed (restart $count); the end of its output:"
+      call LOG kubectl -n "$NS" logs "$POD" -c "$name" --previous --tail=20 && printf '%s\\n' "$LOG"
+    fi
+  done
 }
 newest_job() {
   call OUT kubectl -n "$NS" get jobs.batch.volcano.sh -l "$JOB_SELECTOR" --sort-by=.metadata.creationTimestamp \\
@@ -56,8 +72,7 @@ while (( SECONDS < END )); do
   newest_pod
   if [ -n "$POD" ]; then
     SEEN_POD=$POD
-    pod_state "$POD"
-    IFS='|' read -r PHASE CID RUNNING <<< "$OUT"
+    [ -z "$CID" ] && show_failed_inits
     if [ -n "$CID" ] && { [ "$POD:$CID" != "$STREAMED" ] || [ -n "$RUNNING" ]; }; then
       SINCE=()
       if [ "$POD:$CID" = "$STREAMED" ]; then
@@ -92,8 +107,9 @@ while (( SECONDS < END )); do
     Completed|Failed|Terminated|Aborted)
       echo "Job ${JOB%%=*} is ${JOB#*=}"
       if [ -n "$SEEN_POD" ] && [ "${STREAMED%%:*}" != "$SEEN_POD" ]; then
-        # The newest pod's container never started (say, an init container gave up): show why.
-        echo "=== $CONTAINER never started in $SEEN_POD; the end of its containers' logs:"
+        # The newest pod's container never started: show the end of its containers' logs, if it is still there
+        # (an init container's failures were shown as they happened).
+        echo "=== $CONTAINER never started in $SEEN_POD"
         call OUT kubectl -n "$NS" logs --all-containers --prefix --tail=20 "$SEEN_POD" && printf '%s\\n' "$OUT"
       fi
       exit 0 ;;

@@ -23,21 +23,35 @@ MAX_SLOTS = 4096  # ranks per worker: more cores than any node has
 MAX_DEVICES = 1024
 
 # The master waits in an init container until every worker is Ready, i.e. its sshd accepts connections (the
-# workers' readiness probe). Variable values arrive as environment variables; the text is constant. Pure bash plus
-# kubectl and sleep: a kubectl image need not have grep or date.
+# workers' readiness probe). Once every worker pod exists it waits with a watch (`kubectl wait`) rather than by
+# polling, and it exits at once on SIGTERM (as PID 1, bash would otherwise hold a deleted pod for its grace
+# period). Variable values arrive as environment variables; the text is constant. Pure bash plus kubectl and sleep:
+# a kubectl image need not have grep or date.
 _WAIT_SCRIPT = (
     KUBECTL_PRELUDE
     + """\
+trap 'exit 143' TERM
 END=$(( SECONDS + WAIT_SECONDS ))
 SELECTOR="volcano.sh/job-name=$JOB_NAME,volcano.sh/task-spec=$WORKER_TASK"
 echo "Waiting for $WORKERS Ready pods labelled $SELECTOR"
 while true; do
   READY=0
+  PODS=0
   call STATUSES kubectl get pods -n "$NAMESPACE" -l "$SELECTOR" \\
-    -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}'
-  while IFS= read -r STATUS; do [ "$STATUS" = True ] && READY=$(( READY + 1 )); done <<< "$STATUSES"
+    -o jsonpath='{range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}'
+  while IFS= read -r STATUS; do
+    [ -n "$STATUS" ] || continue
+    PODS=$(( PODS + 1 ))
+    [ "${STATUS#*=}" = True ] && READY=$(( READY + 1 ))
+  done <<< "$STATUSES"
   (( READY >= WORKERS )) && echo "$READY workers Ready" && exit 0
-  (( SECONDS >= END )) && echo "Only $READY of $WORKERS workers Ready after $WAIT_SECONDS s" && exit 1
+  LEFT=$(( END - SECONDS ))
+  (( LEFT <= 0 )) && echo "Only $READY of $WORKERS workers Ready after $WAIT_SECONDS s" && exit 1
+  if (( PODS >= WORKERS )); then
+    kubectl wait pods -n "$NAMESPACE" -l "$SELECTOR" --for=condition=Ready --timeout="${LEFT}s" \\
+      --request-timeout="$(( LEFT + 30 ))s" > /dev/null 2>"$KUBECTL_ERR" && continue
+    kubectl_error
+  fi
   sleep 2
 done
 """

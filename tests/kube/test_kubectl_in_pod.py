@@ -8,6 +8,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,11 @@ from hera_volcano.argo.follow_logs import _FOLLOW_SCRIPT
 from hera_volcano.builders.mpi import _RESOLVE_SCRIPT, _WAIT_SCRIPT
 
 # A stand-in for kubectl driven by a list of stages; each `kubectl logs` prints the stage's log and moves on (a
-# stage with "drop" ends the stream while the container keeps running). Pods are {name: {phase, cid, running, log}},
-# jobs {name: phase}. A stage with "fail" fails every call (or that many calls, then moves on); one with "times"
-# moves on after that many calls.
+# stage with "drop" ends the stream while the container keeps running). Pods are {name: {phase, cid, running, log,
+# inits ("NAME:RESTARTS "), init_log (what `logs --previous` prints)}}, jobs {name: phase}. For the master's wait,
+# a stage {"ready": R, "count": N} lists N worker pods of which R are Ready, and `kubectl wait` succeeds (moving on)
+# only in a stage with "wait". A stage with "fail" fails every call (or that many calls, then moves on); one with
+# "times" moves on after that many calls.
 FAKE_KUBECTL = """\
 import json, os, sys
 state_path = os.environ["FAKE_STATE"]
@@ -42,20 +45,26 @@ if stage.get("fail"):
     sys.exit(1)
 if stage.get("times"):
     count_down("times")
-if "logs" in words:
+if "logs" in words and "--previous" in args:
+    print(stage["pods"][words[words.index("logs") + 1]].get("init_log", ""))
+elif "logs" in words:
     print(stage["pods"][words[-1]]["log"])
     state["stage"] += 1
 elif "get" in words and "jobs.batch.volcano.sh" in words:
     print("\\n".join(f"{name}={phase}" for name, phase in stage.get("jobs", {}).items()))
+elif "get" in words and "pods" in words and "ready" in stage:
+    count = stage.get("count", stage["ready"] + 1)
+    print("\\n".join(f"w-{i}={i < stage['ready']}" for i in range(count)))
+    state["stage"] += 1
 elif "get" in words and "pods" in words:
-    if "ready" in stage:
-        print("\\n".join(["True"] * stage["ready"] + ["False"]), end="")
-        state["stage"] += 1
-    else:
-        print("\\n".join(stage["pods"]))
-elif "get" in words and "pod" in words:
-    pod = stage["pods"][words[words.index("pod") + 1]]
-    print(f"{pod['phase']}|{pod['cid']}|{pod.get('running', '')}", end="")
+    for name, p in stage["pods"].items():
+        print(f"{name}|{p['phase']}|{p['cid']}|{p.get('running', '')}|{p.get('inits', '')}")
+elif "wait" in words and not stage.get("wait"):
+    json.dump(state, open(state_path, "w"))
+    print("error: timed out waiting for the condition on pods/w-0", file=sys.stderr)
+    sys.exit(1)
+elif "wait" in words:
+    state["stage"] += 1
 json.dump(state, open(state_path, "w"))
 """
 
@@ -65,10 +74,8 @@ def run_script(script: str, stages: list[dict[str, Any]], tmp_path: Path, **env:
     return code, out, state["calls"]
 
 
-def run_script_state(
-    script: str, stages: list[dict[str, Any]], tmp_path: Path, **env: str
-) -> tuple[int, str, str, dict[str, Any]]:
-    """Run ``script`` with the fake kubectl; returns (exit code, stdout, stderr, the fake's final state)."""
+def fake_environment(stages: list[dict[str, Any]], tmp_path: Path, **env: str) -> dict[str, str]:
+    """The environment of a script run against the fake kubectl (and a fast ``sleep``), in ``tmp_path``."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     kubectl = bin_dir / "kubectl"
@@ -80,20 +87,16 @@ def run_script_state(
     state = tmp_path / "state.json"
     state.write_text(json.dumps({"stages": stages, "stage": 0, "calls": [], "kubeconfigs": []}))
     base = {k: v for k, v in os.environ.items() if not k.startswith(("KUBERNETES_", "KUBECONFIG"))}
-    p = subprocess.run(
-        ["bash", "-c", script],
-        env={
-            **base,
-            "PATH": f"{bin_dir}:{os.environ['PATH']}",
-            "FAKE_STATE": str(state),
-            "TMPDIR": str(tmp_path),
-            **env,
-        },
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    return p.returncode, p.stdout, p.stderr, json.loads(state.read_text())
+    return {**base, "PATH": f"{bin_dir}:{os.environ['PATH']}", "FAKE_STATE": str(state), "TMPDIR": str(tmp_path), **env}
+
+
+def run_script_state(
+    script: str, stages: list[dict[str, Any]], tmp_path: Path, **env: str
+) -> tuple[int, str, str, dict[str, Any]]:
+    """Run ``script`` with the fake kubectl; returns (exit code, stdout, stderr, the fake's final state)."""
+    environment = fake_environment(stages, tmp_path, **env)
+    p = subprocess.run(["bash", "-c", script], env=environment, capture_output=True, text=True, timeout=60)
+    return p.returncode, p.stdout, p.stderr, json.loads(Path(environment["FAKE_STATE"]).read_text())
 
 
 def pod(phase: str, cid: str, log: str = "", running: str = "") -> dict[str, str]:
@@ -206,6 +209,25 @@ def test_follower_shows_why_a_replacement_pod_never_started(tmp_path: Path) -> N
     assert "mpimaster never started in m-0b" in out and "only 1 of 2 workers Ready" in out
 
 
+def test_follower_shows_each_failed_init_attempt_while_the_pod_still_exists(tmp_path: Path) -> None:
+    def waiting(restarts: int) -> dict[str, str]:
+        attempt = {**pod("Pending", ""), "inits": f"wait-for-workers:{restarts} "}
+        return {**attempt, "init_log": f"Only 0 of 2 workers Ready after 20 s (attempt {restarts})"}
+
+    stages = [
+        {"pods": {"m-0": waiting(0)}, "jobs": RUNNING, "times": 3},
+        {"pods": {"m-0": waiting(1)}, "jobs": RUNNING, "times": 6},
+        {"pods": {"m-0": waiting(2)}, "jobs": RUNNING, "times": 3},
+        {"pods": {}, "jobs": {"j-1": "Terminated"}},  # the job ended and its pods are gone
+    ]
+    code, out, calls = run_script(_FOLLOW_SCRIPT, stages, tmp_path, **FOLLOW)
+    assert code == 0 and "Job j-1 is Terminated" in out
+    for attempt in (1, 2):
+        assert out.count(f"=== m-0: init container wait-for-workers failed (restart {attempt})") == 1
+        assert out.count(f"Only 0 of 2 workers Ready after 20 s (attempt {attempt})") == 1
+    assert sum(1 for c in calls if "--previous" in c) == 2, "each failed attempt is read once"
+
+
 def test_follower_stops_when_the_job_never_appears(tmp_path: Path) -> None:
     code, out, _ = run_script(_FOLLOW_SCRIPT, [{"pods": {}, "jobs": {}}], tmp_path, **FOLLOW)
     assert code == 0 and "No Volcano Job labelled a=b" in out
@@ -227,8 +249,27 @@ def test_master_waits_until_every_worker_is_ready(tmp_path: Path) -> None:
     stages = [{"ready": 0}, {"ready": 1}, {"ready": 2}, {"ready": 3}]
     code, out, calls = run_script(_WAIT_SCRIPT, stages, tmp_path, **WAIT)
     assert code == 0 and "3 workers Ready" in out
-    assert len(calls) == 4
+    verbs = [next(a for a in c if not a.startswith("-")) for c in calls]
+    assert verbs == ["get", "get", "get", "wait", "get"], "polls until every worker exists, then watches"
     assert "volcano.sh/job-name=j,volcano.sh/task-spec=mpiworker" in calls[0]
+
+
+def test_once_every_worker_exists_the_master_waits_with_a_watch(tmp_path: Path) -> None:
+    stages = [{"ready": 0, "count": 3, "wait": True}, {"ready": 3}]
+    code, out, calls = run_script(_WAIT_SCRIPT, stages, tmp_path, **WAIT)
+    assert code == 0 and "3 workers Ready" in out
+    [wait] = [c for c in calls if "wait" in c]
+    assert "--for=condition=Ready" in wait and any(a.startswith("--timeout=") for a in wait)
+    assert len(calls) == 3, "one list, one watch, one list: no polling while the workers start"
+
+
+def test_the_master_wait_stops_at_once_on_sigterm(tmp_path: Path) -> None:
+    """As PID 1 of its container, bash ignores SIGTERM unless it traps it: a deleted pod would linger."""
+    env = fake_environment([{"ready": 0, "count": 1}], tmp_path, **{**WAIT, "WAIT_SECONDS": "60"})
+    p = subprocess.Popen(["bash", "-c", _WAIT_SCRIPT], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    p.terminate()
+    assert p.wait(timeout=5) == 143
 
 
 def test_master_wait_fails_after_its_limit_so_the_pod_restarts(tmp_path: Path) -> None:
