@@ -6,7 +6,7 @@ the images cluster/images built; installs Volcano (CRDs, admission webhook, cont
 Argo line (CRDs, workflow-controller). ``down()`` stops all of it and restores the host (see host.py).
 ``use_argo(line)`` swaps the Argo line (one controller at a time: its healthz port is fixed).
 
-The settings that matter on these machines are in ../../E2E notes of the README beside this file (cluster/README.md).
+The settings that matter on these machines, and why, are listed in cluster/README.md.
 """
 
 from __future__ import annotations

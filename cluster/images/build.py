@@ -233,6 +233,8 @@ def argoexec_recipe(version: str) -> Callable[[Path, Inputs], None]:
 
 
 MPI_HELLO = HERE / "mpi_hello_world.c"
+#: The PyTorch example's image (hera_volcano.examples): Debian's torch 1.13 (CPU) stands in for it here.
+PYTORCH_IMAGE = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
 
 
 def mpi_recipe(root: Path, inputs: Inputs) -> None:
@@ -264,6 +266,12 @@ def mpi_recipe(root: Path, inputs: Inputs) -> None:
         )  # fmt: skip
     (root / "usr/local/bin").mkdir(parents=True, exist_ok=True)
     (root / "usr/local/bin/mpi_hello_world").symlink_to("/home/mpi_hello_world")
+
+
+def pytorch_recipe(root: Path, inputs: Inputs) -> None:
+    """PyTorch (CPU, with gloo for torch.distributed) and torchrun on Debian's Python."""
+    _users(root)
+    _ldconfig(root)
 
 
 def _argoexec_files(version: str) -> Callable[[Inputs], Iterable[Path]]:
@@ -308,6 +316,13 @@ def images(argo_versions: Iterable[str]) -> list[Image]:
             workdir="/home",
             recipe=mpi_recipe,
             files=lambda inputs: (MPI_HELLO, HERE / "mpi-build.lock"),
+        ),
+        Image(
+            name=PYTORCH_IMAGE,
+            packages=("python3-torch", "python3", "python-is-python3", "bash", "coreutils", "base-files", "libc-bin"),
+            lock="pytorch",
+            cmd=("python3",),
+            recipe=pytorch_recipe,
         ),
     ]
     for version in argo_versions:

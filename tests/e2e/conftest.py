@@ -32,6 +32,7 @@ RESULTS: list[tuple[str, str, str, float]] = []
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "e2e: runs on the real single-node cluster of tests/e2e")
     config.addinivalue_line("markers", "scenario(title): the scenario's title in the end-of-run summary")
+    config.addinivalue_line("markers", "batch: the scenario's workflow runs in a batch; leave the workflows alone")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -94,5 +95,5 @@ def cluster(node: Node, request: pytest.FixtureRequest) -> Iterator[Cluster]:
 def _clean(request: pytest.FixtureRequest) -> Iterator[None]:
     """Each scenario starts with no workflows left by the previous one (their jobs and pods go with them)."""
     yield
-    if "cluster" in request.fixturenames:
+    if "cluster" in request.fixturenames and not request.node.get_closest_marker("batch"):
         request.getfixturevalue("cluster").delete_workflows()

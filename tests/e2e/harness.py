@@ -10,12 +10,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import re
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,7 @@ SERVICE_ACCOUNT = "argo"
 VOLCANO = ("batch.volcano.sh", "v1alpha1", "jobs")
 PODGROUPS = ("scheduling.volcano.sh", "v1beta1", "podgroups")
 WORKFLOWS = ("argoproj.io", "v1alpha1", "workflows")
+WORKFLOW_LABEL = "workflows.argoproj.io/workflow"
 
 
 class CommandFailed(AssertionError):
@@ -61,6 +64,7 @@ class PodRecord:
     node: str = ""
     phases: list[str] = field(default_factory=list)
     restarts: dict[str, int] = field(default_factory=dict)
+    waiting: set[str] = field(default_factory=set)  # reasons its containers waited for (ImagePullBackOff, ...)
     deleted: bool = False
 
 
@@ -71,27 +75,42 @@ class Recorder:
     def __init__(self, core: Any, custom: Any, namespace: str) -> None:
         self.pods: dict[str, PodRecord] = {}
         self.groups: dict[str, dict[str, Any]] = {}
+        self.job_phases: dict[str, list[str]] = {}  # Volcano Job name -> the phases it went through
+        self.jobs: dict[str, dict[str, Any]] = {}  # Volcano Job name -> its last version seen
+        self.deleted: dict[str, float] = {}  # "pod/NAME", "podgroup/UID", "job/NAME" -> when it was deleted
         self._lock = threading.Lock()
         self._stop = threading.Event()
         group_list = functools.partial(custom.list_namespaced_custom_object, *PODGROUPS[:2], namespace, PODGROUPS[2])
+        job_list = functools.partial(custom.list_namespaced_custom_object, *VOLCANO[:2], namespace, VOLCANO[2])
         for lister, record in (
             (functools.partial(core.list_namespaced_pod, namespace), self._pod),
             (group_list, self._group),
+            (job_list, self._job),
         ):
             threading.Thread(target=self._run, args=(lister, record), daemon=True).start()
 
     def _run(self, lister: Callable[..., Any], record: Callable[[str, Any], None]) -> None:
-        from kubernetes import watch
+        """Watch without gaps: each new watch resumes from the last resource version seen, so no event (a
+        deletion above all) falls between two; only when the server has forgotten that version does it start over."""
+        from kubernetes import client, watch
 
+        version: str | None = None
         while not self._stop.is_set():
             w = watch.Watch()
             try:
-                for event in w.stream(lister, timeout_seconds=30):
+                kwargs = {"resource_version": version} if version else {}
+                for event in w.stream(lister, timeout_seconds=30, **kwargs):
                     with self._lock:
                         record(event["type"], event["object"])
                     if self._stop.is_set():
                         w.stop()
+                version = w.resource_version or version
+            except client.ApiException as e:
+                if e.status == 410:  # Gone: too old, list again
+                    version = None
+                time.sleep(0.5)
             except Exception:
+                version = w.resource_version or version
                 time.sleep(0.5)
 
     def _pod(self, kind: str, pod: Any) -> None:
@@ -106,10 +125,51 @@ class Recorder:
             rec.phases.append(status.phase)
         for cs in [*(status.init_container_statuses or []), *(status.container_statuses or [])]:
             rec.restarts[cs.name] = max(rec.restarts.get(cs.name, 0), cs.restart_count or 0)
+            if cs.state and cs.state.waiting and cs.state.waiting.reason not in (None, "PodInitializing"):
+                rec.waiting.add(cs.state.waiting.reason)
         rec.deleted = kind == "DELETED"
+        if rec.deleted:
+            self.deleted[f"pod/{meta.name}"] = time.time()
 
     def _group(self, kind: str, group: dict[str, Any]) -> None:
         self.groups[group["metadata"]["uid"]] = group
+        if kind == "DELETED":
+            self.deleted[f"podgroup/{group['metadata']['uid']}"] = time.time()
+
+    def _job(self, kind: str, job: dict[str, Any]) -> None:
+        self.jobs[job["metadata"]["name"]] = job
+        if kind == "DELETED":
+            self.deleted[f"job/{job['metadata']['name']}"] = time.time()
+        phases = self.job_phases.setdefault(job["metadata"]["name"], [])
+        phase = job.get("status", {}).get("state", {}).get("phase")
+        if phase and (not phases or phases[-1] != phase):
+            phases.append(phase)
+
+    def gone_at(self, job: str) -> float | None:
+        """When the last of a Volcano Job, its pods and its PodGroups was deleted (None while one is left)."""
+        with self._lock:
+            uid = self.jobs[job]["metadata"]["uid"]
+            keys = [f"job/{job}"]
+            keys += [f"pod/{p.name}" for p in self.pods.values() if p.labels.get("volcano.sh/job-name") == job]
+            keys += [
+                f"podgroup/{g}"
+                for g, o in self.groups.items()
+                if any(r.get("uid") == uid for r in o["metadata"].get("ownerReferences", []))
+            ]
+            times = [self.deleted.get(k) for k in keys]
+        return None if any(t is None for t in times) else max(t for t in times if t is not None)
+
+    def jobs_of(self, workflow: str) -> list[str]:
+        """The names of the Volcano Jobs seen for a workflow (they carry its label), even if deleted since."""
+        with self._lock:
+            return sorted(
+                n for n, j in self.jobs.items() if j["metadata"].get("labels", {}).get(WORKFLOW_LABEL) == workflow
+            )
+
+    def phases(self, job: str) -> list[str]:
+        """The phases a Volcano Job went through, as seen (it may be deleted by now)."""
+        with self._lock:
+            return list(self.job_phases.get(job, []))
 
     def select(self, **labels: str) -> list[PodRecord]:
         with self._lock:
@@ -176,6 +236,66 @@ class Cluster:
         return self.workflow(wf["metadata"]["name"])
 
     # ---------------------------------------------------------------------------------------------- objects
+
+    def start(self, manifest: str, *args: str) -> str:
+        """``argo submit -o name - ARGS`` without waiting: the workflow's name."""
+        return self.argo("submit", "-o", "name", "-", *args, input=manifest).ok().out.strip()
+
+    def wait(self, name: str, timeout: float = 600) -> dict[str, Any]:
+        """The workflow once it has finished (exit handler included), or AssertionError after ``timeout``."""
+        self.wait_for(
+            lambda: bool(self.workflow(name).get("status", {}).get("finishedAt")), f"{name} to finish", timeout
+        )
+        return self.workflow(name)
+
+    def lines(self, name: str, container: str = "main") -> list[tuple[str, datetime, str]]:
+        """(pod, time, text) of every log line of the workflow's pods, from ``argo logs --timestamps``."""
+        out = self.argo("logs", name, "-c", container, "--timestamps", "--no-color", timeout=120).ok().out
+        found = []
+        for line in out.splitlines():
+            m = re.match(r"(\S+): (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) ?(.*)$", line)
+            if m:
+                stamp = m.group(2)[:26].rstrip("Z") + "+00:00"
+                found.append((m.group(1), datetime.fromisoformat(stamp), m.group(3)))
+        return found
+
+    def job_pods(self, job: str) -> list[Any]:
+        """The pods of a Volcano Job that exist now."""
+        return list(self.core.list_namespaced_pod(NAMESPACE, label_selector=f"volcano.sh/job-name={job}").items)
+
+    def job_exists(self, job: str) -> bool:
+        try:
+            self.custom.get_namespaced_custom_object(*VOLCANO[:2], NAMESPACE, VOLCANO[2], job)
+            return True
+        except Exception as e:  # kubernetes.client.ApiException
+            if getattr(e, "status", None) == 404:
+                return False
+            raise
+
+    def podgroups_now(self, job_uid: str) -> list[dict[str, Any]]:
+        items = self.custom.list_namespaced_custom_object(*PODGROUPS[:2], NAMESPACE, PODGROUPS[2])["items"]
+        return [g for g in items if any(o.get("uid") == job_uid for o in g["metadata"].get("ownerReferences", []))]
+
+    def refused(self, service_account: str) -> set[str]:
+        """What the API server answered 403 to ``service_account`` of the workflows' namespace: 'resource' or
+        'resource/subresource', from its audit log (which records every service account's requests)."""
+        user = f"system:serviceaccount:{NAMESPACE}:{service_account}"
+        found = set()
+        with open(self.node.paths.audit_log) as f:
+            for line in f:
+                if user not in line:
+                    continue
+                event = json.loads(line)
+                if event["user"]["username"] == user and event.get("responseStatus", {}).get("code") == 403:
+                    ref = event.get("objectRef", {})
+                    sub = ref.get("subresource")
+                    found.add(ref.get("resource", "?") + (f"/{sub}" if sub else ""))
+        return found
+
+    def restart(self, component: str, ready: Callable[[], bool], timeout: float = 120) -> None:
+        """Restart one of the cluster's daemons (same command) and wait until it is ready again."""
+        self.node.procs.restart(component)
+        self.wait_for(ready, f"{component} ready after its restart", timeout)
 
     def workflow(self, name: str) -> dict[str, Any]:
         wf: dict[str, Any] = self.custom.get_namespaced_custom_object(*WORKFLOWS[:2], NAMESPACE, WORKFLOWS[2], name)

@@ -1,0 +1,298 @@
+"""What the MPI hello world costs on the real cluster (``make bench``, second part): latency and API load.
+
+Three ways to run the same Volcano MPI job, measured side by side in one run on the single-node cluster of
+cluster/e2e (started here, torn down after):
+
+- **ours**: ``python -m hera_volcano.mpi_hello | argo submit -``;
+- **upstream**: Volcano's ``integrations/argo/mpi/hello-world.yaml`` with its ``rbac.yaml`` (when
+  ``HERA_VOLCANO_UPSTREAM`` names the examples), in a namespace of its own;
+- **floor**: our Volcano Job alone, ``kubectl create`` and waited for, no Argo.
+
+Latency: seconds from submit to the first hello line (its log timestamp) and to the end (Succeeded, or the Job
+Completed for the floor), medians of interleaved repetitions. API load: requests the workflow's own pods (their
+service account: executor, follower, the master's wait) made, from the API server's audit log, per run, with 1, 3
+and 10 runs at once. Needs root and Linux; otherwise it says so and exits 0. Results go to RESULTS-cluster.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "cluster" / "e2e"))
+RESULTS = Path(__file__).resolve().with_name("RESULTS-cluster.md")
+
+REPS = 3
+CONCURRENCY = (1, 3, 10)
+LATENCY_TARGET = 1.2  # ours <= 1.2x the floor
+UPSTREAM_NS = "upstream"
+OURS_USER = "system:serviceaccount:argo:argo"
+UPSTREAM_USER = f"system:serviceaccount:{UPSTREAM_NS}:argo"
+
+
+def _stamp(text: str) -> float:
+    return datetime.fromisoformat(text[:26].rstrip("Z") + "+00:00").timestamp()
+
+
+class Bench:
+    def __init__(self, node: Any) -> None:
+        import layout
+
+        self.node, self.layout = node, layout
+        self.env = {**os.environ, **node.env()}
+        self.argo_bin = str(layout.argo_binary(node.current_argo_line() or layout.DEFAULT_ARGO_LINE, "argo"))
+        self.upstream = os.environ.get("HERA_VOLCANO_UPSTREAM")
+
+    def sh(self, argv: list[str], input: str | None = None) -> str:
+        proc = subprocess.run(argv, input=input, capture_output=True, text=True, env=self.env, check=False)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(argv)}: {proc.stderr.strip()[-1500:]}")
+        return proc.stdout
+
+    def kubectl(self, *args: str, input: str | None = None) -> str:
+        return self.sh([str(self.layout.built("kubectl")), *args], input)
+
+    def argo(self, namespace: str, *args: str, input: str | None = None) -> str:
+        return self.sh([self.argo_bin, "-n", namespace, *args], input)
+
+    def hera(self, *args: str) -> str:
+        return self.sh([sys.executable, "-m", *args])
+
+    # ------------------------------------------------------------------------------------------ set-up
+
+    def setup(self) -> None:
+        self.kubectl("-n", "argo", "create", "serviceaccount", "argo")
+        self.kubectl("apply", "-f", "-", input=self.hera("hera_volcano.rbac"))
+        if not self.upstream:
+            return
+        import yaml
+
+        self.kubectl("create", "namespace", UPSTREAM_NS)
+        self.kubectl("-n", UPSTREAM_NS, "create", "serviceaccount", "argo")
+        rbac = [d for d in yaml.safe_load_all(Path(self.upstream, "integrations/argo/mpi/rbac.yaml").read_text()) if d]
+        for d in rbac:
+            d["metadata"]["namespace"] = UPSTREAM_NS
+            for s in d.get("subjects") or []:
+                s["namespace"] = UPSTREAM_NS
+        self.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(rbac))
+        hello = Path(self.upstream, "integrations/argo/mpi/hello-world.yaml").read_text()
+        [template] = [d for d in yaml.safe_load_all(hello) if d]
+        template["metadata"]["namespace"] = UPSTREAM_NS
+        self.kubectl("apply", "-f", "-", input=yaml.safe_dump(template))
+
+    # ------------------------------------------------------------------------------------------ one run
+
+    def first_hello(self, namespace: str, selector: str) -> float | None:
+        """The earliest hello line's log timestamp among the pods ``selector`` picks."""
+        pods = json.loads(self.kubectl("-n", namespace, "get", "pods", "-l", selector, "-o", "json"))["items"]
+        best = None
+        for pod in pods:
+            for c in pod["spec"]["containers"]:
+                try:
+                    out = self.kubectl(
+                        "-n", namespace, "logs", pod["metadata"]["name"], "-c", c["name"], "--timestamps"
+                    )
+
+                except RuntimeError:
+                    continue
+                for stamp in re.findall(r"^(\S+) Hello world from processor", out, re.MULTILINE):
+                    t = _stamp(stamp)
+                    best = t if best is None or t < best else best
+        return best
+
+    def wait_workflow(self, namespace: str, name: str, timeout: float = 600) -> float:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            wf = json.loads(self.kubectl("-n", namespace, "get", "workflows.argoproj.io", name, "-o", "json"))
+            status = wf.get("status", {})
+            if status.get("finishedAt"):
+                if status.get("phase") != "Succeeded":
+                    raise RuntimeError(f"{namespace}/{name} ended {status.get('phase')}: {status.get('message')}")
+                return time.time()
+            time.sleep(0.25)
+        raise RuntimeError(f"{namespace}/{name} did not finish in {timeout} s")
+
+    def ours(self, i: int) -> dict[str, Any]:
+        start = time.time()
+        name = self.argo("argo", "submit", "-o", "name", "-", input=self.hera("hera_volcano.mpi_hello")).strip()
+        end = self.wait_workflow("argo", name)
+        hello = self.first_hello("argo", f"workflows.argoproj.io/workflow={name}")
+        return {"start": start, "hello": hello, "end": end, "name": name, "ns": "argo"}
+
+    def upstream_run(self, i: int) -> dict[str, Any]:
+        start = time.time()
+        job = f"up-{i}-{int(start * 1000) % 100000}"
+        name = self.argo(
+            UPSTREAM_NS, "submit", "-o", "name", "--from", "workflowtemplate/volcano-mpi-hello", "-p", f"job-name={job}"
+        ).strip()
+        end = self.wait_workflow(UPSTREAM_NS, name)
+        hello = self.first_hello(UPSTREAM_NS, f"workflows.argoproj.io/workflow={name}")
+        return {"start": start, "hello": hello, "end": end, "name": name, "ns": UPSTREAM_NS}
+
+    def floor(self, i: int) -> dict[str, Any]:
+        """Our Volcano Job without Argo: its manifest from the rendered workflow, Argo's placeholders filled in."""
+        import yaml
+
+        wf = yaml.safe_load(self.hera("hera_volcano.mpi_hello"))
+        manifest = next(t["resource"]["manifest"] for t in wf["spec"]["templates"] if "resource" in t)
+        label = f"floor-{i}-{int(time.time() * 1000) % 100000}"
+        manifest = manifest.replace("{{=toJson(workflow.parameters['job-name'])}}", '""')
+        manifest = manifest.replace("{{workflow.name}}", label)
+        start = time.time()
+        name = self.kubectl("-n", "argo", "create", "-f", "-", "-o", "name", input=manifest).strip().split("/")[-1]
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            job = json.loads(self.kubectl("-n", "argo", "get", "jobs.batch.volcano.sh", name, "-o", "json"))
+            if job.get("status", {}).get("state", {}).get("phase") == "Completed":
+                break
+            time.sleep(0.25)
+        end = time.time()
+        hello = self.first_hello("argo", f"volcano.sh/job-name={name}")
+        self.kubectl("-n", "argo", "delete", "jobs.batch.volcano.sh", name, "--wait=false")
+        return {"start": start, "hello": hello, "end": end, "name": name, "ns": "argo"}
+
+    # ------------------------------------------------------------------------------------------ API load
+
+    def requests(self, user: str, since: float, until: float) -> Counter[str]:
+        """The requests ``user`` made between two times, by 'verb resource', from the audit log."""
+        counts: Counter[str] = Counter()
+        seen = set()
+        with open(self.node.paths.audit_log) as f:
+            for line in f:
+                event = json.loads(line)
+                if event.get("user", {}).get("username") != user or event["auditID"] in seen:
+                    continue
+                t = _stamp(event["requestReceivedTimestamp"])
+                if since <= t <= until:
+                    seen.add(event["auditID"])
+                    ref = event.get("objectRef", {})
+                    sub = f"/{ref['subresource']}" if ref.get("subresource") else ""
+                    counts[f"{event['verb']} {ref.get('resource', '?')}{sub}"] += 1
+        return counts
+
+    def load(self, run: Any, user: str, n: int) -> tuple[float, Counter[str]]:
+        results: list[dict[str, Any]] = []
+        lock = threading.Lock()
+
+        def one(i: int) -> None:
+            r = run(i)
+            with lock:
+                results.append(r)
+
+        start = time.time()
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        time.sleep(2)  # the audit log is written as requests complete
+        counts = self.requests(user, start - 1, time.time())
+        return sum(counts.values()) / max(len(results), 1), counts
+
+
+def table(rows: list[tuple[str, str, str, str, str]]) -> str:
+    lines = ["| # | Benchmark | Measured (medians) | Target | Result |", "|---|---|---|---|---|"]
+    lines += [f"| {a} | {b} | {c} | {d} | {e} |" for a, b, c, d, e in rows]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    from host import HostError, require_root_and_linux
+    from node import Node
+
+    try:
+        require_root_and_linux()
+    except HostError as e:
+        print(f"benchmarks/cluster.py: skipped: {e}")
+        return 0
+    began = time.monotonic()
+    node = Node()
+    node.up()
+    try:
+        bench = Bench(node)
+        bench.setup()
+        kinds = {"ours": bench.ours, "floor": bench.floor}
+        if bench.upstream:
+            kinds["upstream"] = bench.upstream_run
+        runs: dict[str, list[dict[str, Any]]] = {k: [] for k in kinds}
+        order = list(kinds)
+        for rep in range(REPS):
+            for kind in order if rep % 2 == 0 else reversed(order):
+                runs[kind].append(kinds[kind](rep))
+        hello = {k: statistics.median(r["hello"] - r["start"] for r in v) for k, v in runs.items()}
+        end = {k: statistics.median(r["end"] - r["start"] for r in v) for k, v in runs.items()}
+        loads: dict[str, dict[int, tuple[float, Counter[str]]]] = {"ours": {}}
+        if bench.upstream:
+            loads["upstream"] = {}
+        for n in CONCURRENCY:
+            loads["ours"][n] = bench.load(bench.ours, OURS_USER, n)
+            if bench.upstream:
+                loads["upstream"][n] = bench.load(bench.upstream_run, UPSTREAM_USER, n)
+    finally:
+        problems = node.down()
+    rows = []
+    for i, (what, values) in enumerate((("first MPI output line", hello), ("Workflow Succeeded", end)), start=6):
+        ratio = values["ours"] / values["floor"]
+        measured = ", ".join(f"{k} {v:.1f} s" for k, v in values.items())
+        measured += f": ours **{ratio:.2f}x** the floor"
+        ok = ratio <= LATENCY_TARGET
+        if "upstream" in values:
+            measured += f", **{values['ours'] / values['upstream']:.2f}x** upstream's"
+            ok = ok and values["ours"] <= values["upstream"]
+        rows.append(
+            (
+                str(i),
+                f"Real cluster, submit → {what} ({REPS} reps each, interleaved)",
+                measured,
+                f"<= {LATENCY_TARGET}x floor, <= upstream",
+                "PASS" if ok else "MISS",
+            )
+        )
+    for n in CONCURRENCY:
+        parts = []
+        for kind, by_n in loads.items():
+            per_run, counts = by_n[n]
+            watches = sum(v for k, v in counts.items() if k.startswith("watch"))
+            parts.append(f"{kind} {per_run:.0f} ({watches / n:.0f} watches)")
+        ok = "upstream" not in loads or loads["ours"][n][0] <= loads["upstream"][n][0]
+        rows.append(
+            (
+                "8",
+                f"API requests per run by the workflow's own pods, {n} run(s) at once",
+                ", ".join(parts),
+                "<= upstream's",
+                "PASS" if ok else "MISS",
+            )
+        )
+    detail = "\n".join(
+        f"- {kind}, {n} at once: " + ", ".join(f"{k} {v}" for k, v in sorted(c.items()))
+        for kind, by_n in loads.items() for n, (_, c) in by_n.items()
+    )  # fmt: skip
+    header = (
+        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Linux {platform.release()}, "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; Kubernetes v1.37.2, Volcano v1.15.1, Argo "
+        f"{node.current_argo_line() or 'v4.1.4'}. Total {time.monotonic() - began:.0f} s."
+    )
+    text = f"{header}\n\n{table(rows)}\n\nRequests by kind:\n{detail}\n"
+    print(text)
+    RESULTS.write_text(text)
+    if problems:
+        print("the host was not fully restored:\n" + "\n".join(problems), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

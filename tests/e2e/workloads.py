@@ -1,0 +1,75 @@
+"""Workflows for the fault scenarios, built with the public API as a user would: the MPI hello world's shape (a
+DAG of the job step and its log follower, the exit handler) around an MPI job whose program, workers or
+deadline the scenario changes."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+from typing import Any
+
+import hera_volcano as hv
+
+MPI_IMAGE = "volcanosh/example-mpi:0.0.3"
+WORKER = "mpiworker"
+LABEL = "mpi"
+
+
+def _with_workers(job: hv.VolcanoJob, change: dict[str, Any]) -> hv.VolcanoJob:
+    """``job`` with ``change`` merged into its workers' container (command, resources)."""
+    tasks = []
+    for task in job.tasks:
+        if task.name == WORKER:
+            template = copy.deepcopy(task.template)
+            template["spec"]["containers"][0].update(change)
+            task = replace(task, template=template)
+        tasks.append(task)
+    return replace(job, tasks=tasks)
+
+
+def mpi_workflow(
+    name: str,
+    *,
+    command: list[str],
+    workers: int = 2,
+    deadline: int = 3600,
+    follow_timeout: int | None = None,
+    wait_seconds: int = 600,
+    worker: dict[str, Any] | None = None,
+    service_account: str = "argo",
+) -> str:
+    """The YAML of a Workflow ``NAME-xxxxx`` running ``command`` under mpiexec on ``workers`` workers."""
+    from hera.workflows import DAG, Workflow
+    from hera.workflows.models import ContinueOn
+
+    job = hv.mpi_job(
+        image=MPI_IMAGE,
+        command=command,
+        workers=workers,
+        service_account=service_account,
+        wait_seconds=wait_seconds,
+        generate_name=f"{name}-",
+    )
+    if worker:
+        job = _with_workers(job, worker)
+    with Workflow(
+        generate_name=f"{name}-", namespace="argo", entrypoint="main", service_account_name=service_account
+    ) as w:
+        submit = hv.job_template(job, name="submit", job_label=LABEL, deadline=deadline)
+        follow = hv.follow_logs_template(name="follow", job_label=LABEL, timeout=follow_timeout or deadline + 60)
+        with DAG(name="main"):
+            submit(name="submit-job")
+            follow(name="follow-logs", continue_on=ContinueOn(failed=True, error=True))
+        w.on_exit = hv.cleanup_on_failure()
+    return hv.to_yaml(w)
+
+
+def kubectl_probe(commands: str) -> str:
+    """A Workflow whose one pod runs ``commands`` (bash) in the kubectl image as the service account ``argo``."""
+    from hera.workflows import Container, Workflow
+
+    with Workflow(generate_name="probe-", namespace="argo", entrypoint="probe", service_account_name="argo") as w:
+        Container(
+            name="probe", image="mcr.microsoft.com/oss/kubernetes/kubectl:v1.26.3", command=["bash", "-c", commands]
+        )
+    return hv.to_yaml(w)
