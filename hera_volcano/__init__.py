@@ -17,7 +17,10 @@ if TYPE_CHECKING:
     from hera_volcano.builders.batch import batch_job
     from hera_volcano.builders.mpi import mpi_job
     from hera_volcano.builders.pipeline import JobShape, Pipeline, PipelineJob
+    from hera_volcano.builders.pod import PodSettings, PodVolume, Toleration
+    from hera_volcano.builders.pytorch import pytorch_job, torchrun
     from hera_volcano.builders.retries import ArgoRetry, VolcanoRetry
+    from hera_volcano.builders.tensorflow import tensorflow_job
     from hera_volcano.kube.emit import to_yaml
     from hera_volcano.shared.placeholders import Placeholder
     from hera_volcano.tools.rbac import rbac_for
@@ -40,6 +43,12 @@ _LAZY = {
     "ArgoRetry": "hera_volcano.builders.retries",
     "VolcanoRetry": "hera_volcano.builders.retries",
     "batch_job": "hera_volcano.builders.batch",
+    "PodSettings": "hera_volcano.builders.pod",
+    "PodVolume": "hera_volcano.builders.pod",
+    "Toleration": "hera_volcano.builders.pod",
+    "pytorch_job": "hera_volcano.builders.pytorch",
+    "torchrun": "hera_volcano.builders.pytorch",
+    "tensorflow_job": "hera_volcano.builders.tensorflow",
     "rbac_for": "hera_volcano.tools.rbac",
 }
 
@@ -50,7 +59,10 @@ __all__ = [
     "PipelineJob",
     "Placeholder",
     "Plugin",
+    "PodSettings",
+    "PodVolume",
     "Policy",
+    "Toleration",
     "ValidationError",
     "VolcanoJob",
     "VolcanoRetry",
@@ -60,8 +72,11 @@ __all__ = [
     "follow_logs_template",
     "job_template",
     "mpi_job",
+    "pytorch_job",
     "rbac_for",
+    "tensorflow_job",
     "to_yaml",
+    "torchrun",
 ]
 
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 from hera_volcano.argo.conditions import DEFAULT_DEADLINE
-from hera_volcano.builders.mpi import MAX_DEVICES
 from hera_volcano.builders.pipeline import JobShape, PipelineJob
+from hera_volcano.builders.pod import GPU, MAX_DEVICES, PodSettings, check_settings
 from hera_volcano.builders.retries import ArgoRetry, VolcanoRetry
 from hera_volcano.kube import names
 from hera_volcano.kube.images import check_image
@@ -39,6 +39,7 @@ def batch_job(
     memory: str | None = None,
     gpus: int = 0,
     deadline: int = DEFAULT_DEADLINE,
+    pod: PodSettings | None = None,
 ) -> PipelineJob:
     """A job of ``replicas`` pods running ``command`` in ``image``, gang-scheduled (all or none) by default.
 
@@ -47,6 +48,7 @@ def batch_job(
 
     ``name``, ``image``, ``command``, ``replicas`` and ``min_available`` are per-job arguments: jobs that agree on
     the other settings share one template. ``name`` starts the job's generated name, so it is a DNS-1035 label.
+    ``cpu`` and ``memory`` (requests) and ``gpus`` are pod settings too: give each once, here or in ``pod``.
     """
     names.check("name", name, names.dns1035_label)
     check_image(image, "image")
@@ -64,7 +66,7 @@ def batch_job(
         raise ValidationError("retry", "must be ArgoRetry(...) or VolcanoRetry(...)")
     if not isinstance(follow_logs, bool):
         raise ValidationError("follow_logs", "must be true or false")
-    shape = _batch_shape(queue, cpu, memory, gpus, retry, deadline)
+    shape = _batch_shape(queue, _settings(cpu, memory, gpus, check_settings("pod", pod)), retry, deadline)
     arguments = {
         "job": name,
         "image": image,
@@ -75,29 +77,40 @@ def batch_job(
     return PipelineJob(name=name, shape=shape, arguments=arguments, after=tuple(after), follow_logs=follow_logs)
 
 
+def _settings(cpu: str | None, memory: str | None, gpus: int, pod: PodSettings | None) -> PodSettings:
+    """``cpu``, ``memory`` and ``gpus`` folded into the pod settings, rendered as they always were (GPUs as text)."""
+    pod = pod or PodSettings()
+    for field_name, value, theirs in (
+        ("cpu", cpu, pod.cpu),
+        ("memory", memory, pod.memory),
+        ("gpus", gpus, pod.gpus or GPU in pod.extended_resources),
+    ):
+        if value and theirs:
+            raise ValidationError(field_name, "is also set in pod: set it once")
+    devices = {GPU: str(gpus), **pod.extended_resources} if gpus else pod.extended_resources
+    return replace(
+        pod,
+        cpu=pod.cpu if cpu is None else cpu,
+        memory=pod.memory if memory is None else memory,
+        extended_resources=devices,
+    )
+
+
 @functools.lru_cache(maxsize=256)
 def _batch_shape(
-    queue: str | None,
-    cpu: str | None,
-    memory: str | None,
-    gpus: int,
-    retry: ArgoRetry | VolcanoRetry | None,
-    deadline: int,
+    queue: str | None, pod: PodSettings, retry: ArgoRetry | VolcanoRetry | None, deadline: int
 ) -> JobShape:
     """The one shape every :func:`batch_job` with these settings shares (memoised: a pure function of immutable
     inputs, so a pipeline of thousands of jobs holds one shape, not thousands)."""
-    resources = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None}
-    if gpus:
-        resources["nvidia.com/gpu"] = str(gpus)
-    digest = _digest(queue, resources, gpus, retry, deadline)
+    digest = _digest(queue, pod, retry, deadline)
     container: dict[str, Any] = {
         "name": "main",
         "image": Placeholder.input("image", "busybox:1"),
         "command": Placeholder.input("command", ["true"]),
     }
-    if resources:
-        limits = {"nvidia.com/gpu": resources["nvidia.com/gpu"]} if gpus else {}
-        container["resources"] = {"requests": resources, **({"limits": limits} if limits else {})}
+    # Never: a failed container fails its pod, which Volcano sees (PodFailed); OnFailure would restart it in place
+    # forever and the job would never fail.
+    template = pod.apply({"spec": {"containers": [container], "restartPolicy": "Never"}}, container="main")
     label = Placeholder.input("job", "job")
     job = VolcanoJob(
         generate_name=f"{label}-",
@@ -107,9 +120,7 @@ def _batch_shape(
             VolcanoTask(
                 name="main",
                 replicas=Placeholder.input("replicas", 1),
-                # Never: a failed container fails its pod, which Volcano sees (PodFailed); OnFailure would restart
-                # it in place forever and the job would never fail.
-                template={"spec": {"containers": [container], "restartPolicy": "Never"}},
+                template=template,
             )
         ],
         policies=[Policy(event=e, action="TerminateJob") for e in ("PodFailed", "PodEvicted")],
@@ -131,11 +142,26 @@ def _batch_shape(
     )
 
 
-def _digest(queue: str | None, resources: Mapping[str, str], gpus: int, retry: object, deadline: int) -> str:
-    """A short stable name for a set of shape settings."""
-    settings = {"queue": queue, "resources": dict(resources), "gpus": gpus, "retry": repr(retry), "deadline": deadline}
+def _digest(queue: str | None, pod: PodSettings, retry: object, deadline: int) -> str:
+    """A short stable name for a set of shape settings: for what the arguments ``cpu``, ``memory`` and ``gpus`` can
+    express, the same as before pod settings existed; anything else adds the rest of the settings."""
+    gpus = pod.extended_resources.get(GPU)
+    legacy = {k: v for k, v in (("cpu", pod.cpu), ("memory", pod.memory)) if v is not None}
+    if isinstance(gpus, str):
+        legacy[GPU] = gpus
+    settings: dict[str, Any] = {
+        "queue": queue,
+        "resources": legacy,
+        "gpus": int(gpus) if isinstance(gpus, str) else 0,
+        "retry": repr(retry),
+        "deadline": deadline,
+    }
+    devices = {k: v for k, v in pod.extended_resources.items() if k not in legacy}
+    rest = replace(pod, cpu=None, memory=None, extended_resources=devices)
+    if rest != PodSettings():
+        settings["pod"] = rest.key()
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]
 
 
 #: The settings of a plain batch_job, whose shape keeps the plain name ``volcano-job``.
-_DEFAULT_DIGEST = _digest(None, {}, 0, None, DEFAULT_DEADLINE)
+_DEFAULT_DIGEST = _digest(None, PodSettings(), None, DEFAULT_DEADLINE)

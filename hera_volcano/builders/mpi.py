@@ -6,21 +6,19 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-from hera_volcano.kube import names
+from hera_volcano.builders import gang
+from hera_volcano.builders.pod import GPU, MAX_DEVICES, PodSettings, apply_settings, check_settings
 from hera_volcano.kube.images import KUBECTL_IMAGE, check_image
 from hera_volcano.kube.kubectl_in_pod import KUBECTL_PRELUDE
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
-from hera_volcano.shared.placeholders import Placeholder, has_expression
+from hera_volcano.shared.placeholders import Placeholder
 from hera_volcano.volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
 
 MASTER = "mpimaster"
 WORKER = "mpiworker"
-GPU = "nvidia.com/gpu"
 RDMA = "rdma/ib"
-MAX_WORKERS = 10_000
 MAX_SLOTS = 4096  # ranks per worker: more cores than any node has
-MAX_DEVICES = 1024
 
 # The master waits in an init container until every worker is Ready, i.e. its sshd accepts connections (the
 # workers' readiness probe). Once every worker pod exists it waits with a watch (`kubectl wait`) rather than by
@@ -91,10 +89,18 @@ def _api_access_volume() -> dict[str, Any]:
     }
 
 
-def _resources(gpus: int, rdma: int) -> dict[str, Any]:
-    """Extended resources are whole numbers with requests equal to limits; nothing is written for zero."""
+def _devices(gpus: int, rdma: int, *roles: tuple[str, PodSettings | None]) -> PodSettings | None:
+    """The workers' GPUs and RDMA devices as settings (nothing is written for zero), set once: here or in ``pod``
+    or ``worker_pod``."""
     wanted = {k: v for k, v in ((GPU, gpus), (RDMA, rdma)) if v}
-    return {"requests": dict(wanted), "limits": dict(wanted)} if wanted else {}
+    for field_name, settings in roles:
+        if settings is None:
+            continue
+        theirs = {*settings.extended_resources, *([GPU] if settings.gpus else [])}
+        for resource in sorted(set(wanted) & theirs):
+            option = "gpus_per_worker" if resource == GPU else "rdma_per_worker"
+            raise ValidationError(option, f"{resource} is also set in {field_name}: set it once")
+    return PodSettings(extended_resources=wanted) if wanted else None
 
 
 def _host_list(mpi_plugin: bool, worker_task: str, slots: int) -> str:
@@ -122,6 +128,9 @@ def mpi_job(
     master_max_retry: int = 3,
     working_dir: str = "/home",
     priority_class_name: str | None = None,
+    pod: PodSettings | None = None,
+    master_pod: PodSettings | None = None,
+    worker_pod: PodSettings | None = None,
 ) -> VolcanoJob:
     """An MPI job: 1 master + ``workers`` workers, one gang of ``workers + 1`` pods on the Volcano scheduler.
 
@@ -131,18 +140,15 @@ def mpi_job(
     sshd would otherwise keep it Running); when it fails ``master_max_retry`` times, the job terminates.
     ``mpi_plugin`` uses Volcano's mpi plugin (≥ 1.6) instead of listing ssh and svc. Without ``name`` the job gets
     ``generate_name`` (default ``mpi-job-``), so creating it twice never collides.
+
+    ``pod`` settings apply to every pod, ``master_pod`` and ``worker_pod`` on top of them to one role. The ranks
+    run on the workers (their resources belong in ``worker_pod``), started by sshd with a clean environment:
+    ``mpiexec`` passes the variables of ``pod.env`` and ``master_pod.env`` on to every rank (``-x``).
     """
-    if isinstance(name, str):
-        names.check("name", name, names.dns1035_label)
-    if name is None and generate_name is None:
-        generate_name = "mpi-job-"
-    if generate_name is not None:
-        if not isinstance(generate_name, str):
-            raise ValidationError("generate_name", "must be a string")
-        names.check("generate_name", generate_name.rstrip("-") or "-", names.dns1035_label)
+    generate_name = gang.job_names(name, generate_name, "mpi-job-")
     if not isinstance(mpi_plugin, bool):
         raise ValidationError("mpi_plugin", "must be true or false")
-    checks.integer("workers", workers, minimum=1, maximum=MAX_WORKERS)
+    checks.integer("workers", workers, minimum=1, maximum=gang.MAX_WORKERS)
     checks.integer("slots_per_worker", slots_per_worker, minimum=1, maximum=MAX_SLOTS)
     checks.integer("gpus_per_worker", gpus_per_worker, maximum=MAX_DEVICES)
     checks.integer("rdma_per_worker", rdma_per_worker, maximum=MAX_DEVICES)
@@ -151,16 +157,18 @@ def mpi_job(
     checks.integer("ssh_port", ssh_port, minimum=1, maximum=65535)
     check_image(image, "image")
     check_image(kubectl_image, "kubectl_image")
-    for i, arg in enumerate(checks.strings("command", command, non_empty=True)):
-        if not arg or has_expression(arg) or "\n" in arg:
-            raise ValidationError(f"command[{i}]", "must be non-empty, without '{{' (an Argo expression) or a newline")
-    if service_account is not None:
-        names.check("service_account", service_account, names.dns1123_subdomain)
-    if not isinstance(working_dir, str) or not working_dir.startswith("/") or has_expression(working_dir):
-        raise ValidationError("working_dir", "must be an absolute path without Argo expressions")
+    gang.command(command, script=True)
+    gang.service_account(service_account)
+    gang.working_dir(working_dir)
+    pod = check_settings("pod", pod)
+    master_pod = check_settings("master_pod", master_pod)
+    worker_pod = check_settings("worker_pod", worker_pod)
+    devices = _devices(gpus_per_worker, rdma_per_worker, ("pod", pod), ("worker_pod", worker_pod))
 
     ranks = workers * slots_per_worker
     rsh = f" --mca plm_rsh_args '-p {ssh_port}'" if ssh_port != 22 else ""
+    forwarded = dict.fromkeys([*(pod.env if pod else ()), *(master_pod.env if master_pod else ())])
+    exports = "".join(f" -x {shlex.quote(variable)}" for variable in forwarded)
     master_script = "\n".join(
         [
             "set -e",
@@ -169,13 +177,12 @@ def mpi_job(
             "mkdir -p /var/run/sshd",
             f"/usr/sbin/sshd -p {ssh_port}",
             f'echo "Running {ranks} MPI ranks on $HOSTS"',
-            f'exec mpiexec --allow-run-as-root{rsh} --host "$HOSTS" -np {ranks} {shlex.join(command)}',
+            f'exec mpiexec --allow-run-as-root{rsh}{exports} --host "$HOSTS" -np {ranks} {shlex.join(command)}',
             "",
         ]
     )
     worker_script = f"mkdir -p /var/run/sshd\nexec /usr/sbin/sshd -D -p {ssh_port}\n"
     port = [{"containerPort": ssh_port, "name": "mpijob-port"}]
-    resources = _resources(gpus_per_worker, rdma_per_worker)
 
     def container(task: str, script: str, **extra: Any) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -212,12 +219,9 @@ def mpi_job(
     if service_account is not None:
         master_spec = {"serviceAccountName": service_account, **master_spec}
     probe = {"tcpSocket": {"port": ssh_port}, "initialDelaySeconds": 2, "periodSeconds": 5, "failureThreshold": 3}
-    worker_extra: dict[str, Any] = {"readinessProbe": probe}
-    if resources:
-        worker_extra["resources"] = resources
     worker_spec = {
         "automountServiceAccountToken": False,  # the ranks run here: no API credentials for user code
-        "containers": [container(WORKER, worker_script, **worker_extra)],
+        "containers": [container(WORKER, worker_script, readinessProbe=probe)],
         "restartPolicy": "OnFailure",
     }
     plugins = (
@@ -229,8 +233,7 @@ def mpi_job(
         name=name,
         generate_name=generate_name,
         min_available=workers + 1,
-        # A pod that fails outright (deadline, eviction, node loss) ends the job instead of leaving it half-gang.
-        policies=[Policy(event="PodFailed", action="TerminateJob"), Policy(event="PodEvicted", action="TerminateJob")],
+        policies=gang.terminate_on_pod_failure(),
         scheduler_name="volcano",
         queue=queue,
         priority_class_name=priority_class_name,
@@ -244,8 +247,12 @@ def mpi_job(
                     Policy(event="TaskCompleted", action="CompleteJob"),
                     Policy(event="TaskFailed", action="TerminateJob"),
                 ],
-                template={"spec": master_spec},
+                template=apply_settings({"spec": master_spec}, MASTER, pod, master_pod),
             ),
-            VolcanoTask(name=WORKER, replicas=workers, template={"spec": worker_spec}),
+            VolcanoTask(
+                name=WORKER,
+                replicas=workers,
+                template=apply_settings({"spec": worker_spec}, WORKER, devices, pod, worker_pod),
+            ),
         ],
     )

@@ -126,3 +126,60 @@ def test_only_the_wait_container_gets_an_api_token() -> None:
     assert all("volumeMounts" not in c for c in pod["containers"])
     sources = pod["volumes"][0]["projected"]["sources"]
     assert {next(iter(s)) for s in sources} == {"serviceAccountToken", "configMap", "downwardAPI"}
+
+
+def test_pod_settings_reach_each_role_and_the_environment_reaches_every_rank() -> None:
+    from hera_volcano import PodSettings, PodVolume
+
+    data = spec(
+        service_account="argo",
+        pod=PodSettings(env={"GREETING": "hello"}, volumes=[PodVolume.config_map("cfg", "/etc/cfg")]),
+        master_pod=PodSettings(env={"NCCL_DEBUG": "INFO"}, cpu="100m"),
+        worker_pod=PodSettings(cpu="2", memory="4Gi", env={"OMP_NUM_THREADS": "4"}),
+        gpus_per_worker=1,
+    )
+    master_pod = task(data, "mpimaster")["template"]["spec"]
+    master, worker = main_container(task(data, "mpimaster")), main_container(task(data, "mpiworker"))
+    assert [e["name"] for e in master["env"]] == ["GREETING", "NCCL_DEBUG"]
+    assert [e["name"] for e in worker["env"]] == ["GREETING", "OMP_NUM_THREADS"]
+    assert master["resources"] == {"requests": {"cpu": "100m"}}
+    assert worker["resources"] == {
+        "requests": {"nvidia.com/gpu": 1, "cpu": "2", "memory": "4Gi"},
+        "limits": {"nvidia.com/gpu": 1},
+    }
+    assert {m["mountPath"] for c in (master, worker) for m in c["volumeMounts"]} == {"/etc/cfg"}
+    assert [v["name"] for v in master_pod["volumes"]] == ["kube-api-access", "cfg"]
+    wait = master_pod["initContainers"][0]
+    assert "GREETING" not in {e["name"] for e in wait["env"]} and "resources" not in wait, "the wait stays as it is"
+    # sshd starts the ranks with a clean environment: mpiexec passes the master's variables on
+    assert " -x GREETING -x NCCL_DEBUG --host " in master["command"][2]
+
+
+def test_without_pod_settings_nothing_is_forwarded() -> None:
+    assert " -x " not in main_container(task(spec(), "mpimaster"))["command"][2]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"gpus_per_worker": 1, "worker_pod": {"gpus": 1}}, "gpus_per_worker"),
+        ({"gpus_per_worker": 1, "pod": {"extended_resources": {"nvidia.com/gpu": 2}}}, "gpus_per_worker"),
+        ({"rdma_per_worker": 1, "worker_pod": {"extended_resources": {"rdma/ib": 1}}}, "rdma_per_worker"),
+    ],
+)
+def test_devices_are_set_once(kwargs: dict[str, Any], field: str) -> None:
+    from hera_volcano import PodSettings
+
+    for key in ("pod", "worker_pod"):
+        if key in kwargs:
+            kwargs[key] = PodSettings(**kwargs[key])
+    with pytest.raises(ValidationError) as e:
+        spec(**kwargs)
+    assert e.value.field == field
+
+
+@pytest.mark.parametrize("key", ["pod", "master_pod", "worker_pod"])
+def test_pod_settings_must_be_pod_settings(key: str) -> None:
+    with pytest.raises(ValidationError) as e:
+        spec(**{key: {"cpu": "1"}})
+    assert e.value.field == key
