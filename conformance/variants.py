@@ -11,11 +11,29 @@ from pathlib import Path
 
 from hera.workflows import DAG, Container, Workflow
 
-from hera_volcano import ArgoRetry, Pipeline, VolcanoRetry, batch_job, job_template, mpi_job, to_yaml
+from hera_volcano import (
+    ArgoRetry,
+    JobShape,
+    Pipeline,
+    PipelineJob,
+    Placeholder,
+    PodSettings,
+    PodVolume,
+    Toleration,
+    VolcanoRetry,
+    batch_job,
+    job_template,
+    mpi_job,
+    pytorch_job,
+    tensorflow_job,
+    to_yaml,
+)
+from hera_volcano.examples import pytorch_hello
 from hera_volcano.examples.mpi_hello import Options, render
 
 CLI = {
     "mpi-hello": ["hera_volcano.mpi_hello"],
+    "pytorch-hello": ["hera_volcano.pytorch_hello"],
     "steps": ["hera_volcano.steps"],
     "dag": ["hera_volcano.dag"],
 }
@@ -76,12 +94,92 @@ def composed(out: Path) -> None:
     (out / "composed-dag.yaml").write_text(to_yaml(w))
 
 
+#: Every pod setting at once, so the validators decode each field of a pod template the builders write.
+SETTINGS = PodSettings(
+    cpu="250m",
+    memory="512Mi",
+    cpu_limit="1",
+    memory_limit="1Gi",
+    extended_resources={"rdma/ib": 1},
+    env={"LOG_LEVEL": "debug", "TOKEN": {"secretKeyRef": {"name": "token", "key": "value"}}},
+    volumes=[
+        PodVolume.empty_dir("scratch", "/scratch", size_limit="1Gi"),
+        PodVolume.config_map("settings", "/etc/settings"),
+        PodVolume.secret("keys", "/etc/keys"),
+        PodVolume.claim("data", "/data", claim="datasets", read_only=True),
+    ],
+    image_pull_secrets=["regcred"],
+    node_selector={"kubernetes.io/os": "linux"},
+    tolerations=[
+        Toleration(key="nvidia.com/gpu", operator="Exists", effect="NoSchedule"),
+        Toleration(key="spot", value="true", effect="NoExecute", seconds=60),
+    ],
+    affinity={
+        "podAntiAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "weight": 10,
+                    "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {}}},
+                }
+            ]
+        }
+    },
+    labels={"team": "ml"},
+    annotations={"example.com/owner": "ml-platform"},
+    patch={"spec": {"terminationGracePeriodSeconds": 30}},
+)
+
+
+def framework_variants(out: Path) -> None:
+    """PyTorch and TensorFlow jobs, every pod setting on each builder, and a framework job as a pipeline shape."""
+    image = pytorch_hello.PYTORCH_IMAGE
+    jobs = {
+        "pytorch-4w": pytorch_job(image=image, command=["python3", "train.py"], workers=4, port=29500),
+        "pytorch-settings": pytorch_job(
+            image=image, command=["python3", "train.py"], pod=SETTINGS, worker_pod=PodSettings(gpus=1)
+        ),
+        "tensorflow-chief": tensorflow_job(image=image, command=["python3", "train.py"]),
+        "tensorflow-ps": tensorflow_job(
+            image=image, command=["python3", "train.py"], ps=2, workers=3, chief=False, pod=SETTINGS
+        ),
+        "mpi-settings": mpi_job(
+            image="volcanosh/example-mpi:0.0.3",
+            command=["mpi_hello_world"],
+            pod=SETTINGS,
+            worker_pod=PodSettings(gpus=2),
+        ),
+    }
+    for name, job in jobs.items():
+        with Workflow(generate_name=f"{name}-", namespace="argo", entrypoint="main", service_account_name="argo") as w:
+            job_template(job, name="main")
+        (out / f"{name}.yaml").write_text(to_yaml(w))
+    shape = JobShape(
+        name="pytorch-shape",
+        job=pytorch_job(image=image, command=["python3", "train.py"]),
+        job_label=Placeholder.input("job", "train"),
+        follow_task="master",
+        follow_container="master",
+    )
+    pipeline = Pipeline(
+        [
+            batch_job("prep", image=image, command=["python3", "prep.py"], pod=SETTINGS),
+            PipelineJob("train", shape, {"job": "train"}, after=["prep"], follow_logs=True),
+            PipelineJob("tune", shape, {"job": "tune"}, after=["train"]),
+        ]
+    )
+    for as_steps in (False, True):
+        (out / f"framework-pipeline-{'steps' if as_steps else 'dag'}.yaml").write_text(
+            to_yaml(pipeline.workflow("frameworks", as_steps=as_steps))
+        )
+
+
 def main() -> None:
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
     cli_outputs(out)
     mpi_variants(out)
     pipeline_variants(out)
+    framework_variants(out)
     composed(out)
 
 

@@ -11,6 +11,7 @@ from hera_volcano.cli.common import USAGE_ERROR, emit, run, say
 #: command -> (module, its function ``(argv) -> exit code``), imported only when the command runs
 COMMANDS = {
     "mpi-hello": ("hera_volcano.cli.mpi_hello", "main"),
+    "pytorch-hello": ("hera_volcano.cli.pytorch_hello", "main"),
     "steps": ("hera_volcano.cli.hello_jobs", "steps"),
     "dag": ("hera_volcano.cli.hello_jobs", "dag"),
     "rbac": ("hera_volcano.cli.rbac", "main"),

@@ -18,6 +18,12 @@ def _mpi_hello(namespace: str, service_account: str, template: bool) -> Workflow
     return build(Options(namespace=namespace, service_account=service_account, template=template))
 
 
+def _pytorch_hello(namespace: str, service_account: str, template: bool) -> Workflow:
+    from hera_volcano.examples.pytorch_hello import Options, build
+
+    return build(Options(namespace=namespace, service_account=service_account, template=template))
+
+
 def _steps(namespace: str, service_account: str, template: bool) -> Workflow:
     from hera_volcano.examples.hello_jobs import STEPS
 
@@ -32,6 +38,7 @@ def _dag(namespace: str, service_account: str, template: bool) -> Workflow:
 
 BUNDLED: Mapping[str, Builder] = {
     "volcano-mpi-hello": _mpi_hello,
+    "volcano-pytorch-hello": _pytorch_hello,
     "volcano-step-job": _steps,
     "volcano-dag-job": _dag,
 }

@@ -42,10 +42,16 @@ def test_render_writes_workflows_rbac_and_kustomizations(tmp_path: Path) -> None
         "kustomization.yaml",
         "volcano-dag-job.yaml",
         "volcano-mpi-hello.yaml",
+        "volcano-pytorch-hello.yaml",
         "volcano-step-job.yaml",
     ]
     kustomization = yaml.safe_load((tmp_path / "workflows" / "kustomization.yaml").read_text())
-    assert kustomization["resources"] == ["volcano-dag-job.yaml", "volcano-mpi-hello.yaml", "volcano-step-job.yaml"]
+    assert kustomization["resources"] == [
+        "volcano-dag-job.yaml",
+        "volcano-mpi-hello.yaml",
+        "volcano-pytorch-hello.yaml",
+        "volcano-step-job.yaml",
+    ]
     for name in kustomization["resources"]:
         doc = yaml.safe_load((tmp_path / "workflows" / name).read_text())
         assert doc["kind"] == "WorkflowTemplate" and f"{doc['metadata']['name']}.yaml" == name

@@ -18,6 +18,8 @@ YAML_FOLDERS = ("workflows", "rbac")
 CLI_COMMANDS: tuple[tuple[str, ...], ...] = (
     ("hera_volcano.mpi_hello",),
     ("hera_volcano.mpi_hello", "--template"),
+    ("hera_volcano.pytorch_hello",),
+    ("hera_volcano.pytorch_hello", "--template"),
     ("hera_volcano.steps",),
     ("hera_volcano.steps", "--template"),
     ("hera_volcano.dag",),
