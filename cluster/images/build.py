@@ -268,9 +268,20 @@ def mpi_recipe(root: Path, inputs: Inputs) -> None:
     (root / "usr/local/bin/mpi_hello_world").symlink_to("/home/mpi_hello_world")
 
 
+def _library_alternatives(root: Path, *names: str) -> None:
+    """What update-alternatives does for BLAS and LAPACK: the libraries of ``MULTIARCH/NAME/`` linked beside it."""
+    libdir = root / MULTIARCH
+    for name in names:
+        for library in sorted((libdir / name).glob("lib*.so*")):
+            link = libdir / library.name
+            if not link.exists() and not link.is_symlink():
+                link.symlink_to(f"{name}/{library.name}")
+
+
 def pytorch_recipe(root: Path, inputs: Inputs) -> None:
     """PyTorch (CPU, with gloo for torch.distributed) and torchrun on Debian's Python."""
     _users(root)
+    _library_alternatives(root, "blas", "lapack")
     _ldconfig(root)
 
 
@@ -319,7 +330,16 @@ def images(argo_versions: Iterable[str]) -> list[Image]:
         ),
         Image(
             name=PYTORCH_IMAGE,
-            packages=("python3-torch", "python3", "python-is-python3", "bash", "coreutils", "base-files", "libc-bin"),
+            packages=(
+                "python3-torch",
+                "python3",
+                "python-is-python3",
+                "bash",
+                "dash",
+                "coreutils",
+                "base-files",
+                "libc-bin",
+            ),
             lock="pytorch",
             cmd=("python3",),
             recipe=pytorch_recipe,

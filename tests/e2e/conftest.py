@@ -20,7 +20,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the harness, whatever pytest's import mode
 
-from harness import NAMESPACE, SERVICE_ACCOUNT, Cluster, layout
+from harness import NAMESPACE, SERVICE_ACCOUNT, Batch, Cluster, layout
 from host import HostError
 from node import Node
 from procs import StartError
@@ -35,10 +35,20 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "batch: the scenario's workflow runs in a batch; leave the workflows alone")
 
 
+@pytest.hookimpl(trylast=True)  # after pytest has grouped the tests by Argo line
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test here `e2e`; within each Argo line, the batched scenarios come first: their workflows run
+    together, and a scenario that runs alone should not run beside them."""
     for item in items:
         if HERE in Path(str(item.path)).resolve().parents:
             item.add_marker(pytest.mark.e2e)
+    order = {line: i for i, line in enumerate(layout.ARGO_LINES)}
+
+    def key(item: pytest.Item) -> tuple[int, int]:
+        line = getattr(getattr(item, "callspec", None), "params", {}).get("cluster")
+        return (order.get(line, len(order)), 0 if item.get_closest_marker("batch") else 1)
+
+    items.sort(key=key)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -51,7 +61,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         params = getattr(getattr(item, "callspec", None), "params", {})
         if "variant" in params:  # a scenario's variants are (label, ...) tuples
             title += f" ({params['variant'][0]})"
-        RESULTS.append((params.get("cluster", "?"), title, report.outcome, report.duration))
+        # A batched scenario's own duration (submission to end), when it says; else the test's.
+        seconds = dict(item.user_properties).get("took", report.duration)
+        RESULTS.append((params.get("cluster", "?"), title, report.outcome, float(seconds)))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -91,9 +103,25 @@ def cluster(node: Node, request: pytest.FixtureRequest) -> Iterator[Cluster]:
     c.close()
 
 
+@pytest.fixture(scope="session")
+def batch(cluster: Cluster, request: pytest.FixtureRequest) -> Iterator[Batch]:
+    """Every batched scenario's workflow of the current Argo line, submitted at once (see harness.Batch)."""
+    b = Batch(cluster)
+    modules = []
+    for item in request.session.items:
+        module = getattr(item, "module", None)
+        if module is not None and hasattr(module, "submit_batch") and module not in modules:
+            modules.append(module)
+    for module in modules:
+        module.submit_batch(b, cluster)
+    yield b
+    b.close()
+
+
 @pytest.fixture(autouse=True)
 def _clean(request: pytest.FixtureRequest) -> Iterator[None]:
     """Each scenario starts with no workflows left by the previous one (their jobs and pods go with them)."""
     yield
     if "cluster" in request.fixturenames and not request.node.get_closest_marker("batch"):
-        request.getfixturevalue("cluster").delete_workflows()
+        cluster = request.getfixturevalue("cluster")
+        cluster.delete_workflows(keep=cluster.batched)

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -33,6 +33,8 @@ VOLCANO = ("batch.volcano.sh", "v1alpha1", "jobs")
 PODGROUPS = ("scheduling.volcano.sh", "v1beta1", "podgroups")
 WORKFLOWS = ("argoproj.io", "v1alpha1", "workflows")
 WORKFLOW_LABEL = "workflows.argoproj.io/workflow"
+#: pytest's ``record_property``: a batched scenario records its own duration ("took") for the end-of-run summary.
+Record = Callable[[str, object], None]
 
 
 class CommandFailed(AssertionError):
@@ -202,6 +204,8 @@ class Cluster:
         self.rbac = client.RbacAuthorizationV1Api(self.api_client)
         self.line = node.current_argo_line() or layout.DEFAULT_ARGO_LINE
         self.recorder = Recorder(self.core, self.custom, NAMESPACE)
+        #: Workflows of the batch (harness.Batch): a scenario that runs alone does not delete them after itself.
+        self.batched: set[str] = set()
 
     # ---------------------------------------------------------------------------------------------- commands
 
@@ -314,9 +318,12 @@ class Cluster:
     def logs(self, workflow: str) -> str:
         return self.argo("logs", workflow, timeout=120).ok().out
 
-    def delete_workflows(self) -> None:
-        """Remove every workflow (their Volcano Jobs and pods follow through owner references)."""
-        self.argo("delete", "--all", timeout=120)
+    def delete_workflows(self, keep: Collection[str] = ()) -> None:
+        """Remove every workflow but ``keep`` (their Volcano Jobs and pods follow through owner references)."""
+        items = self.custom.list_namespaced_custom_object(*WORKFLOWS[:2], NAMESPACE, WORKFLOWS[2])["items"]
+        names = sorted({w["metadata"]["name"] for w in items} - set(keep))
+        if names:
+            self.argo("delete", *names, timeout=120)
 
     def wait_for(self, check: Callable[[], bool], what: str, timeout: float = 120) -> None:
         deadline = time.monotonic() + timeout
@@ -329,3 +336,76 @@ class Cluster:
         self.recorder.stop()
         with contextlib.suppress(Exception):
             self.api_client.close()
+
+
+@dataclass
+class Entry:
+    """One workflow of the batch: when it was submitted, and when its action (if any) was taken (wall clock,
+    which the workflow's own timestamps and the recorder's deletion times use too), and what the action saw."""
+
+    name: str
+    submitted: float
+    acted: float | None = None
+    seen: dict[str, Any] = field(default_factory=dict)
+    error: BaseException | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+class Batch:
+    """Workflows of every batched scenario of an Argo line, submitted at once (each test module that has any gives
+    them in ``submit_batch(batch, cluster)``); an action runs in a thread beside its workflow (say, deleting a
+    worker once the job runs). A test then checks its own entry, its bounds counted from its own submission."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.entries: dict[str, Entry] = {}
+        self.teardowns: list[Callable[[], object]] = []
+
+    def submit(
+        self, key: str, manifest: str | None, action: Callable[[Entry], None] | None = None, args: Sequence[str] = ()
+    ) -> Entry:
+        """``argo submit`` of ``manifest`` (or, without one, of ``args`` such as ``--from``) under ``key``."""
+        if manifest is None:
+            name = self.cluster.argo("submit", "-o", "name", *args).ok().out.strip()
+        else:
+            name = self.cluster.start(manifest, *args)
+        entry = Entry(name, time.time())
+        self.entries[key] = entry
+        self.cluster.batched.add(name)
+        if action is None:
+            entry.done.set()
+            return entry
+
+        def act() -> None:
+            try:
+                action(entry)
+            except BaseException as e:  # reported by the test that owns the entry
+                entry.error = e
+            finally:
+                entry.done.set()
+
+        threading.Thread(target=act, daemon=True).start()
+        return entry
+
+    def get(self, key: str) -> Entry:
+        entry = self.entries[key]
+        entry.done.wait(900)
+        if entry.error is not None:
+            raise entry.error
+        return entry
+
+    def finish(self, key: str, timeout: float = 900) -> tuple[Entry, dict[str, Any]]:
+        """The entry and its workflow once finished."""
+        entry = self.get(key)
+        return entry, self.cluster.wait(entry.name, timeout=timeout)
+
+    def close(self) -> None:
+        for teardown in self.teardowns:
+            teardown()
+        self.cluster.batched.clear()
+        self.cluster.delete_workflows()
+
+
+def took(workflow: dict[str, Any], since: float) -> float:
+    """Seconds from ``since`` (wall clock) to the workflow's end (finishedAt has whole seconds)."""
+    return datetime.fromisoformat(workflow["status"]["finishedAt"].replace("Z", "+00:00")).timestamp() - since

@@ -20,12 +20,13 @@ import json
 import re
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from harness import NAMESPACE, ROOT, Cluster
+from harness import NAMESPACE, ROOT, Batch, Cluster, Entry, Record, took
 from test_bundled import follower_lines
 
 import hera_volcano as hv
@@ -103,12 +104,86 @@ def env_of(pod: Any) -> dict[str, str]:
     return {e.name: e.value for e in pod.spec.containers[0].env or [] if e.value is not None}
 
 
-def run(cluster: Cluster, manifest: str, pods: int) -> tuple[dict[str, Any], list[Any]]:
-    """Submit, read the job's live pods, wait for the end: (the finished Workflow, the pods as they were)."""
-    ensure_rbac(cluster, manifest)
-    name = cluster.start(manifest)
-    seen = live_pods(cluster, name, pods)
-    return cluster.wait(name), seen
+def capture_pods(cluster: Cluster, pods: int) -> Callable[[Entry], None]:
+    """A batch action: record the job's live pods once ``pods`` of them exist."""
+
+    def act(entry: Entry) -> None:
+        entry.seen["pods"] = live_pods(cluster, entry.name, pods)
+
+    return act
+
+
+def torchrun_job() -> hv.VolcanoJob:
+    # Debian's torch 1.13 on Python 3.11 (the cluster's stand-in image) fails in torchrun's default --redirects and
+    # --tee ("0", which Python 3.11 no longer finds among its flags): stderr (2) tee'd keeps stdout as it is.
+    command = hv.torchrun("--redirects=2", "--tee=2", "--no_python", "python3", "-c", pytorch_hello.PROGRAM)
+    return hv.pytorch_job(image=pytorch_hello.PYTORCH_IMAGE, command=command, generate_name="torchrun-")
+
+
+def failing_rank_job() -> hv.VolcanoJob:
+    program = 'import os, sys\nif os.environ["RANK"] == "2":\n    sys.exit("rank 2 fails on purpose")\n'
+    return pytorch_hello.job(program=program + pytorch_hello.PROGRAM)
+
+
+def tensorflow_job() -> hv.VolcanoJob:
+    return hv.tensorflow_job(
+        image=pytorch_hello.PYTORCH_IMAGE, command=["python3", "-c", TF_PROGRAM], generate_name="tf-hello-"
+    )
+
+
+def mpi_settings_job() -> hv.VolcanoJob:
+    return hv.mpi_job(
+        image="volcanosh/example-mpi:0.0.3",
+        # no $(...): Kubernetes would look for a variable of that name in the command
+        command=[
+            "sh",
+            "-c",
+            'read -r FILE < /etc/greeting/greeting.txt; echo "rank $OMPI_COMM_WORLD_RANK: GREETING=$GREETING'
+            ' file=$FILE"',
+        ],
+        workers=2,
+        service_account="argo",
+        generate_name="mpi-settings-",
+        pod=hv.PodSettings(
+            cpu="100m",
+            memory="64Mi",
+            env={"GREETING": "hello-from-env"},
+            volumes=[hv.PodVolume.config_map("greeting", "/etc/greeting", config_map=GREETING_MAP)],
+            labels={"e2e": "pod-settings"},
+        ),
+        worker_pod=hv.PodSettings(memory_limit="512Mi"),
+    )
+
+
+def greeting(cluster: Cluster) -> str:
+    return "hello-from-configmap-" + cluster.line.replace(".", "-")
+
+
+def submit_batch(b: Batch, cluster: Cluster) -> None:
+    """This module's scenarios, with the batch (harness.Batch): each records its job's live pods as it runs."""
+    cluster.kubectl("-n", NAMESPACE, "delete", "configmap", GREETING_MAP, "--ignore-not-found")
+    cluster.kubectl(
+        "-n", NAMESPACE, "create", "configmap", GREETING_MAP, f"--from-literal=greeting.txt={greeting(cluster)}"
+    ).ok()
+    b.teardowns.append(lambda: cluster.kubectl("-n", NAMESPACE, "delete", "configmap", GREETING_MAP))
+    manifests = {
+        "pytorch-hello": (cluster.hera("pytorch_hello"), 3),
+        "torchrun": (workflow("torchrun", torchrun_job(), "master"), 3),
+        "failing-rank": (workflow("failing-rank", failing_rank_job(), "master"), 0),
+        "tensorflow": (workflow("tf-hello", tensorflow_job(), "chief"), 3),
+        "mpi-settings": (workflow("mpi-settings", mpi_settings_job(), "mpimaster"), 3),
+    }
+    for manifest, _ in manifests.values():
+        ensure_rbac(cluster, manifest)
+    for key, (manifest, pods) in manifests.items():
+        b.submit(key, manifest, capture_pods(cluster, pods) if pods else None)
+
+
+def finished(batch: Batch, key: str, record: Record) -> tuple[dict[str, Any], list[Any]]:
+    """(the finished Workflow, its job's pods as they were while it ran)."""
+    entry, wf = batch.finish(key)
+    record("took", took(wf, entry.submitted))
+    return wf, entry.seen.get("pods", [])
 
 
 def sums(lines: list[str]) -> dict[int, tuple[int, int]]:
@@ -133,6 +208,7 @@ def check_pytorch_run(cluster: Cluster, wf: dict[str, Any], pods: list[Any], ran
     bound = cluster.recorder.select(**{"volcano.sh/job-name": job_name})
     assert len(bound) == ranks and all(p.scheduler == "volcano" and p.node for p in bound), "bound by Volcano"
     master = f"{job_name}-master-0"
+    assert len(pods) == ranks, "the job's pods, read while it ran"
     for pod in pods:
         env = env_of(pod)
         index = int(pod.metadata.name.rsplit("-", 1)[1])
@@ -142,36 +218,29 @@ def check_pytorch_run(cluster: Cluster, wf: dict[str, Any], pods: list[Any], ran
         assert [(p.container_port, p.name) for p in pod.spec.containers[0].ports] == [(23456, "pytorchjob-port")]
 
 
-@pytest.mark.scenario("16 PyTorch hello world: pytorch_hello | argo submit --wait -")
-def test_pytorch_hello_world(cluster: Cluster) -> None:
-    manifest = cluster.hera("pytorch_hello")
-    wf, pods = run(cluster, manifest, pods=3)
+@pytest.mark.batch
+@pytest.mark.scenario("16 PyTorch hello world: pytorch_hello | argo submit")
+def test_pytorch_hello_world(cluster: Cluster, batch: Batch, record_property: Record) -> None:
+    wf, pods = finished(batch, "pytorch-hello", record_property)
     check_pytorch_run(cluster, wf, pods, ranks=3)
 
 
+@pytest.mark.batch
 @pytest.mark.scenario("16 PyTorch under torchrun, one node per pod")
-def test_pytorch_under_torchrun(cluster: Cluster) -> None:
-    # Debian's torch 1.13 on Python 3.11 (the cluster's stand-in image) fails in torchrun's default --redirects and
-    # --tee ("0", which Python 3.11 no longer finds among its flags): stderr (2) tee'd keeps stdout as it is.
-    command = hv.torchrun("--redirects=2", "--tee=2", "--no_python", "python3", "-c", pytorch_hello.PROGRAM)
-    job = hv.pytorch_job(image=pytorch_hello.PYTORCH_IMAGE, command=command, generate_name="torchrun-")
-    wf, pods = run(cluster, workflow("torchrun", job, "master"), pods=3)
+def test_pytorch_under_torchrun(cluster: Cluster, batch: Batch, record_property: Record) -> None:
+    wf, pods = finished(batch, "torchrun", record_property)
     check_pytorch_run(cluster, wf, pods, ranks=3)
 
 
-@pytest.mark.scenario("16 a failing PyTorch rank fails the Workflow")
-def test_a_failing_rank_fails_the_workflow(cluster: Cluster) -> None:
-    program = 'import os, sys\nif os.environ["RANK"] == "2":\n    sys.exit("rank 2 fails on purpose")\n'
-    job = pytorch_hello.job(program=program + pytorch_hello.PROGRAM)
-    manifest = workflow("failing-rank", job, "master")
-    ensure_rbac(cluster, manifest)
-    started = time.time()
-    name = cluster.start(manifest)
-    wf = cluster.wait(name, timeout=FAILING_RANK)
-    took = time.time() - started
+@pytest.mark.batch
+@pytest.mark.scenario(f"16 a failing PyTorch rank fails the Workflow within {FAILING_RANK} s")
+def test_a_failing_rank_fails_the_workflow(cluster: Cluster, batch: Batch, record_property: Record) -> None:
+    entry, wf = batch.finish("failing-rank", timeout=FAILING_RANK + 60)
+    seconds = took(wf, entry.submitted)
+    record_property("took", seconds)
     assert wf["status"]["phase"] == "Failed", wf["status"]
-    assert took <= FAILING_RANK, f"{took:.0f} s"
-    [job_name] = cluster.recorder.jobs_of(name)
+    assert seconds <= FAILING_RANK + 1, f"{seconds:.0f} s"
+    [job_name] = cluster.recorder.jobs_of(entry.name)
     assert {"Terminating", "Terminated"} & set(cluster.recorder.phases(job_name)), cluster.recorder.phases(job_name)
     pods = {p.name: p for p in cluster.recorder.select(**{"volcano.sh/job-name": job_name})}
     assert "Failed" in pods[f"{job_name}-worker-1"].phases, "the pod of rank 2 failed (restartPolicy Never)"
@@ -243,12 +312,10 @@ else:
 """
 
 
+@pytest.mark.batch
 @pytest.mark.scenario("16 TensorFlow: every task reaches every other through TF_CONFIG")
-def test_tensorflow_tasks_reach_each_other(cluster: Cluster) -> None:
-    job = hv.tensorflow_job(
-        image=pytorch_hello.PYTORCH_IMAGE, command=["python3", "-c", TF_PROGRAM], generate_name="tf-hello-"
-    )
-    wf, pods = run(cluster, workflow("tf-hello", job, "chief"), pods=3)
+def test_tensorflow_tasks_reach_each_other(cluster: Cluster, batch: Batch, record_property: Record) -> None:
+    wf, pods = finished(batch, "tensorflow", record_property)
     name = wf["metadata"]["name"]
     assert wf["status"]["phase"] == "Succeeded", wf["status"].get("message")
     everyone = {"chief:0", "worker:0", "worker:1"}
@@ -271,43 +338,16 @@ def test_tensorflow_tasks_reach_each_other(cluster: Cluster) -> None:
         assert config == {"cluster": hosts, "task": {"type": role, "index": int(index)}}, pod.metadata.name
 
 
+@pytest.mark.batch
 @pytest.mark.scenario("16 MPI job with pod settings: requests, limit, env, ConfigMap volume")
-def test_mpi_pod_settings_reach_the_pods_and_the_ranks(cluster: Cluster) -> None:
-    greeting = "hello-from-configmap-" + cluster.line.replace(".", "-")
-    cluster.kubectl("-n", NAMESPACE, "delete", "configmap", GREETING_MAP, "--ignore-not-found")
-    cluster.kubectl(
-        "-n", NAMESPACE, "create", "configmap", GREETING_MAP, f"--from-literal=greeting.txt={greeting}"
-    ).ok()
-    try:
-        job = hv.mpi_job(
-            image="volcanosh/example-mpi:0.0.3",
-            # no $(...): Kubernetes would look for a variable of that name in the command
-            command=[
-                "sh",
-                "-c",
-                'read -r FILE < /etc/greeting/greeting.txt; echo "rank $OMPI_COMM_WORLD_RANK: GREETING=$GREETING'
-                ' file=$FILE"',
-            ],
-            workers=2,
-            service_account="argo",
-            generate_name="mpi-settings-",
-            pod=hv.PodSettings(
-                cpu="100m",
-                memory="64Mi",
-                env={"GREETING": "hello-from-env"},
-                volumes=[hv.PodVolume.config_map("greeting", "/etc/greeting", config_map=GREETING_MAP)],
-                labels={"e2e": "pod-settings"},
-            ),
-            worker_pod=hv.PodSettings(memory_limit="512Mi"),
-        )
-        wf, pods = run(cluster, workflow("mpi-settings", job, "mpimaster"), pods=3)
-    finally:
-        cluster.kubectl("-n", NAMESPACE, "delete", "configmap", GREETING_MAP, "--ignore-not-found")
+def test_mpi_pod_settings_reach_the_pods_and_the_ranks(cluster: Cluster, batch: Batch, record_property: Record) -> None:
+    wf, pods = finished(batch, "mpi-settings", record_property)
     name = wf["metadata"]["name"]
     assert wf["status"]["phase"] == "Succeeded", wf["status"].get("message")
     said = [RANK_SAYS.search(line) for line in follower_lines(cluster, name)]
     lines = sorted(m.groups() for m in said if m)
-    assert lines == [(str(r), "hello-from-env", greeting) for r in range(2)], lines
+    assert lines == [(str(r), "hello-from-env", greeting(cluster)) for r in range(2)], lines
+    assert len(pods) == 3, "the job's pods, read while it ran"
     for pod in pods:
         [container] = pod.spec.containers
         worker = "mpiworker" in pod.metadata.name

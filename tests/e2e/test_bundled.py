@@ -1,4 +1,8 @@
-"""The bundled workflows, run as a user runs them, on both Argo lines (issue 12's scenarios 1-5)."""
+"""The bundled workflows, run as a user runs them, on both Argo lines (issue 12's scenarios 1-5).
+
+Scenario 1 runs alone, exactly as a user's first command (`... | argo submit --wait -`); the others are submitted
+with the batch of every batched scenario (harness.Batch) and checked each on its own.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,30 @@ from typing import Any
 
 import pytest
 import yaml
-from harness import ROOT, Cluster
+from harness import ROOT, Batch, Cluster, Record, took
+
+MPI_VARIANTS = {"6-ranks": ["--workers", "3", "--slots-per-worker", "2"], "mpi-plugin": ["--mpi-plugin"]}
+PIPELINES = ("steps", "dag")
+
+
+def template_job(cluster: Cluster) -> str:
+    return "e2e-fixed-" + cluster.line.replace(".", "-")
+
+
+def submit_batch(b: Batch, cluster: Cluster) -> None:
+    """Scenarios 2-5: the MPI variants, the WorkflowTemplate, the pipelines, the README's examples."""
+    for key, args in MPI_VARIANTS.items():
+        b.submit(key, cluster.hera("mpi_hello", *args))
+    cluster.kubectl("apply", "-f", "-", input=cluster.hera("mpi_hello", "--template")).ok()
+    b.submit(
+        "template",
+        None,
+        args=["--from", "workflowtemplate/volcano-mpi-hello", "-p", f"job-name={template_job(cluster)}"],
+    )
+    for module in PIPELINES:
+        b.submit(module, cluster.hera(module))
+    for i, doc in enumerate(readme_workflows()):
+        b.submit(f"readme {i}", doc)
 
 
 def follower_lines(cluster: Cluster, workflow: str) -> list[str]:
@@ -54,39 +81,36 @@ def test_mpi_hello_world(cluster: Cluster) -> None:
     assert [(o["kind"], o["name"], o.get("controller")) for o in owners] == [("Workflow", wf["metadata"]["name"], True)]
 
 
+@pytest.mark.batch
 @pytest.mark.scenario("2 more ranks, the mpi plugin")
 @pytest.mark.parametrize(
-    "variant",
-    [
-        ("3 workers x 2 slots", ["--workers", "3", "--slots-per-worker", "2"], 6, 3),
-        ("--mpi-plugin", ["--mpi-plugin"], 2, 2),
-    ],
-    ids=["6-ranks", "mpi-plugin"],
+    "variant", [("3 workers x 2 slots", "6-ranks", 6, 3), ("--mpi-plugin", "mpi-plugin", 2, 2)], ids=list(MPI_VARIANTS)
 )
-def test_mpi_variants(cluster: Cluster, variant: tuple[str, list[str], int, int]) -> None:
-    _, args, ranks, workers = variant
-    wf = cluster.submit(cluster.hera("mpi_hello", *args))
+def test_mpi_variants(
+    cluster: Cluster, batch: Batch, variant: tuple[str, str, int, int], record_property: Record
+) -> None:
+    _, key, ranks, workers = variant
+    entry, wf = batch.finish(key)
+    record_property("took", took(wf, entry.submitted))
     job = check_mpi_run(cluster, wf, ranks=ranks, workers=workers)
-    if "--mpi-plugin" in args:
+    if key == "mpi-plugin":
         assert {"mpi", "ssh", "svc"} <= set(job["spec"]["plugins"]), "Volcano's webhook adds ssh and svc"
 
 
+@pytest.mark.batch
 @pytest.mark.scenario("3 WorkflowTemplate: kubectl apply, argo submit --from -p job-name=X")
-def test_template_submitted_by_name(cluster: Cluster) -> None:
-    cluster.kubectl("apply", "-f", "-", input=cluster.hera("mpi_hello", "--template")).ok()
-    job_name = "e2e-fixed-" + cluster.line.replace(".", "-")
-    run = cluster.argo(
-        "submit", "--from", "workflowtemplate/volcano-mpi-hello", "-p", f"job-name={job_name}", "--wait", "-o", "json"
-    )
-    wf = cluster.workflow(yaml.safe_load(run.ok().out)["metadata"]["name"])
+def test_template_submitted_by_name(cluster: Cluster, batch: Batch, record_property: Record) -> None:
+    entry, wf = batch.finish("template")
+    record_property("took", took(wf, entry.submitted))
     job = check_mpi_run(cluster, wf, ranks=2, workers=2)
-    assert job["metadata"]["name"] == job_name
+    assert job["metadata"]["name"] == template_job(cluster)
 
 
 def _time(value: str) -> datetime:
     return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
+@pytest.mark.batch
 @pytest.mark.scenario("4 steps and DAG pipelines, in order")
 @pytest.mark.parametrize(
     "variant",
@@ -98,11 +122,17 @@ def _time(value: str) -> datetime:
         ),
         ("dag", "dag", {"aaa": ("A", []), "bbb": ("B", ["aaa"]), "ccc": ("C", ["aaa"]), "ddd": ("D", ["bbb", "ccc"])}),
     ],
-    ids=["steps", "dag"],
+    ids=list(PIPELINES),
 )
-def test_pipelines_run_in_order(cluster: Cluster, variant: tuple[str, str, dict[str, tuple[str, list[str]]]]) -> None:
+def test_pipelines_run_in_order(
+    cluster: Cluster,
+    batch: Batch,
+    variant: tuple[str, str, dict[str, tuple[str, list[str]]]],
+    record_property: Record,
+) -> None:
     _, module, tasks = variant
-    wf = cluster.submit(cluster.hera(module))
+    entry, wf = batch.finish(module)
+    record_property("took", took(wf, entry.submitted))
     assert wf["status"]["phase"] == "Succeeded", wf["status"].get("message")
     jobs = {j["metadata"]["labels"]["hera-volcano/job"]: j for j in cluster.jobs(wf["metadata"]["name"])}
     assert set(jobs) == set(tasks)
@@ -128,11 +158,15 @@ def readme_workflows() -> list[str]:
     return docs
 
 
+@pytest.mark.batch
 @pytest.mark.scenario("5 the README's Python API examples")
-def test_readme_examples_run(cluster: Cluster) -> None:
-    docs = readme_workflows()
-    assert len(docs) >= 3
-    for doc in docs:
-        wf = cluster.submit(doc)
+def test_readme_examples_run(cluster: Cluster, batch: Batch, record_property: Record) -> None:
+    keys = [k for k in batch.entries if k.startswith("readme ")]
+    assert len(keys) == len(readme_workflows()) >= 3
+    slowest = 0.0
+    for key in keys:
+        entry, wf = batch.finish(key)
+        slowest = max(slowest, took(wf, entry.submitted))
         assert wf["status"]["phase"] == "Succeeded", (wf["metadata"]["name"], wf["status"].get("message"))
         assert cluster.jobs(wf["metadata"]["name"]), "each example runs Volcano jobs"
+    record_property("took", slowest)

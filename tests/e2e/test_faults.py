@@ -13,14 +13,13 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 import pytest
 import yaml
-from harness import NAMESPACE, Cluster, layout
+from harness import NAMESPACE, Batch, Cluster, Entry, Record, layout, took
 from procs import http_ok
 from workloads import kubectl_probe, mpi_workflow
 
@@ -32,18 +31,6 @@ NEVER_READY = 360  # 4 waits of 20 s for Ready workers, the back-off between the
 GONE = 90  # argo stop / argo delete of a running workflow to its Job, pods and PodGroup gone
 RBAC_RUN = 420  # a run without one RBAC rule: deadline 240 s and the exit handler
 RULES = ("pods", "pods/log", "workflowtaskresults", "jobs")
-
-
-@dataclass
-class Entry:
-    """One workflow of the batch: when it was submitted, and when its action (if any) was taken (wall clock,
-    which the workflow's own timestamps and the recorder's deletion times use too)."""
-
-    name: str
-    submitted: float
-    acted: float | None = None
-    error: BaseException | None = None
-    done: threading.Event = field(default_factory=threading.Event)
 
 
 def running_job(cluster: Cluster, workflow: str, pods: int, timeout: float = 240) -> str:
@@ -72,42 +59,8 @@ def rbac_account(resource: str) -> str:
     return "rbac-without-" + resource.replace("/", "-")
 
 
-class Batch:
-    """The batch's workflows, submitted at once; an action runs in a thread once its workflow's job runs."""
-
-    def __init__(self, cluster: Cluster) -> None:
-        self.cluster = cluster
-        self.entries: dict[str, Entry] = {}
-
-    def submit(self, key: str, manifest: str, action: Callable[[Entry], None] | None = None) -> None:
-        entry = Entry(self.cluster.start(manifest), time.time())
-        self.entries[key] = entry
-        if action is None:
-            entry.done.set()
-            return
-
-        def act() -> None:
-            try:
-                action(entry)
-            except BaseException as e:  # reported by the test that owns the entry
-                entry.error = e
-            finally:
-                entry.done.set()
-
-        threading.Thread(target=act, daemon=True).start()
-
-    def get(self, key: str) -> Entry:
-        entry = self.entries[key]
-        entry.done.wait(600)
-        if entry.error is not None:
-            raise entry.error
-        return entry
-
-
-@pytest.fixture(scope="session")
-def batch(cluster: Cluster) -> Iterator[Batch]:
-    """Every batched scenario's workflow, running at once on the current Argo line."""
-    b = Batch(cluster)
+def submit_batch(b: Batch, cluster: Cluster) -> None:
+    """This module's batched workflows (each RBAC variant under a service account of its own)."""
     full = cluster.hera("rbac")
     for resource in RULES:
         account = rbac_account(resource)
@@ -157,17 +110,15 @@ def batch(cluster: Cluster) -> Iterator[Batch]:
                 service_account=rbac_account(resource),
             ),
         )  # fmt: skip
-    yield b
-    cluster.delete_workflows()
 
 
 def follower_output(cluster: Cluster, workflow: str) -> str:
     return "\n".join(text for pod, _, text in cluster.lines(workflow) if "-follow" in pod)
 
 
-def assert_nothing_left(cluster: Cluster, job: str, since: float, bound: float) -> None:
+def assert_nothing_left(cluster: Cluster, job: str, since: float, bound: float) -> float:
     """The job, its pods and its PodGroup were gone (the exit handler, or garbage collection) within ``bound``
-    seconds of ``since``, as the recorder saw them deleted."""
+    seconds of ``since``, as the recorder saw them deleted; returns how many seconds it took."""
     uid = cluster.recorder.jobs[job]["metadata"]["uid"]
     cluster.wait_for(
         lambda: not cluster.job_exists(job) and not cluster.job_pods(job) and not cluster.podgroups_now(uid),
@@ -177,14 +128,16 @@ def assert_nothing_left(cluster: Cluster, job: str, since: float, bound: float) 
     cluster.wait_for(lambda: cluster.recorder.gone_at(job) is not None, f"the recorder to see {job} go", 30)
     gone = cluster.recorder.gone_at(job)
     assert gone is not None and gone - since <= bound, f"gone {gone and gone - since:.0f} s after, bound {bound} s"
+    return gone - since
 
 
-def finished(cluster: Cluster, entry: Entry, bound: float) -> dict[str, Any]:
+def finished(cluster: Cluster, entry: Entry, bound: float, record: Record) -> dict[str, Any]:
     """The entry's workflow once finished; it finished within ``bound`` seconds of its submission (or action)."""
     since = entry.acted if entry.acted is not None else entry.submitted
     wf = cluster.wait(entry.name, timeout=bound + 60)
-    took = _ts(wf["status"]["finishedAt"]) - since
-    assert took <= bound + 1, f"finished {took:.0f} s after, bound {bound} s"  # finishedAt has whole seconds
+    seconds = took(wf, since)
+    record("took", seconds)
+    assert seconds <= bound + 1, f"finished {seconds:.0f} s after, bound {bound} s"  # finishedAt has whole seconds
     return wf
 
 
@@ -194,9 +147,9 @@ def _ts(value: str) -> float:
 
 @pytest.mark.batch
 @pytest.mark.scenario(f"13.1 the MPI program fails: Job Terminated, Workflow Failed within {FAILING_PROGRAM} s")
-def test_a_failing_program_fails_the_workflow(cluster: Cluster, batch: Batch) -> None:
+def test_a_failing_program_fails_the_workflow(cluster: Cluster, batch: Batch, record_property: Record) -> None:
     entry = batch.get("fail")
-    wf = finished(cluster, entry, FAILING_PROGRAM)
+    wf = finished(cluster, entry, FAILING_PROGRAM, record_property)
     assert wf["status"]["phase"] == "Failed"
     [job] = cluster.recorder.jobs_of(entry.name)
     assert cluster.recorder.phases(job)[-1] in ("Terminating", "Terminated", "Failed"), cluster.recorder.phases(job)
@@ -205,9 +158,11 @@ def test_a_failing_program_fails_the_workflow(cluster: Cluster, batch: Batch) ->
 
 @pytest.mark.batch
 @pytest.mark.scenario(f"13.2 a worker pod is deleted while the job runs: Workflow Failed within {LOST_WORKER} s")
-def test_a_lost_worker_fails_the_workflow_and_leaves_nothing_running(cluster: Cluster, batch: Batch) -> None:
+def test_a_lost_worker_fails_the_workflow_and_leaves_nothing_running(
+    cluster: Cluster, batch: Batch, record_property: Record
+) -> None:
     entry = batch.get("lose-worker")
-    wf = finished(cluster, entry, LOST_WORKER)
+    wf = finished(cluster, entry, LOST_WORKER, record_property)
     assert wf["status"]["phase"] == "Failed"
     [job] = cluster.recorder.jobs_of(entry.name)
     assert entry.acted is not None
@@ -218,9 +173,11 @@ def test_a_lost_worker_fails_the_workflow_and_leaves_nothing_running(cluster: Cl
 @pytest.mark.scenario(
     f"13.3 a gang that cannot fit: no pod runs, the step fails at its deadline, within {UNSCHEDULABLE} s"
 )
-def test_a_gang_that_cannot_fit_never_runs_and_holds_nothing(cluster: Cluster, batch: Batch) -> None:
+def test_a_gang_that_cannot_fit_never_runs_and_holds_nothing(
+    cluster: Cluster, batch: Batch, record_property: Record
+) -> None:
     entry = batch.get("no-fit")
-    wf = finished(cluster, entry, UNSCHEDULABLE)
+    wf = finished(cluster, entry, UNSCHEDULABLE, record_property)
     assert wf["status"]["phase"] == "Failed"
     nodes = {n["displayName"]: n for n in wf["status"]["nodes"].values()}
     assert "deadline" in nodes["submit-job"].get("message", "").lower(), nodes["submit-job"]
@@ -235,9 +192,11 @@ def test_a_gang_that_cannot_fit_never_runs_and_holds_nothing(cluster: Cluster, b
 @pytest.mark.scenario(
     f"13.4 the workers never become Ready: the master gives up, Workflow Failed within {NEVER_READY} s"
 )
-def test_workers_that_never_become_ready_fail_the_workflow_visibly(cluster: Cluster, batch: Batch) -> None:
+def test_workers_that_never_become_ready_fail_the_workflow_visibly(
+    cluster: Cluster, batch: Batch, record_property: Record
+) -> None:
     entry = batch.get("not-ready")
-    wf = finished(cluster, entry, NEVER_READY)
+    wf = finished(cluster, entry, NEVER_READY, record_property)
     assert wf["status"]["phase"] == "Failed"
     out = follower_output(cluster, entry.name)
     assert "Only 0 of 2 workers Ready after 20 s" in out, out
@@ -249,12 +208,12 @@ def test_workers_that_never_become_ready_fail_the_workflow_visibly(cluster: Clus
 @pytest.mark.scenario(f"13.5 argo stop / argo delete of a running workflow: Job, pods, PodGroup gone within {GONE} s")
 @pytest.mark.parametrize("variant", [("argo stop", "stop"), ("argo delete", "delete")], ids=["stop", "delete"])
 def test_stopping_or_deleting_a_workflow_removes_its_gang(
-    cluster: Cluster, batch: Batch, variant: tuple[str, str]
+    cluster: Cluster, batch: Batch, variant: tuple[str, str], record_property: Record
 ) -> None:
     entry = batch.get(variant[1])
     assert entry.acted is not None
     [job] = cluster.recorder.jobs_of(entry.name)
-    assert_nothing_left(cluster, job, entry.acted, GONE)
+    record_property("took", assert_nothing_left(cluster, job, entry.acted, GONE))
 
 
 def processors(lines: str) -> set[str]:
@@ -264,12 +223,14 @@ def processors(lines: str) -> set[str]:
 @pytest.mark.batch
 @pytest.mark.scenario("13.8 RBAC: without any one rule of the generated Role, the pods' requests are Forbidden")
 @pytest.mark.parametrize("variant", [(f"without {r}", r) for r in RULES], ids=[r.replace("/", "-") for r in RULES])
-def test_every_rule_of_the_generated_role_is_needed(cluster: Cluster, batch: Batch, variant: tuple[str, str]) -> None:
+def test_every_rule_of_the_generated_role_is_needed(
+    cluster: Cluster, batch: Batch, variant: tuple[str, str], record_property: Record
+) -> None:
     """Each rule is needed: without it the API server refuses requests the workflow's pods make (403s in its audit
     log, for that rule's resource only), and what those requests were for does not happen."""
     resource = variant[1]
     entry = batch.get(f"rbac {resource}")
-    wf = finished(cluster, entry, RBAC_RUN)
+    wf = finished(cluster, entry, RBAC_RUN, record_property)
     assert cluster.refused(rbac_account(resource)) == {resource}, "refused exactly what the removed rule allowed"
     hellos = processors(follower_output(cluster, entry.name))
     if resource in ("pods", "jobs"):
