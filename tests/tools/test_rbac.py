@@ -196,6 +196,7 @@ def test_bundled_rbac_is_within_upstream_and_covers_every_action(upstream: Path)
     mine = _grants(list(yaml.safe_load_all(r.out)))
     assert mine <= theirs, mine - theirs
     needed = {
+        ("batch.volcano.sh", "jobs", "delete"),  # the exit handler deletes the jobs of a workflow that failed
         ("argoproj.io", "workflowtaskresults", "create"),
         ("argoproj.io", "workflowtaskresults", "patch"),
         ("batch.volcano.sh", "jobs", "create"),
@@ -315,3 +316,88 @@ def test_a_delete_that_names_its_objects_in_flags_gets_what_kubectl_does(flags: 
     rules = {tuple(r["resources"]): r for r in docs[0]["rules"]}
     assert rules[("jobs",)]["apiGroups"] == ["batch.volcano.sh"]
     assert rules[("jobs",)]["verbs"] == verbs
+
+
+# ------------------------------------------------------------------------------------------- submitters
+
+
+def _submitter_grants(objects: list[dict[str, Any]], kind: str) -> set[tuple[str, str, str]]:
+    return {
+        (g, r, v)
+        for o in objects
+        if o["kind"] == kind
+        for rule in o["rules"]
+        for g in rule["apiGroups"]
+        for r in rule["resources"]
+        for v in rule["verbs"]
+    }
+
+
+def test_a_submitter_gets_exactly_what_the_client_calls_and_a_binding_per_subject() -> None:
+    from hera_volcano.client.resources import CLUSTER_READS, SUBMITTER
+
+    objects = rbac_for(*bundled(), submitters=["ci", "system:serviceaccount:pipelines:runner", "user:alice@x.io"])
+    submitter_roles = [o for o in objects if o["kind"] == "Role" and o["metadata"]["name"].startswith("hera-volcano-")]
+    assert {o["metadata"]["name"] for o in submitter_roles} == {
+        "hera-volcano-submitter:serviceaccount:argo:ci",
+        "hera-volcano-submitter:serviceaccount:pipelines:runner",
+        "hera-volcano-submitter:user:alice@x.io",
+    }
+    expected = {(p.group, p.resource, v) for p in SUBMITTER for v in p.verbs}
+    for role in submitter_roles:
+        assert role["metadata"]["namespace"] == "argo"  # where the workflows run, whoever submits them
+        assert _submitter_grants([role], "Role") - expected <= {("argoproj.io", "workflowtemplates", "get"), (
+            "argoproj.io", "workflowtemplates", "list")}  # fmt: skip
+        assert expected <= _submitter_grants([role], "Role")
+        assert all("*" not in r["verbs"] and "*" not in r["resources"] for r in role["rules"])
+    subjects = [
+        o["subjects"][0] for o in objects if o["kind"] == "RoleBinding" and "submitter" in o["metadata"]["name"]
+    ]
+    assert {"kind": "ServiceAccount", "name": "runner", "namespace": "pipelines"} in subjects
+    assert {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "alice@x.io"} in subjects
+    [cluster_role] = [o for o in objects if o["kind"] == "ClusterRole"]
+    assert _submitter_grants([cluster_role], "ClusterRole") == {
+        (p.group, p.resource, v) for p in CLUSTER_READS for v in p.verbs
+    }
+    assert all(v in ("get", "list") for _, _, v in _submitter_grants([cluster_role], "ClusterRole")), "read-only"
+    assert len([o for o in objects if o["kind"] == "ClusterRoleBinding"]) == 3
+    for o in objects:
+        assert not names.dns1123_subdomain(o["metadata"]["name"].replace(":", "-").replace("@", "-")), o
+
+
+def test_submitters_without_cluster_reads_and_templates_only_when_used() -> None:
+    plain_wf = wf([{"name": "main", "container": {"image": "busybox:1.37.0"}}])
+    objects = rbac_for(plain_wf, submitters=["ci"], cluster_reads=False)
+    assert not [o for o in objects if o["kind"].startswith("Cluster")]
+    [role] = [o for o in objects if o["kind"] == "Role" and "submitter" in o["metadata"]["name"]]
+    assert ("argoproj.io", "workflowtemplates", "get") not in _submitter_grants([role], "Role")
+    template = rbac_for(wf(plain_wf["spec"]["templates"], kind="WorkflowTemplate"), submitters=["ci"])
+    [role] = [o for o in template if o["kind"] == "Role" and "submitter" in o["metadata"]["name"]]
+    assert ("argoproj.io", "workflowtemplates", "get") in _submitter_grants([role], "Role")
+    assert rbac_for(plain_wf) == rbac_for(plain_wf, submitters=[]), "no submitter: nothing added"
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("", "must name"),
+        ("Not_A_Name", "DNS-1123 subdomain"),
+        ("system:serviceaccount:argo", "system:serviceaccount:NAMESPACE:NAME"),
+        ("system:serviceaccount:Bad:x", "DNS-1123 label"),
+        ("user:a/b", "cannot be part of an object name"),
+    ],
+)
+def test_bad_submitters_are_validation_errors(text: str, rule: str) -> None:
+    with pytest.raises(ValidationError) as e:
+        rbac_for(*bundled(), submitters=["ok", text])
+    assert e.value.field == "submitters[1]" and rule in e.value.rule, e.value
+
+
+def test_cli_submitter_and_its_errors() -> None:
+    r = run("hera_volcano", "rbac", "--submitter", "ci", "--no-cluster-reads")
+    assert r.code == 0, r.err
+    kinds = [d["kind"] for d in yaml.safe_load_all(r.out) if d]
+    assert kinds.count("Role") == 2 and "ClusterRole" not in kinds
+    bad = run("hera_volcano", "rbac", "--submitter", "user:a/b")
+    assert (bad.code, bad.out, len(bad.err.splitlines())) == (2, "", 1), bad
+    assert "submitters[0]" in bad.err
