@@ -21,7 +21,10 @@ if TYPE_CHECKING:
     from hera_volcano.builders.pytorch import pytorch_job, torchrun
     from hera_volcano.builders.retries import ArgoRetry, VolcanoRetry
     from hera_volcano.builders.tensorflow import tensorflow_job
+    from hera_volcano.client.result import Result
+    from hera_volcano.client.runs import Client, Run
     from hera_volcano.kube.emit import to_yaml
+    from hera_volcano.shared.errors import ClusterError
     from hera_volcano.shared.placeholders import Placeholder
     from hera_volcano.tools.rbac import rbac_for
     from hera_volcano.volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
@@ -50,10 +53,16 @@ _LAZY = {
     "torchrun": "hera_volcano.builders.pytorch",
     "tensorflow_job": "hera_volcano.builders.tensorflow",
     "rbac_for": "hera_volcano.tools.rbac",
+    "Client": "hera_volcano.client.runs",
+    "Run": "hera_volcano.client.runs",
+    "Result": "hera_volcano.client.result",
+    "ClusterError": "hera_volcano.shared.errors",
 }
 
 __all__ = [
     "ArgoRetry",
+    "Client",
+    "ClusterError",
     "JobShape",
     "Pipeline",
     "PipelineJob",
@@ -62,6 +71,8 @@ __all__ = [
     "PodSettings",
     "PodVolume",
     "Policy",
+    "Result",
+    "Run",
     "Toleration",
     "ValidationError",
     "VolcanoJob",

@@ -21,7 +21,7 @@ from tests.conftest import ROOT
 
 PACKAGE = "hera_volcano"
 #: Lowest first: a module imports its own layer and the layers below it, never one above.
-LAYERS = ("shared", "kube", "volcano", "argo", "builders", "examples", "tools", "cli")
+LAYERS = ("shared", "kube", "volcano", "argo", "client", "builders", "examples", "tools", "cli")
 #: What users run: ``python -m hera_volcano[.NAME]``, each only a call into the command-line edge.
 ENTRY_POINTS = frozenset(
     f"{PACKAGE}.{name}" for name in ("__main__", "mpi_hello", "pytorch_hello", "steps", "dag", "rbac", "lint")

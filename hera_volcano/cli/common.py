@@ -13,7 +13,7 @@ from typing import NoReturn
 
 from hera_volcano.cli.files import WriteError, write_atomic
 from hera_volcano.kube import names
-from hera_volcano.shared.errors import ValidationError
+from hera_volcano.shared.errors import ClusterError, ValidationError
 
 USAGE_ERROR = 2
 
@@ -88,6 +88,14 @@ def read_stdin() -> bytes:
     return data
 
 
+def read_text(path: str) -> str:
+    """A UTF-8 file's text (``-`` is stdin); unreadable is one line, never a traceback."""
+    try:
+        return (read_stdin() if path == "-" else Path(path).read_bytes()).decode("utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
+
+
 def emit(text: str, output: str | None) -> None:
     """Print ``text`` or write it to ``output``; a closed or full stdout is one line, never a traceback."""
     if output is None:
@@ -115,10 +123,11 @@ def say(line: str) -> None:
 
 
 def run(prog: str, main: Callable[[Sequence[str]], int], argv: Sequence[str] | None = None) -> int:
-    """Run a command, turning bad input into one line on stderr and exit code 2 (never a traceback)."""
+    """Run a command, turning bad input or a cluster error into one line on stderr and exit code 2 (never a
+    traceback)."""
     try:
         return main(sys.argv[1:] if argv is None else list(argv))
-    except (UsageError, ValidationError, WriteError) as e:
+    except (UsageError, ValidationError, WriteError, ClusterError) as e:
         say(f"{prog}: error: {e}")
         return USAGE_ERROR
     except BrokenPipeError:

@@ -17,6 +17,12 @@ COMMANDS = {
     "rbac": ("hera_volcano.cli.rbac", "main"),
     "render": ("hera_volcano.cli.render", "main"),
     "lint": ("hera_volcano.cli.lint", "main"),
+    "submit": ("hera_volcano.cli.runs", "submit"),
+    "status": ("hera_volcano.cli.runs", "status"),
+    "explain": ("hera_volcano.cli.runs", "explain"),
+    "logs": ("hera_volcano.cli.runs", "logs"),
+    "stop": ("hera_volcano.cli.runs", "stop"),
+    "delete": ("hera_volcano.cli.runs", "delete"),
 }
 
 _USAGE = "usage: hera-volcano {" + ",".join(COMMANDS) + "} [options]   (hera-volcano COMMAND --help for details)"

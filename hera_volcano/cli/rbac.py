@@ -1,9 +1,9 @@
-"""``hera-volcano rbac [FILE...]``: RBAC for the bundled workflows, or derived from workflow files."""
+"""``hera-volcano rbac [FILE...]``: RBAC for the bundled workflows, or derived from workflow files, and for the people
+or pipelines that submit them (``--submitter``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from hera_volcano.cli import common as c
@@ -16,10 +16,7 @@ def read_workflows(paths: Sequence[str]) -> list[Any]:
 
     found = []
     for path in paths:
-        try:
-            text = (c.read_stdin() if path == "-" else Path(path).read_bytes()).decode("utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise c.UsageError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
+        text = c.read_text(path)
         try:
             docs = [d for d in load_all(text) if d is not None]
         except Exception as e:  # yaml.YAMLError: one line, no traceback
@@ -42,6 +39,19 @@ def main(argv: Sequence[str]) -> int:
     p.add_argument("--service-account", type=c.service_account_name, default=None, help="workflow service account")
     p.add_argument("--openshift", action="store_true", help="add update on workflows/finalizers (owner references)")
     p.add_argument("--with-service-account", action="store_true", help="also emit the ServiceAccounts")
+    p.add_argument(
+        "--submitter",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also what the hera-volcano client needs for NAME: a service account, system:serviceaccount:NS:NAME,"
+        " user:NAME or group:NAME (repeatable)",
+    )
+    p.add_argument(
+        "--no-cluster-reads",
+        action="store_true",
+        help="leave out the read-only ClusterRole for nodes and queues that explain uses (--submitter)",
+    )
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically) instead of stdout")
     args = p.parse_args(argv)
     if args.files:
@@ -56,6 +66,8 @@ def main(argv: Sequence[str]) -> int:
         service_account=args.service_account,
         owner_reference_permissions=args.openshift,
         service_accounts=args.with_service_account,
+        submitters=args.submitter,
+        cluster_reads=not args.no_cluster_reads,
     )
     c.emit(to_yaml(*objects), args.output)
     return 0

@@ -1,4 +1,4 @@
-"""The one error type users catch: bad input, named by field and rule."""
+"""The error types users catch: bad input, named by field and rule; and a cluster that said no or was not there."""
 
 from __future__ import annotations
 
@@ -14,3 +14,34 @@ class ValidationError(ValueError):
         self.field = field
         self.rule = rule
         super().__init__(f"{field}: {rule}")
+
+
+class ClusterError(RuntimeError):
+    """Raised when the cluster refuses a request or cannot be reached, with what was asked and why it failed.
+
+    ``reason`` is the API's own (``Forbidden``, ``NotFound``, ``Unauthorized``, ``AlreadyExists``, ``Invalid``...)
+    or ``Unreachable`` / ``NoConfiguration`` when no request got through. A Forbidden names what RBAC refused:
+    ``user`` may not ``verb`` ``resource`` (``pods/log`` for a subresource) in API ``group`` (``""`` is core) in
+    ``namespace`` (None at the cluster scope). The message is one line for a person.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str,
+        status: int | None = None,
+        verb: str | None = None,
+        resource: str | None = None,
+        group: str | None = None,
+        namespace: str | None = None,
+        user: str | None = None,
+    ) -> None:
+        self.reason = reason
+        self.status = status
+        self.verb = verb
+        self.resource = resource
+        self.group = group
+        self.namespace = namespace
+        self.user = user
+        super().__init__(message)

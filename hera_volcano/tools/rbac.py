@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from hera_volcano.argo.limits import WORKFLOW_KINDS
+from hera_volcano.client.resources import CLUSTER_READS, SUBMITTER, TEMPLATES, Permission
 from hera_volcano.kube import names
 from hera_volcano.kube.emit import plain
 from hera_volcano.kube.loading import describe_error, load_all
@@ -220,6 +221,8 @@ def rbac_for(
     service_account: str | None = None,
     owner_reference_permissions: bool = False,
     service_accounts: bool = False,
+    submitters: Sequence[str] = (),
+    cluster_reads: bool = True,
 ) -> list[dict[str, Any]]:
     """A Role and RoleBinding for every service account the workflows run pods as, with exactly the rules needed.
 
@@ -227,6 +230,11 @@ def rbac_for(
     ``serviceAccountName``; template-level ones stay). ``owner_reference_permissions`` adds ``update`` on
     ``workflows/finalizers`` for resource steps owned by the Workflow, which clusters enforcing owner-reference
     permissions (OpenShift) require; ``service_accounts`` also emits the ServiceAccounts.
+
+    Each of ``submitters`` (see :func:`submitter`) gets what the client needs to run the workflows from Python or
+    ``hera-volcano submit`` (a Role and RoleBinding in each of their namespaces; reading the WorkflowTemplates when
+    the workflows hold some) and, unless ``cluster_reads`` is false, the read-only ClusterRole ``explain`` uses for
+    nodes and queues, with a ClusterRoleBinding.
     """
     if not workflows:
         raise ValidationError("workflows", "give at least one workflow")
@@ -234,7 +242,10 @@ def rbac_for(
         names.check("namespace", namespace, names.dns1123_label)
     if service_account is not None:
         names.check("service_account", service_account, names.dns1123_subdomain)
+    subjects = [submitter(text, f"submitters[{i}]") for i, text in enumerate(submitters)]
     by_scope: dict[tuple[str, str], list[_Need]] = {}
+    namespaces: set[str] = set()
+    templates_used = False
     for i, workflow in enumerate(workflows):
         wf = plain(workflow, "workflow")
         kind = wf.get("kind")
@@ -247,6 +258,8 @@ def rbac_for(
         wf_name = str(meta.get("name") or meta.get("generateName") or f"workflows[{i}]")
         ns = namespace or meta.get("namespace") or "argo"
         names.check(f"workflows[{i}].metadata.namespace", ns, names.dns1123_label)
+        namespaces.add(ns)
+        templates_used = templates_used or kind == "WorkflowTemplate"
         default_sa = (
             service_account
             or _service_account(spec.get("serviceAccountName"), f"workflows[{i}].spec.serviceAccountName")
@@ -264,6 +277,119 @@ def rbac_for(
     for (ns, sa), needs in sorted(by_scope.items()):
         names.check("serviceAccountName", sa, names.dns1123_subdomain)
         objects += _role_and_binding(ns, sa, needs, service_accounts)
+    if subjects:
+        objects += _submitter_objects(subjects, sorted(namespaces), templates_used, cluster_reads, service_accounts)
+    return objects
+
+
+@dataclass(frozen=True)
+class Subject:
+    """Who submits: a ServiceAccount (``namespace`` None: the one of each Role), a User or a Group."""
+
+    kind: str
+    name: str
+    namespace: str | None = None
+
+    def in_namespace(self, ns: str) -> dict[str, str]:
+        """The subject of a binding in namespace ``ns``."""
+        if self.kind != "ServiceAccount":
+            return {"apiGroup": "rbac.authorization.k8s.io", "kind": self.kind, "name": self.name}
+        return {"kind": "ServiceAccount", "name": self.name, "namespace": self.namespace or ns}
+
+    def label(self, ns: str) -> str:
+        """How object names tell submitters apart: ``serviceaccount:NS:NAME``, ``user:NAME``, ``group:NAME``."""
+        if self.kind == "ServiceAccount":
+            return f"serviceaccount:{self.namespace or ns}:{self.name}"
+        return f"{self.kind.lower()}:{self.name}"
+
+
+_SERVICE_ACCOUNT_USER = "system:serviceaccount:"
+_SUBMITTER_ROLE = "hera-volcano-submitter"
+#: The cluster-scoped, read-only role ``explain`` uses (one for all submitters).
+EXPLAIN_ROLE = "hera-volcano-explain"
+
+
+def submitter(text: str, field: str = "submitter") -> Subject:
+    """A submitter as ``hera-volcano rbac --submitter`` takes it: ``NAME`` (a ServiceAccount in the workflows'
+    namespace), ``system:serviceaccount:NS:NAME`` (as a 403 names it), ``user:NAME`` or ``group:NAME``."""
+    if not isinstance(text, str) or not text:
+        raise ValidationError(field, "must name a service account, user:NAME or group:NAME")
+    if text.startswith(_SERVICE_ACCOUNT_USER):
+        parts = text[len(_SERVICE_ACCOUNT_USER) :].split(":")
+        if len(parts) != 2:
+            raise ValidationError(field, f"must be system:serviceaccount:NAMESPACE:NAME, not {text!r}")
+        names.check(field, parts[0], names.dns1123_label)
+        names.check(field, parts[1], names.dns1123_subdomain)
+        return Subject("ServiceAccount", parts[1], parts[0])
+    kind, _, name = text.partition(":")
+    if name and kind in ("user", "group"):
+        if name in (".", "..") or "/" in name or "%" in name:
+            raise ValidationError(field, f"{name!r} cannot be part of an object name (no /, % or dots alone)")
+        return Subject(kind.capitalize(), name)
+    names.check(field, text, names.dns1123_subdomain)
+    return Subject("ServiceAccount", text)
+
+
+def _submitter_rules(
+    permissions: Sequence[Permission], name: str, meta: dict[str, Any]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Metadata (annotated with why each rule is there) and the rules."""
+    annotations = {
+        f"{ANNOTATION_PREFIX}{i}": f"{p.resource} ({p.group or 'core'}): {p.why}" for i, p in enumerate(permissions)
+    }
+    rules = [{"apiGroups": [p.group], "resources": [p.resource], "verbs": _order(p.verbs)} for p in permissions]
+    return {"name": name, **meta, "annotations": annotations}, rules
+
+
+def _submitter_objects(
+    subjects: Sequence[Subject], namespaces: Sequence[str], templates: bool, cluster_reads: bool, with_sa: bool
+) -> list[dict[str, Any]]:
+    """Per namespace and submitter a Role and RoleBinding for the client; the explain ClusterRole and a
+    ClusterRoleBinding per submitter (unless ``cluster_reads`` is false)."""
+    permissions = [*SUBMITTER, *(TEMPLATES if templates else ())]
+    objects: list[dict[str, Any]] = []
+    bound: dict[str, dict[str, str]] = {}
+    for ns in namespaces:
+        for subject in subjects:
+            name = f"{_SUBMITTER_ROLE}:{subject.label(ns)}"
+            if with_sa and subject.kind == "ServiceAccount":
+                account_ns = subject.namespace or ns
+                account = {
+                    "apiVersion": "v1",
+                    "kind": "ServiceAccount",
+                    "metadata": {"name": subject.name, "namespace": account_ns},
+                }
+                if account not in objects:
+                    objects.append(account)
+            meta, rules = _submitter_rules(permissions, name, {"namespace": ns})
+            objects.append({"apiVersion": RBAC_API, "kind": "Role", "metadata": meta, "rules": rules})
+            objects.append(
+                {
+                    "apiVersion": RBAC_API,
+                    "kind": "RoleBinding",
+                    "metadata": {"name": name, "namespace": ns},
+                    "subjects": [subject.in_namespace(ns)],
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+                }
+            )
+            bound.setdefault(subject.label(ns), subject.in_namespace(ns))
+    if not cluster_reads:
+        return objects
+    meta, rules = _submitter_rules(CLUSTER_READS, EXPLAIN_ROLE, {})
+    meta["annotations"]["hera-volcano/scope"] = (
+        "cluster-scoped and read-only, for explain only; hera-volcano rbac --no-cluster-reads leaves it out"
+    )
+    objects.append({"apiVersion": RBAC_API, "kind": "ClusterRole", "metadata": meta, "rules": rules})
+    for label, entry in bound.items():
+        objects.append(
+            {
+                "apiVersion": RBAC_API,
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": f"{EXPLAIN_ROLE}:{label}"},
+                "subjects": [entry],
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": EXPLAIN_ROLE},
+            }
+        )
     return objects
 
 

@@ -1,0 +1,279 @@
+"""The thin part that talks to the API server, through the ``kubernetes`` package's typed calls: plain JSON in and
+out (as the API sends it, so recorded objects and live ones are the same data), every failure a ClusterError.
+
+Imported only by :class:`~hera_volcano.client.runs.Client`, which is where ``kubernetes`` is first needed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from hera_volcano.client import failures
+from hera_volcano.client.resources import EVENTS, NODES, PODS, Resource
+from hera_volcano.shared.errors import ClusterError
+
+#: (connect, read) seconds for a request that answers at once.
+REQUEST_TIMEOUT = (10.0, 60.0)
+#: Silence on a log stream this long ends it; the follower reattaches without repeating a line.
+LOG_READ_TIMEOUT = 120.0
+_SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+T = TypeVar("T")
+
+
+def _kubernetes() -> Any:
+    try:
+        import kubernetes
+    except ImportError:
+        raise ClusterError(
+            "the Kubernetes client is not installed: pip install 'hera-volcano[cluster]'", reason="NoClient"
+        ) from None
+    return kubernetes
+
+
+def _network_error(e: BaseException) -> bool:
+    """A refused or broken connection, a timeout, a TLS failure: no answer from the server."""
+    from urllib3.exceptions import HTTPError
+
+    return isinstance(e, OSError | HTTPError)
+
+
+def connect(kubeconfig: str | os.PathLike[str] | None, context: str | None) -> tuple[Any, str]:
+    """An ``ApiClient`` and the namespace its configuration names: the pod's own service account inside a cluster
+    (no kubeconfig or context given and ``KUBERNETES_SERVICE_HOST`` set), else the kubeconfig (``KUBECONFIG``, else
+    ``~/.kube/config``) with its current or the given context."""
+    kubernetes = _kubernetes()
+    config, configuration = kubernetes.config, kubernetes.client.Configuration()
+    try:
+        if kubeconfig is None and context is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+            config.load_incluster_config(client_configuration=configuration)
+            with contextlib.suppress(OSError):
+                return kubernetes.client.ApiClient(configuration), _SERVICE_ACCOUNT_NAMESPACE.read_text().strip()
+            return kubernetes.client.ApiClient(configuration), "default"
+        path = os.fspath(kubeconfig) if kubeconfig is not None else os.environ.get("KUBECONFIG") or "~/.kube/config"
+        config.load_kube_config(config_file=path, context=context, client_configuration=configuration)
+        contexts, current = config.list_kube_config_contexts(path)
+        active = next((c for c in contexts if c.get("name") == context), current) if context else current
+        namespace = (active or {}).get("context", {}).get("namespace") or "default"
+    except (config.ConfigException, OSError, ValueError) as e:
+        raise ClusterError(f"no usable Kubernetes configuration: {e}", reason="NoConfiguration") from None
+    return kubernetes.client.ApiClient(configuration), str(namespace)
+
+
+class Stream:
+    """The lines of a streaming answer (a watch, a log), closable from another thread to end a blocked read."""
+
+    def __init__(self, response: Any, host: str) -> None:
+        self._response = response
+        self._host = host
+
+    def __enter__(self) -> Stream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __iter__(self) -> Iterator[str]:
+        pending = b""
+        try:
+            for chunk in self._response.stream(amt=None, decode_content=True):
+                pending += chunk
+                *complete, pending = pending.split(b"\n")
+                for line in complete:
+                    yield line.decode("utf-8", "replace")
+        except Exception as e:
+            if not _network_error(e):
+                raise
+            raise failures.unreachable(self._host, e) from None
+        if pending:
+            yield pending.decode("utf-8", "replace")
+
+    def close(self) -> None:
+        """Unblock a read in progress (urllib3 >= 2.3; otherwise the server's timeout ends it) and release."""
+        with contextlib.suppress(Exception):
+            self._response.shutdown()
+        with contextlib.suppress(Exception):
+            self._response.release_conn()
+
+
+class KubeApi:
+    """One API server: create, get, list, watch, patch and delete any of :mod:`~hera_volcano.client.resources`,
+    and read pod logs."""
+
+    def __init__(self, api_client: Any) -> None:
+        kubernetes = _kubernetes()
+        self._api_client = api_client
+        self._core = kubernetes.client.CoreV1Api(api_client)
+        self._custom = kubernetes.client.CustomObjectsApi(api_client)
+        self._api_exception: type[Exception] = kubernetes.client.exceptions.ApiException
+        self.host = str(api_client.configuration.host)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._api_client.close()
+
+    # ------------------------------------------------------------------------------------------------- calls
+
+    def _call(self, verb: str, resource: Resource, namespace: str | None, name: str | None, call: Callable[[], T]) -> T:
+        """``call()``, its failures as ClusterErrors that say what was asked."""
+        try:
+            return call()
+        except self._api_exception as e:
+            raise failures.from_answer(
+                getattr(e, "status", None),
+                getattr(e, "body", None),
+                verb=verb,
+                resource=resource,
+                namespace=namespace,
+                name=name,
+            ) from None
+        except Exception as e:
+            if not _network_error(e):
+                raise
+            raise failures.unreachable(self.host, e) from None
+
+    @staticmethod
+    def _json(response: Any) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(response.data or b"{}")
+        return data
+
+    def _core_call(self, action: str, resource: Resource) -> Callable[..., Any]:
+        """The CoreV1Api function for ``action`` (``list``, ``read``) on a core ``resource``."""
+        names = {
+            ("list", PODS): "list_namespaced_pod",
+            ("read", PODS): "read_namespaced_pod",
+            ("list", EVENTS): "list_namespaced_event",
+            ("list", NODES): "list_node",
+            ("read", NODES): "read_node",
+        }
+        function: Callable[..., Any] = getattr(self._core, names[(action, resource)])
+        return function
+
+    def _scope(self, resource: Resource, namespace: str | None) -> tuple[Any, ...]:
+        return (namespace,) if resource.namespaced else ()
+
+    def get(self, resource: Resource, namespace: str | None, name: str) -> dict[str, Any]:
+        def call() -> dict[str, Any]:
+            if not resource.group:
+                read = self._core_call("read", resource)
+                return self._json(read(name, *self._scope(resource, namespace), **_PLAIN))
+            kind = (resource.group, resource.version)
+            if resource.namespaced:
+                return self._json(
+                    self._custom.get_namespaced_custom_object(*kind, namespace, resource.plural, name, **_PLAIN)
+                )
+            return self._json(self._custom.get_cluster_custom_object(*kind, resource.plural, name, **_PLAIN))
+
+        return self._call("get", resource, namespace, name, call)
+
+    def list(
+        self, resource: Resource, namespace: str | None, *, labels: str | None = None, fields: str | None = None
+    ) -> dict[str, Any]:
+        """The List object (``items``, ``metadata.resourceVersion`` to watch from)."""
+        selectors = {k: v for k, v in (("label_selector", labels), ("field_selector", fields)) if v}
+        return self._call(
+            "list",
+            resource,
+            namespace,
+            None,
+            lambda: self._json(self._lister(resource, namespace)(**selectors, **_PLAIN)),
+        )
+
+    def _lister(self, resource: Resource, namespace: str | None) -> Callable[..., Any]:
+        if not resource.group:
+            function = self._core_call("list", resource)
+            return lambda **kw: function(*self._scope(resource, namespace), **kw)
+        if resource.namespaced:
+            return lambda **kw: self._custom.list_namespaced_custom_object(
+                resource.group, resource.version, namespace, resource.plural, **kw
+            )
+        return lambda **kw: self._custom.list_cluster_custom_object(
+            resource.group, resource.version, resource.plural, **kw
+        )
+
+    def watch(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        *,
+        version: str,
+        seconds: int,
+        labels: str | None = None,
+        fields: str | None = None,
+    ) -> Stream:
+        """Changes after ``version``, one JSON event a line, for ``seconds`` (the server then ends the stream)."""
+        selectors = {k: v for k, v in (("label_selector", labels), ("field_selector", fields)) if v}
+        options = {
+            **selectors,
+            "watch": True,
+            "allow_watch_bookmarks": True,
+            "resource_version": version,
+            "timeout_seconds": seconds,
+            "_preload_content": False,
+            "_request_timeout": (REQUEST_TIMEOUT[0], seconds + 30.0),
+        }
+        response = self._call("watch", resource, namespace, None, lambda: self._lister(resource, namespace)(**options))
+        return Stream(response, self.host)
+
+    def create(self, resource: Resource, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
+        args = (resource.group, resource.version, namespace, resource.plural, body)
+        return self._call(
+            "create",
+            resource,
+            namespace,
+            None,
+            lambda: self._json(self._custom.create_namespaced_custom_object(*args, **_PLAIN)),
+        )
+
+    def patch(self, resource: Resource, namespace: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        """A JSON merge patch: ``body`` is the fields to change."""
+        args = (resource.group, resource.version, namespace, resource.plural, name, body)
+        merge = {"_content_type": "application/merge-patch+json", **_PLAIN}
+        return self._call(
+            "patch",
+            resource,
+            namespace,
+            name,
+            lambda: self._json(self._custom.patch_namespaced_custom_object(*args, **merge)),
+        )
+
+    def delete(self, resource: Resource, namespace: str, name: str) -> None:
+        """Delete in the background: the garbage collector removes what the object owns (its Volcano Jobs)."""
+        args = (resource.group, resource.version, namespace, resource.plural, name)
+        self._call(
+            "delete",
+            resource,
+            namespace,
+            name,
+            lambda: self._custom.delete_namespaced_custom_object(*args, propagation_policy="Background", **_PLAIN),
+        )
+
+    def log(
+        self,
+        namespace: str,
+        pod: str,
+        container: str,
+        *,
+        follow: bool = False,
+        previous: bool = False,
+        tail: int | None = None,
+        since_seconds: int | None = None,
+        timestamps: bool = False,
+    ) -> Stream:
+        """One container's log, as it comes when ``follow``."""
+        options: dict[str, Any] = {"container": container, "follow": follow, "previous": previous}
+        options.update({k: v for k, v in (("tail_lines", tail), ("since_seconds", since_seconds)) if v is not None})
+        options.update(timestamps=timestamps, _preload_content=False)
+        options["_request_timeout"] = (REQUEST_TIMEOUT[0], LOG_READ_TIMEOUT if follow else REQUEST_TIMEOUT[1])
+        response = self._call(
+            "get", PODS, namespace, pod, lambda: self._core.read_namespaced_pod_log(pod, namespace, **options)
+        )
+        return Stream(response, self.host)
+
+
+#: Every call returns the raw answer, decoded here as JSON, so core and custom objects are the same plain data.
+_PLAIN: dict[str, Any] = {"_preload_content": False, "_request_timeout": REQUEST_TIMEOUT}

@@ -1,0 +1,203 @@
+"""Client and Run on a stand-in API server serving recorded objects: submit, wait on watches, follow logs across a
+restart, explain with reads RBAC refuses, stop and delete."""
+
+from __future__ import annotations
+
+import copy
+import io
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hera.workflows import Container, Workflow
+
+from hera_volcano import ClusterError, ValidationError
+from hera_volcano.client.resources import JOBS, NODES, PODS, QUEUES, WORKFLOW_TEMPLATES, WORKFLOWS
+from hera_volcano.client.runs import Client, Run
+from tests.client.recorded import World, items, load
+
+
+@pytest.fixture
+def world() -> Iterator[World]:
+    w = World()
+    yield w
+    w.close()
+
+
+def client(world: World, namespace: str | None = "argo") -> Client:
+    c = Client.__new__(Client)  # the configuration loading is kubeapi.connect's, tested on the real cluster
+    c._api = world  # type: ignore[assignment]
+    c.namespace, c._explicit = namespace or "default", namespace is not None
+    return c
+
+
+def run_of(world: World, scenario: str) -> Run:
+    world.scenario(scenario)
+    return Run(world, "argo", load(f"{scenario}/workflow.json")["metadata"]["name"])  # type: ignore[arg-type]
+
+
+def finish(world: World, scenario: str, phase: str = "Succeeded") -> None:
+    workflow = copy.deepcopy(world.objects[WORKFLOWS][load(f"{scenario}/workflow.json")["metadata"]["name"]])
+    workflow["status"].update(phase=phase, finishedAt="2026-12-01T18:10:00Z")
+    world.put(WORKFLOWS, workflow)
+
+
+def in_background(action: Any) -> threading.Thread:
+    thread = threading.Thread(target=action, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_submit_creates_the_workflow_in_its_namespace_and_returns_its_generated_name(world: World) -> None:
+    with Workflow(generate_name="hello-", namespace="argo", entrypoint="main") as w:
+        Container(name="main", image="busybox:1.37.0")
+    run = client(world, namespace=None).submit(w)
+    assert (run.name, run.namespace) == ("hello-x7k2p", "argo")
+    assert world.objects[WORKFLOWS]["hello-x7k2p"]["spec"]["entrypoint"] == "main"
+    with pytest.raises(ValidationError, match="submits to namespace 'ml'"):
+        client(world, namespace="ml").submit(w)
+
+
+def test_submit_from_reads_the_template_first(world: World) -> None:
+    c = client(world)
+    with pytest.raises(ClusterError, match=r"workflowtemplates\.argoproj\.io volcano-mpi-hello not found"):
+        c.submit_from("volcano-mpi-hello")
+    template = {
+        "metadata": {"name": "volcano-mpi-hello"},
+        "spec": {"arguments": {"parameters": [{"name": "job-name"}]}},
+    }
+    world.put(WORKFLOW_TEMPLATES, template)
+    with pytest.raises(ValidationError, match="workers: not declared"):
+        c.submit_from("volcano-mpi-hello", {"workers": 3})
+    assert WORKFLOWS not in world.objects, "nothing was created"
+    run = c.submit_from("volcano-mpi-hello", {"job-name": "x"})
+    created = world.objects[WORKFLOWS][run.name]
+    assert created["spec"]["workflowTemplateRef"] == {"name": "volcano-mpi-hello"}
+
+
+def test_wait_follows_the_watches_to_the_end_and_keeps_jobs_the_exit_handler_deleted(world: World) -> None:
+    run = run_of(world, "running")
+    [job] = items("running", "jobs")
+    out = io.StringIO()
+
+    def later() -> None:
+        world.remove(JOBS, job["metadata"]["name"])
+        finish(world, "running", "Failed")
+
+    started = threading.Event()
+
+    class Progress(io.StringIO):
+        def write(self, text: str) -> int:
+            started.set()
+            return out.write(text)
+
+    thread = in_background(lambda: started.wait(10) and later())
+    result = run.wait(timeout=30, progress=Progress())
+    thread.join(10)
+    assert result.phase == "Failed" and result.finished
+    [seen] = result.jobs
+    assert (seen.name, seen.phase, seen.running, seen.deleted) == (job["metadata"]["name"], "Running", 3, True)
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith(f"{run.name}: Running")
+    assert lines[-2:] == [
+        f"  job {seen.name} (mpi): Running, pods 3 running, 0 pending (deleted)",
+        f"{run.name}: Failed",
+    ]
+    assert ("watch", WORKFLOWS, None) in world.calls and ("watch", JOBS, None) in world.calls
+
+
+def test_wait_gives_up_after_its_timeout_or_when_the_workflow_is_deleted(world: World) -> None:
+    run = run_of(world, "running")
+    with pytest.raises(TimeoutError, match=r"has not finished after 0\.3 s"):
+        run.wait(timeout=0.3)
+    in_background(lambda: world.remove(WORKFLOWS, run.name))
+    with pytest.raises(ClusterError, match="not found in namespace argo"):
+        run.wait(timeout=10)
+
+
+def test_logs_follow_the_master_across_a_restart_and_stop_when_the_job_completes(world: World) -> None:
+    run = run_of(world, "running")
+    pod = next(p for p in items("running", "pods") if p["metadata"]["name"].endswith("mpimaster-0"))
+    name = pod["metadata"]["name"]
+    [job] = items("running", "jobs")
+
+    def restart() -> None:
+        again = copy.deepcopy(pod)
+        again["status"]["containerStatuses"][0].update(containerID="containerd://" + "b" * 64, restartCount=1)
+        world.logs[(name, "mpimaster")] = ["2026-12-01T18:03:00Z Hello again"]
+        world.after_log[(name, "mpimaster")] = complete
+        world.put(PODS, again)
+
+    def complete() -> None:
+        done = copy.deepcopy(job)
+        done["status"]["state"]["phase"] = "Completed"
+        world.put(JOBS, done)
+
+    world.logs[(name, "mpimaster")] = [
+        "2026-12-01T18:02:12.000000001Z Hello world from processor w-0, rank 0 out of 2 processors",
+        "2026-12-01T18:02:12.000000002Z Hello world from processor w-1, rank 1 out of 2 processors",
+    ]
+    world.after_log[(name, "mpimaster")] = restart
+    assert list(run.logs()) == [
+        f"=== logs of {name} (Running)",
+        "Hello world from processor w-0, rank 0 out of 2 processors",
+        "Hello world from processor w-1, rank 1 out of 2 processors",
+        f"=== logs of {name} (Running)",
+        "Hello again",
+        f"Job {job['metadata']['name']} is Completed",
+    ]
+
+
+def test_logs_of_a_master_that_never_started_end_with_its_containers_tails(world: World) -> None:
+    run = run_of(world, "tight")
+    pod = next(p for p in items("tight", "pods") if p["metadata"]["name"].endswith("mpimaster-0"))
+    name = pod["metadata"]["name"]
+    world.logs[(name, "wait-for-workers")] = ["Only 0 of 2 workers Ready after 600 s"]
+    in_background(lambda: finish(world, "tight", "Failed"))
+    assert list(run.logs()) == [
+        "Workflow is Failed",
+        f"=== mpimaster never started in {name}",
+        f"[pod/{name}/wait-for-workers] Only 0 of 2 workers Ready after 600 s",
+    ]
+
+
+def test_logs_without_follow_give_what_is_there(world: World) -> None:
+    run = run_of(world, "running")
+    name = next(p["metadata"]["name"] for p in items("running", "pods") if "mpimaster" in p["metadata"]["name"])
+    world.logs[(name, "mpimaster")] = ["line 1", "line 2"]
+    assert list(run.logs(follow=False)) == ["line 1", "line 2"]
+    assert list(run.logs(follow=False, task="nosuchtask")) == []
+    with pytest.raises(ValidationError):
+        run.logs(task="Not A Name")
+
+
+def test_explain_says_what_rbac_refused_and_explains_the_rest(world: World) -> None:
+    run = run_of(world, "no-fit")
+    world.refuse("list", NODES, "forbidden-list-nodes")
+    world.refuse("get", QUEUES, "forbidden-get-queue")
+    text = run.explain()
+    assert "resource in cluster is overused: overused cpu" in text
+    assert "- cpu: Volcano reports it short: resource in cluster is overused: overused cpu" in text
+    assert (
+        "Could not read nodes: forbidden: system:serviceaccount:argo:nobody may not list nodes at the cluster" in text
+    )
+    assert "Could not read queue default: forbidden: system:serviceaccount:argo:nobody may not get" in text
+
+
+def test_explain_of_a_gang_that_cannot_fit(world: World) -> None:
+    text = run_of(world, "no-fit").explain()
+    assert "- cpu: the gang (4 pods) asks 3, but the one usable node has 2 allocatable" in text
+    assert "Could not read" not in text
+
+
+def test_status_stop_and_delete(world: World) -> None:
+    run = run_of(world, "running")
+    assert run.status().jobs[0].running == 3
+    run.stop()
+    assert world.objects[WORKFLOWS][run.name]["spec"]["shutdown"] == "Stop"
+    run.delete()
+    with pytest.raises(ClusterError, match="not found"):
+        client(world).get(run.name)
+    with pytest.raises(ClusterError, match="not found"):
+        run.explain()
