@@ -26,8 +26,6 @@ import hera_volcano as hv
 HELLO = 240
 UNSCHEDULABLE_SEEN = 90
 GONE = 90
-#: A service account with no role at all.
-NOBODY = "e2e-nobody"
 
 
 @pytest.fixture
@@ -52,7 +50,8 @@ def test_submit_follow_and_wait(cluster: Cluster, client: hv.Client) -> None:
     result = run.wait(timeout=HELLO)
     assert time.monotonic() - started <= HELLO
     assert result.succeeded and result.finished, result
-    assert {s.name: s.phase for s in result.steps.values()} >= {"submit-job": "Succeeded", "follow-logs": "Succeeded"}
+    phases = {s.name: s.phase for s in result.steps.values()}
+    assert phases.items() >= {"submit-job": "Succeeded", "follow-logs": "Succeeded"}.items(), phases
     [job] = result.jobs
     assert (job.phase, job.succeeded, job.min_available) == ("Completed", 3, 3), job
     # The commands on the same run: status exits 0 and says so; logs without --follow has the lines too.
@@ -141,9 +140,10 @@ def _token_kubeconfig(cluster: Cluster, account: str, directory: Path) -> Path:
 
 @pytest.mark.scenario("15.4 client: without RBAC, a ClusterError naming the verb and resource; the CLI exits 2")
 def test_forbidden_names_what_was_refused(cluster: Cluster, tmp_path: Path) -> None:
-    kubeconfig = _token_kubeconfig(cluster, NOBODY, tmp_path)
-    with hv.Client(kubeconfig=kubeconfig) as nobody, pytest.raises(hv.ClusterError) as e:
-        nobody.submit(cluster.hera("mpi_hello"))
+    nobody = "e2e-nobody-" + cluster.line.replace(".", "-")  # no role yet (one per Argo line: the end grants it one)
+    kubeconfig = _token_kubeconfig(cluster, nobody, tmp_path)
+    with hv.Client(kubeconfig=kubeconfig) as refused, pytest.raises(hv.ClusterError) as e:
+        refused.submit(cluster.hera("mpi_hello"))
     err = e.value
     assert (err.reason, err.status, err.verb, err.resource, err.group) == (
         "Forbidden",
@@ -152,14 +152,14 @@ def test_forbidden_names_what_was_refused(cluster: Cluster, tmp_path: Path) -> N
         "workflows",
         "argoproj.io",
     ), vars(err)
-    assert err.user == f"system:serviceaccount:{NAMESPACE}:{NOBODY}"
+    assert err.user == f"system:serviceaccount:{NAMESPACE}:{nobody}"
     assert "create" in str(err) and "workflows" in str(err) and "\n" not in str(err)
     r = cli(cluster, "submit", "-", input=cluster.hera("mpi_hello"), kubeconfig=kubeconfig)
     assert (r.code, r.out) == (2, ""), r
     [line] = r.err.splitlines()
     assert line.startswith("hera-volcano submit: error: ") and "create" in line and "workflows" in line, line
     # What `rbac --submitter` grants is what the client needs: with it applied, the same account submits and waits.
-    grants = cluster.hera("rbac", "--submitter", NOBODY)
+    grants = cluster.hera("rbac", "--submitter", nobody)
     cluster.kubectl("apply", "-f", "-", input=grants).ok()
     time.sleep(2)  # the RBAC authorizer reads roles from an informer cache
     with hv.Client(kubeconfig=kubeconfig) as submitter:
