@@ -77,19 +77,24 @@ def from_answer(
             group=resource.group,
         )
     if code == 404:
-        return ClusterError(
-            f"{target} not found{_where(resource, namespace)}",
-            reason="NotFound",
-            status=404,
-            resource=resource.plural,
-            group=resource.group,
-            namespace=namespace if resource.namespaced else None,
-        )
+        return not_found(target, resource, namespace)
     text = message or (str(body or "").strip().splitlines() or [""])[0] or f"HTTP {code}"
     return ClusterError(
         f"cannot {verb} {target}{_where(resource, namespace)}: {text}",
         reason=reason or f"HTTP{code}",
         status=code,
+        resource=resource.plural,
+        group=resource.group,
+        namespace=namespace if resource.namespaced else None,
+    )
+
+
+def not_found(target: str, resource: Resource, namespace: str | None) -> ClusterError:
+    """``target`` (say ``workflows.argoproj.io hello-x``) is not there, or no longer."""
+    return ClusterError(
+        f"{target} not found{_where(resource, namespace)}",
+        reason="NotFound",
+        status=404,
         resource=resource.plural,
         group=resource.group,
         namespace=namespace if resource.namespaced else None,

@@ -143,14 +143,7 @@ class Run:
 
     def _only(self, workflows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         if not workflows:
-            raise ClusterError(
-                f"workflow {self.name} not found in namespace {self.namespace} (deleted?)",
-                reason="NotFound",
-                status=404,
-                resource=WORKFLOWS.plural,
-                group=WORKFLOWS.group,
-                namespace=self.namespace,
-            )
+            raise failures.not_found(f"{WORKFLOWS.qualified} {self.name} (deleted?)", WORKFLOWS, self.namespace)
         return workflows[0]
 
     def logs(
