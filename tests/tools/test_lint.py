@@ -941,6 +941,8 @@ def test_cli_through_the_dispatcher() -> None:
         ("hera_volcano.mpi_hello", "--mpi-plugin", "--job-name", "my-mpi-job"),
         ("hera_volcano.steps",),
         ("hera_volcano.dag",),
+        ("hera_volcano.pytorch_hello",),
+        ("hera_volcano.pytorch_hello", "--template", "--workers", "3"),
     ],
 )
 def test_bundled_commands_lint_clean(command: tuple[str, ...]) -> None:
