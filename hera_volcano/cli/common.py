@@ -7,7 +7,7 @@ import contextlib
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -94,6 +94,13 @@ def read_text(path: str) -> str:
         return (read_stdin() if path == "-" else Path(path).read_bytes()).decode("utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise UsageError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
+
+
+def as_option(e: ValidationError, options: Mapping[str, str]) -> UsageError:
+    """A model error as a usage error naming the command-line option behind its field (``options``: field to
+    option), so the user knows what to change; a field no option sets keeps its own name."""
+    option = options.get(e.field.split(".")[0].split("[")[0])
+    return UsageError(f"argument {option}: {e.rule}" if option else str(e))
 
 
 def emit(text: str, output: str | None) -> None:

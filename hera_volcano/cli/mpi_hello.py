@@ -53,12 +53,6 @@ def main(argv: Sequence[str]) -> int:
     try:
         text = render(options)
     except ValidationError as e:
-        raise c.UsageError(_as_option(e)) from None
+        raise c.as_option(e, _OPTION) from None
     c.emit(text, args.output)
     return 0
-
-
-def _as_option(e: ValidationError) -> str:
-    """Name the command-line option behind a model error, so the user knows what to change."""
-    option = _OPTION.get(e.field.split(".")[0].split("[")[0])
-    return f"argument {option}: {e.rule}" if option else str(e)

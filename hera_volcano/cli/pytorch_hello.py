@@ -38,7 +38,6 @@ def main(argv: Sequence[str]) -> int:
     try:
         text = render(options)
     except ValidationError as e:
-        option = _OPTION.get(e.field.split(".")[0].split("[")[0])
-        raise c.UsageError(f"argument {option}: {e.rule}" if option else str(e)) from None
+        raise c.as_option(e, _OPTION) from None
     c.emit(text, args.output)
     return 0
