@@ -26,7 +26,7 @@ from workloads import kubectl_probe, mpi_workflow
 #: The bounds the README states, in seconds.
 FAILING_PROGRAM = 300  # exit 1 under mpiexec: 4 attempts (master maxRetry 3) with the kubelet's restart back-off
 LOST_WORKER = 120  # from the deletion of a running worker to the Workflow Failed and no pod of the job left
-UNSCHEDULABLE = 180  # deadline 40 s + follower timeout 60 s + the exit handler
+UNSCHEDULABLE = 240  # deadline 90 s (the step's pod starts late in a loaded batch) + follower 100 s + exit handler
 NEVER_READY = 360  # 4 waits of 20 s for Ready workers, the back-off between them, then TerminateJob
 GONE = 90  # argo stop / argo delete of a running workflow to its Job, pods and PodGroup gone
 RBAC_RUN = 420  # a run without one RBAC rule: deadline 240 s and the exit handler
@@ -89,7 +89,7 @@ def submit_batch(b: Batch, cluster: Cluster) -> None:
     b.submit(
         "no-fit",
         mpi_workflow(
-            "no-fit", command=["mpi_hello_world"], workers=3, deadline=40, follow_timeout=60,
+            "no-fit", command=["mpi_hello_world"], workers=3, deadline=90, follow_timeout=100,
             worker={"resources": {"requests": {"cpu": "1"}}},
         ),
     )  # fmt: skip
@@ -182,7 +182,9 @@ def test_a_gang_that_cannot_fit_never_runs_and_holds_nothing(
     nodes = {n["displayName"]: n for n in wf["status"]["nodes"].values()}
     assert "deadline" in nodes["submit-job"].get("message", "").lower(), nodes["submit-job"]
     assert nodes["follow-logs"]["phase"] == "Succeeded", "the follower stopped by itself"
-    [job] = cluster.recorder.jobs_of(entry.name)
+    jobs = cluster.recorder.jobs_of(entry.name)
+    assert len(jobs) == 1, f"the step created its job before its deadline: {jobs}"
+    [job] = jobs
     assert not any(p.node for p in cluster.recorder.select(**{"volcano.sh/job-name": job})), "no pod was bound"
     assert "Pending" in cluster.recorder.phases(job)
     assert_nothing_left(cluster, job, _ts(wf["status"]["finishedAt"]), 45)
