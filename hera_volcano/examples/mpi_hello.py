@@ -40,13 +40,11 @@ class Options:
 
 def build(options: Options = Options()) -> Workflow:
     """The hello world Workflow (or WorkflowTemplate): pure, no I/O."""
-    from hera.workflows import DAG, Parameter
+    from hera.workflows import Parameter
 
-    from hera_volcano.argo.cleanup import cleanup_on_failure
-    from hera_volcano.argo.follow_logs import follow_logs_template, follower_continue_on
-    from hera_volcano.argo.job_template import job_template
     from hera_volcano.argo.workflows import workflow
     from hera_volcano.builders.mpi import MASTER, WORKER, mpi_job
+    from hera_volcano.examples.hello_dag import submit_and_follow
     from hera_volcano.shared.placeholders import Placeholder
 
     names.check("namespace", options.namespace, names.dns1123_label)
@@ -80,12 +78,7 @@ def build(options: Options = Options()) -> Workflow:
         entrypoint="main",
         arguments=[Parameter(name="job-name", value=options.job_name)],
     ) as w:
-        submit = job_template(job, name="submit-volcano-job", job_label=JOB_LABEL)
-        follow = follow_logs_template(name="follow-master-logs", job_label=JOB_LABEL, task=MASTER)
-        with DAG(name="main"):
-            submit(name="submit-job")
-            follow(name="follow-logs", continue_on=follower_continue_on())
-        w.on_exit = cleanup_on_failure()
+        submit_and_follow(w, job, job_label=JOB_LABEL, master=MASTER)
     return w
 
 

@@ -69,13 +69,9 @@ def job(options: Options = Options(), *, program: str = PROGRAM) -> VolcanoJob:
 
 def build(options: Options = Options()) -> Workflow:
     """The PyTorch hello world Workflow (or WorkflowTemplate): pure, no I/O."""
-    from hera.workflows import DAG
-
-    from hera_volcano.argo.cleanup import cleanup_on_failure
-    from hera_volcano.argo.follow_logs import follow_logs_template, follower_continue_on
-    from hera_volcano.argo.job_template import job_template
     from hera_volcano.argo.workflows import workflow
     from hera_volcano.builders.pytorch import MASTER
+    from hera_volcano.examples.hello_dag import submit_and_follow
 
     names.check("namespace", options.namespace, names.dns1123_label)
     names.check("service_account", options.service_account, names.dns1123_subdomain)
@@ -86,12 +82,7 @@ def build(options: Options = Options()) -> Workflow:
         service_account=options.service_account,
         entrypoint="main",
     ) as w:
-        submit = job_template(job(options), name="submit-volcano-job", job_label=JOB_LABEL)
-        follow = follow_logs_template(name="follow-master-logs", job_label=JOB_LABEL, task=MASTER)
-        with DAG(name="main"):
-            submit(name="submit-job")
-            follow(name="follow-logs", continue_on=follower_continue_on())
-        w.on_exit = cleanup_on_failure()
+        submit_and_follow(w, job(options), job_label=JOB_LABEL, master=MASTER)
     return w
 
 
