@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -28,3 +29,16 @@ def run(*args: str, stdin: str | None = None, env: Mapping[str, str] | None = No
         timeout=120,
     )
     return Result(p.returncode, p.stdout, p.stderr)
+
+
+def rendered_document(module: str, *args: str) -> dict[str, Any]:
+    """The one YAML document ``python -m MODULE ARGS`` prints, which must succeed silently."""
+    import yaml
+
+    r = run(module, *args)
+    assert r.code == 0, r.err
+    assert r.err == ""
+    docs = list(yaml.safe_load_all(r.out))
+    assert len(docs) == 1
+    doc: dict[str, Any] = docs[0]
+    return doc

@@ -9,18 +9,12 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.commands import run
+from tests.commands import rendered_document, run
 from tests.conftest import manifests
 
 
 def rendered(*args: str) -> dict[str, Any]:
-    r = run("hera_volcano.mpi_hello", *args)
-    assert r.code == 0, r.err
-    assert r.err == ""
-    docs = list(yaml.safe_load_all(r.out))
-    assert len(docs) == 1
-    doc: dict[str, Any] = docs[0]
-    return doc
+    return rendered_document("hera_volcano.mpi_hello", *args)
 
 
 def test_default_is_a_self_contained_workflow_for_argo_submit() -> None:
