@@ -52,7 +52,9 @@ def _int(text: str, minimum: int, rule: str) -> int:
     return value
 
 
-def _named(rule: Callable[[str], str | None]) -> Callable[[str], str]:
+def named(rule: Callable[[str], str | None]) -> Callable[[str], str]:
+    """An argparse type that accepts a name ``rule`` (from :mod:`hera_volcano.kube.names`) finds nothing wrong with."""
+
     def check(text: str) -> str:
         message = rule(text)
         if message:
@@ -62,8 +64,8 @@ def _named(rule: Callable[[str], str | None]) -> Callable[[str], str]:
     return check
 
 
-namespace_name = _named(names.dns1123_label)
-service_account_name = _named(names.dns1123_subdomain)
+namespace_name = named(names.dns1123_label)
+service_account_name = named(names.dns1123_subdomain)
 
 
 def add_common(p: argparse.ArgumentParser) -> None:

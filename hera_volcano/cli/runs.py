@@ -27,17 +27,12 @@ def _connection(p: argparse.ArgumentParser) -> None:
     p.add_argument("--context", help="kubeconfig context (default: the current one)")
 
 
-def _workflow_name(text: str) -> str:
-    message = names.dns1123_subdomain(text)
-    if message:
-        raise argparse.ArgumentTypeError(f"{message}, got {text!r}")
-    return text
-
-
 def _parser(prog: str, description: str, *, workflow: bool = True) -> c.Parser:
     p = c.parser(prog, description)
     if workflow:
-        p.add_argument("workflow", type=_workflow_name, metavar="WORKFLOW", help="the Workflow's name")
+        p.add_argument(
+            "workflow", type=c.named(names.dns1123_subdomain), metavar="WORKFLOW", help="the Workflow's name"
+        )
     _connection(p)
     return p
 
@@ -62,9 +57,12 @@ def _print_logs(run: Run, args: argparse.Namespace, follow: bool) -> None:
 
 
 def _log_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--task", default="mpimaster", help="the Volcano task whose pod to follow (mpimaster)")
-    p.add_argument("--job", metavar="LABEL", help="only the job labelled hera-volcano/job=LABEL")
-    p.add_argument("--container", help="the container (default: the task's name)")
+    label = c.named(names.dns1123_label)
+    p.add_argument("--task", type=label, default="mpimaster", help="the Volcano task whose pod to follow (mpimaster)")
+    p.add_argument(
+        "--job", type=c.named(names.label_value), metavar="LABEL", help="only the job labelled hera-volcano/job=LABEL"
+    )
+    p.add_argument("--container", type=label, help="the container (default: the task's name)")
 
 
 def submit(argv: Sequence[str]) -> int:

@@ -59,3 +59,9 @@ def test_bad_workflow_input_is_refused_before_anything_is_sent(tmp_path: Path) -
     assert "Workflow" in kind and "cannot reach" not in kind
     missing = _one_line(run("hera_volcano", "submit", str(tmp_path / "nope.yaml"), "--kubeconfig", str(kubeconfig)))
     assert "cannot read" in missing
+
+
+@pytest.mark.parametrize(("option", "value"), [("--task", "BAD_"), ("--container", "x" * 64), ("--job", "-bad")])
+def test_bad_log_options_are_refused_before_connecting(tmp_path: Path, option: str, value: str) -> None:
+    line = _one_line(run("hera_volcano", "logs", "wf", option, value, "--kubeconfig", str(tmp_path / "missing")))
+    assert f"argument {option}:" in line and "configuration" not in line
