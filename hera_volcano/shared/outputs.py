@@ -1,0 +1,48 @@
+"""How a job's rank 0 reports named values (a loss, a model's path) to the workflow: one line on its output.
+
+A resource step cannot collect files from the pods of the job it created (argoproj/argo-workflows#6862), but the
+log follower reads the leading task's output anyway: a line ``hera-volcano:output NAME=VALUE`` there becomes the
+output parameter NAME of the task that carries the job. Language-neutral (``echo`` does it), no new privileges, no
+artifact repository. The value is the rest of the line, verbatim; the last report of a name wins.
+
+The in-pod function launcher (``hera_volcano/builders/scripts``) and the follower (``hera_volcano/argo/scripts``)
+implement the two ends of this in their own languages; tests hold both to the cases these functions define.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: What starts a report line (at the very start of the line).
+PREFIX = "hera-volcano:output "
+#: Argo's parameter names, and short enough for a file name and a message.
+NAME = re.compile(r"[a-zA-Z0-9_-]{1,63}")
+#: The longest report line, in bytes (UTF-8) without its line break: well under the 16 KiB at which the container
+#: runtime splits a log line. Larger data belongs on a volume; report its path.
+MAX_LINE = 4096
+#: Outputs every job-carrying task has already (from the Volcano Job itself): not available as report names.
+RESERVED = frozenset({"job-name", "job-phase"})
+
+
+def format_line(name: str, value: str) -> str:
+    """The report line for ``name`` (without its line break); ValueError names what is wrong."""
+    if not NAME.fullmatch(name):
+        raise ValueError(f"output name {name!r}: letters, digits, '_' and '-' only, 1 to 63 of them")
+    if name in RESERVED:
+        raise ValueError(f"output name {name!r} is reserved (the job's own name and phase)")
+    if "\n" in value or "\r" in value:
+        raise ValueError(f"output {name!r}: the value must be one line (report a path for larger data)")
+    line = f"{PREFIX}{name}={value}"
+    if len(line.encode("utf-8")) > MAX_LINE:
+        raise ValueError(f"output {name!r}: the report line is over {MAX_LINE} bytes (report a path instead)")
+    return line
+
+
+def parse_line(line: str) -> tuple[str, str] | None:
+    """``(name, value)`` of a report line (a trailing carriage return is not part of the value), else None."""
+    if not line.startswith(PREFIX):
+        return None
+    name, sep, value = line[len(PREFIX) :].removesuffix("\r").partition("=")
+    if not sep or not NAME.fullmatch(name) or name in RESERVED or len(line.encode("utf-8")) > MAX_LINE:
+        return None
+    return name, value
