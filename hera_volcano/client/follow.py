@@ -17,13 +17,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
 from hera_volcano.client.result import JobStatus
+from hera_volcano.kube import names
 from hera_volcano.shared.findings import as_list, as_map
 
 #: Seconds to wait for a Volcano Job of the run to appear before concluding that none will (the follower's default).
 DEFAULT_GRACE = 120.0
 #: Lines of each container shown when the followed container never started, or an init container failed.
 TAIL_LINES = 20
+#: The leading task of a Volcano Job that names none: hera-volcano made only MPI jobs before jobs named theirs.
+DEFAULT_LEAD_TASK = "mpimaster"
 _TIMESTAMP = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d) ?")
 
 
@@ -58,6 +62,14 @@ def pod_state(pod: Mapping[str, Any], container: str) -> PodState:
         init_restarts=restarts,
         containers=tuple(str(n) for n in names if n),
     )
+
+
+def lead_task(job: Mapping[str, Any] | None) -> str:
+    """The task whose pod leads a Volcano Job (whose output to follow), as the job's annotation names it; the MPI
+    master when there is no job yet, or it names none (made by an older hera-volcano) or no task name."""
+    annotations = as_map(as_map(as_map(job).get("metadata")).get("annotations"))
+    named = annotations.get(LEAD_TASK_ANNOTATION)
+    return named if isinstance(named, str) and names.dns1123_label(named) is None else DEFAULT_LEAD_TASK
 
 
 def newest(objects: Iterable[Mapping[str, Any]]) -> Mapping[str, Any] | None:
@@ -106,9 +118,9 @@ Step = Stream | ShowInit | Stop | Wait
 
 @dataclass
 class Follower:
-    """The follower's memory between steps: what it streamed, what it saw, which init failures it showed."""
+    """The follower's memory between steps: what it streamed, what it saw, which init failures it showed;
+    ``selector`` is the label selector of the Volcano Jobs it follows the pods of (named when none appears)."""
 
-    container: str
     selector: str
     grace: float = DEFAULT_GRACE
     streamed: tuple[str, str] | None = None

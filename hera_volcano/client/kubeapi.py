@@ -64,12 +64,17 @@ def connect(kubeconfig: str | os.PathLike[str] | None, context: str | None) -> t
     return kubernetes.client.ApiClient(configuration), str(namespace)
 
 
+class _NotJson(Exception):
+    """An answer that should be a JSON object and is not (a proxy's error page, a cut-off body)."""
+
+
 class Stream:
     """The lines of a streaming answer (a watch, a log), closable from another thread to end a blocked read."""
 
     def __init__(self, response: Any, host: str) -> None:
         self._response = response
         self._host = host
+        self._closed = False
 
     def __enter__(self) -> Stream:
         return self
@@ -86,14 +91,17 @@ class Stream:
                 for line in complete:
                     yield line.decode("utf-8", "replace")
         except Exception as e:
+            if self._closed:  # closed here, on purpose: the read it cut short is not a failure
+                return
             if not _network_error(e):
                 raise
             raise failures.unreachable(self._host, e) from None
-        if pending:
+        if pending and not self._closed:
             yield pending.decode("utf-8", "replace")
 
     def close(self) -> None:
         """Unblock a read in progress (urllib3 >= 2.3; otherwise the server's timeout ends it) and release."""
+        self._closed = True
         with contextlib.suppress(Exception):
             self._response.shutdown()
         with contextlib.suppress(Exception):
@@ -122,6 +130,12 @@ class KubeApi:
         """``call()``, its failures as ClusterErrors that say what was asked."""
         try:
             return call()
+        except _NotJson as e:
+            target = f"{resource.qualified} {name}" if name else resource.qualified
+            raise ClusterError(
+                f"cannot {verb} {target}: the answer of the API server at {self.host} is not a JSON object: {e}",
+                reason="BadAnswer",
+            ) from None
         except self._api_exception as e:
             raise failures.from_answer(
                 getattr(e, "status", None),
@@ -138,7 +152,13 @@ class KubeApi:
 
     @staticmethod
     def _json(response: Any) -> dict[str, Any]:
-        data: dict[str, Any] = json.loads(response.data or b"{}")
+        text = (response.data or b"{}").decode("utf-8", "replace")
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            raise _NotJson(repr(text[:80]))
         return data
 
     def _core_call(self, action: str, resource: Resource) -> Callable[..., Any]:

@@ -1,9 +1,10 @@
 """The current state of a few collections (a workflow, its Volcano Jobs, its pods), kept fresh by watches.
 
 Each collection is listed once, then watched from the list's resource version, one thread each; a watch that
-expires (410 Gone) lists again, one that drops is resumed from the last version seen, and a failure that may pass
-(the server unreachable or busy) is retried for a grace period before it is reported. Readers wait for a change
-instead of polling.
+expires (410 Gone) lists again, one that drops or that the server ends is resumed from the last version seen, and a
+failure that may pass (the server unreachable or busy) is retried for a grace period before it is reported. Readers
+wait for a change instead of polling. Whatever ends a watcher thread other than :meth:`Live.close` ends every
+:meth:`Live.wait` with a ClusterError that says why, so a reader never waits for a thread that is gone.
 """
 
 from __future__ import annotations
@@ -11,21 +12,26 @@ from __future__ import annotations
 import copy
 import json
 import threading
-import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from hera_volcano.client import failures
 from hera_volcano.client.kubeapi import KubeApi, Stream
+from hera_volcano.client.patience import Failing, Patience
 from hera_volcano.client.resources import Resource
 from hera_volcano.shared.errors import ClusterError
 from hera_volcano.shared.findings import as_map
 
 #: How long one watch request lasts before the server ends it and the next one starts (seconds).
 WATCH_SECONDS = 60
-#: How long failures that may pass (unreachable, overloaded) are retried before they are reported (seconds).
-DEFAULT_GRACE = 60.0
+#: The longest :meth:`Live.close` waits for a thread that is not inside a request (it only has to notice the stop).
+_JOIN_SECONDS = 5.0
+T = TypeVar("T")
+
+
+class _Closed(Exception):
+    """Raised in a watcher thread that was about to call the API after :meth:`Live.close`."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,21 @@ class Query:
     labels: str | None = None
     fields: str | None = None
 
+    def describe(self, namespace: str) -> str:
+        """The collection in words, for an error message."""
+        selectors = ",".join(s for s in (self.labels, self.fields) if s)
+        where = f" in namespace {namespace}" if self.resource.namespaced else ""
+        return f"{self.resource.qualified}{f' ({selectors})' if selectors else ''}{where}"
+
+
+@dataclass
+class _Position:
+    """Where one collection's watch got to: the version to resume from (None: list again), and how many answers
+    (lists, events, bookmarks) it has had, which tells a watch that brought something from one that did not."""
+
+    version: str | None = None
+    received: int = 0
+
 
 class Live:
     """The objects of each query, by name, and the last version of each one deleted since the start.
@@ -44,12 +65,12 @@ class Live:
     """
 
     def __init__(
-        self, api: KubeApi, namespace: str, queries: Mapping[str, Query], *, grace: float = DEFAULT_GRACE
+        self, api: KubeApi, namespace: str, queries: Mapping[str, Query], *, patience: Patience | None = None
     ) -> None:
         self._api = api
         self._namespace = namespace
         self._queries = dict(queries)
-        self._grace = grace
+        self._patience = patience or Patience()
         self._objects: dict[str, dict[str, dict[str, Any]]] = {key: {} for key in queries}
         self._deleted: dict[str, dict[str, dict[str, Any]]] = {key: {} for key in queries}
         self._listed: set[str] = set()
@@ -58,6 +79,7 @@ class Live:
         self._condition = threading.Condition()
         self._stop = threading.Event()
         self._streams: set[Stream] = set()
+        self._calling: set[threading.Thread] = set()
         self._threads = [
             threading.Thread(target=self._follow, args=(key, query), name=f"hera-volcano-watch-{key}", daemon=True)
             for key, query in queries.items()
@@ -72,25 +94,27 @@ class Live:
         self.close()
 
     def close(self) -> None:
-        """Stop watching: end the streams in progress and let the threads finish."""
+        """Stop watching: end the streams in progress and let the threads finish. A thread inside a request the
+        server has not answered yet is not waited for: it makes no other call once the answer comes."""
         self._stop.set()
         with self._condition:
-            streams = list(self._streams)
+            streams, calling = list(self._streams), set(self._calling)
             self._condition.notify_all()
         for stream in streams:
             stream.close()
         for thread in self._threads:
-            if thread.is_alive() and thread is not threading.current_thread():
-                thread.join(timeout=2)
+            if thread.is_alive() and thread is not threading.current_thread() and thread not in calling:
+                thread.join(timeout=_JOIN_SECONDS)
 
     # ------------------------------------------------------------------------------------------------ readers
 
     def wait(self, seen: int, timeout: float | None) -> int:
         """Until there were more than ``seen`` changes (the first list of every query counts as one), or
-        ``timeout`` seconds passed; returns the number of changes so far."""
+        ``timeout`` seconds passed; returns the number of changes so far. Once a watch gave up, raises its error
+        (after the changes it brought before, so that the reader sees each one)."""
         with self._condition:
             self._condition.wait_for(lambda: self._changes > seen or self._error is not None, timeout)
-            if self._error is not None:
+            if self._error is not None and self._changes <= seen:
                 raise self._error
             return self._changes
 
@@ -111,68 +135,118 @@ class Live:
     # ----------------------------------------------------------------------------------------------- watchers
 
     def _follow(self, key: str, query: Query) -> None:
-        version: str | None = None
-        failing_since: float | None = None
+        """One collection's thread. However it ends, unless :meth:`close` ended it, the readers learn why."""
+        try:
+            self._keep_watching(key, query)
+        except _Closed:
+            pass
+        except ClusterError as e:
+            self._fail(e)
+        except Exception as e:
+            cause = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+            message = f"the watch of {query.describe(self._namespace)} failed: {cause}"
+            self._fail(ClusterError(message, reason="WatchFailed"), e)
+        finally:
+            message = f"the watch of {query.describe(self._namespace)} stopped unexpectedly"
+            self._fail(ClusterError(message, reason="WatchFailed"))  # only if nothing else was reported
+
+    def _fail(self, error: ClusterError, cause: BaseException | None = None) -> None:
+        """Report ``error`` to every reader (the first one only, and nothing after :meth:`close`)."""
+        if cause is not None:
+            error.__cause__ = cause
+        with self._condition:
+            if self._error is None and not self._stop.is_set():
+                self._error = error
+                self._condition.notify_all()
+
+    def _keep_watching(self, key: str, query: Query) -> None:
+        position = _Position()
+        failing = Failing(self._patience.grace)
         while not self._stop.is_set():
+            before = watched = position.received
             try:
-                if version is None:
-                    listing = self._api.list(query.resource, self._namespace, labels=query.labels, fields=query.fields)
-                    version = str(as_map(listing.get("metadata")).get("resourceVersion") or "")
-                    self._replace(key, [as_map(item) for item in listing.get("items") or []])
-                version = self._watch(key, query, version)
-                failing_since = None
+                if position.version is None:
+                    self._list(key, query, position)
+                    watched = position.received
+                self._watch(key, query, position)
             except ClusterError as e:
                 if self._stop.is_set():
                     return
+                if position.received > before:
+                    failing.passed()
                 if e.status == 410:  # the version expired: list again
-                    version = None
+                    position.version = None
                     continue
-                if failures.transient(e):
-                    failing_since = failing_since or time.monotonic()
-                    if time.monotonic() - failing_since <= self._grace:
-                        self._stop.wait(2)
-                        continue
-                with self._condition:
-                    self._error = e
-                    self._condition.notify_all()
-                return
+                if not failing.again(e):
+                    raise
+                self._stop.wait(self._patience.retry)
+                continue
+            failing.passed()
+            if position.received == watched:
+                # The server ended a watch that brought nothing: not again at once (a proxy may end every one).
+                self._stop.wait(self._patience.retry)
 
-    def _watch(self, key: str, query: Query, version: str) -> str | None:
-        """One watch request: apply its events; returns the version to resume from (None: list again)."""
-        stream = self._api.watch(
-            query.resource,
-            self._namespace,
-            version=version,
-            seconds=WATCH_SECONDS,
-            labels=query.labels,
-            fields=query.fields,
+    def _request(self, call: Callable[[], T]) -> T:
+        """``call()``, marked as a request in progress for :meth:`close` (never one started after it)."""
+        me = threading.current_thread()
+        with self._condition:
+            if self._stop.is_set():
+                raise _Closed
+            self._calling.add(me)
+        try:
+            return call()
+        finally:
+            with self._condition:
+                self._calling.discard(me)
+
+    def _list(self, key: str, query: Query, position: _Position) -> None:
+        listing = self._request(
+            lambda: self._api.list(query.resource, self._namespace, labels=query.labels, fields=query.fields)
+        )
+        position.version = str(as_map(listing.get("metadata")).get("resourceVersion") or "")
+        position.received += 1
+        self._replace(key, [as_map(item) for item in listing.get("items") or []])
+
+    def _watch(self, key: str, query: Query, position: _Position) -> None:
+        """One watch request, from ``position``: apply its events, and move ``position`` with each one (so a drop
+        resumes after the last event applied, and a 410 Gone lists again)."""
+        version = str(position.version)
+        stream: Stream = self._request(
+            lambda: self._api.watch(
+                query.resource,
+                self._namespace,
+                version=version,
+                seconds=WATCH_SECONDS,
+                labels=query.labels,
+                fields=query.fields,
+            )
         )
         with self._condition:
             if self._stop.is_set():
                 stream.close()
-                return version
+                return
             self._streams.add(stream)
         try:
             for line in stream:
                 if self._stop.is_set():
-                    break
+                    return
                 event = _event(line)
                 if event is None:
                     continue
                 kind, obj = event
                 if kind == "ERROR":
-                    if obj.get("code") == 410:
-                        return None
                     code = obj.get("code") if isinstance(obj.get("code"), int) else None
-                    raise failures.from_answer(code, json.dumps(obj), verb="watch", resource=query.resource)
-                version = str(as_map(obj.get("metadata")).get("resourceVersion") or version)
+                    raise failures.from_answer(
+                        code, json.dumps(obj), verb="watch", resource=query.resource, namespace=self._namespace
+                    )
                 if kind != "BOOKMARK":
                     self._apply(key, kind, obj)
+                position.version = str(as_map(obj.get("metadata")).get("resourceVersion") or position.version)
+                position.received += 1
         finally:
             with self._condition:
                 self._streams.discard(stream)
             stream.close()
-        return version
 
     def _replace(self, key: str, items: list[Mapping[str, Any]]) -> None:
         with self._condition:

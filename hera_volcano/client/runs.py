@@ -3,9 +3,11 @@ stop and delete them, straight through the API server (no Argo Server, no ``argo
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TextIO
@@ -13,19 +15,38 @@ from typing import Any, TextIO
 from hera_volcano.argo.labels import JOB_LABEL, TASK_LABEL, WORKFLOW_LABEL
 from hera_volcano.client import failures, kubeapi, submission
 from hera_volcano.client.explain import Observed, Unreadable, explain
-from hera_volcano.client.follow import TAIL_LINES, Follower, LineCursor, ShowInit, Stop, Stream, newest, pod_state
+from hera_volcano.client.follow import (
+    TAIL_LINES,
+    Follower,
+    LineCursor,
+    ShowInit,
+    Stop,
+    Stream,
+    lead_task,
+    newest,
+    pod_state,
+)
 from hera_volcano.client.kubeapi import KubeApi
+from hera_volcano.client.kubeapi import Stream as LineStream
 from hera_volcano.client.live import Live, Query
+from hera_volcano.client.patience import Failing, Patience, retrying
 from hera_volcano.client.progress import ProgressView
 from hera_volcano.client.report import format_explanation
-from hera_volcano.client.resources import EVENTS, JOBS, NODES, PODGROUPS, PODS, QUEUES, WORKFLOW_TEMPLATES, WORKFLOWS
+from hera_volcano.client.resources import (
+    EVENTS,
+    JOBS,
+    NODES,
+    PODGROUPS,
+    PODS,
+    QUEUES,
+    WORKFLOW_TEMPLATES,
+    WORKFLOWS,
+    Resource,
+)
 from hera_volcano.client.result import Result, job_status, result_of, workflow_finished
 from hera_volcano.kube import names
 from hera_volcano.shared.errors import ClusterError
 from hera_volcano.shared.findings import as_map
-
-#: How often a waiting follower looks again although nothing changed (for its grace period), in seconds.
-_WAKE = 2.0
 
 
 class Client:
@@ -34,6 +55,7 @@ class Client:
 
     Inside a pod, with no ``kubeconfig`` or ``context`` given, it uses the pod's service account; otherwise the
     kubeconfig (``kubeconfig``, else ``KUBECONFIG``, else ``~/.kube/config``) and its current or the given context.
+    ``patience`` says how long failures that may pass (the server unreachable, overloaded, restarting) are retried.
     Raises :class:`~hera_volcano.ClusterError` when there is no usable configuration (nothing is sent yet).
     """
 
@@ -43,6 +65,7 @@ class Client:
         *,
         kubeconfig: str | os.PathLike[str] | None = None,
         context: str | None = None,
+        patience: Patience | None = None,
     ) -> None:
         if namespace is not None:
             names.check("namespace", namespace, names.dns1123_label)
@@ -50,6 +73,7 @@ class Client:
         self._api = KubeApi(api_client)
         self.namespace = namespace or default
         self._explicit = namespace is not None
+        self._patience = patience or Patience()
 
     def __enter__(self) -> Client:
         return self
@@ -77,28 +101,31 @@ class Client:
         ``argo submit --from workflowtemplate/TEMPLATE -p KEY=VALUE`` does; a parameter the template does not
         declare is a ValidationError (Argo would run without it)."""
         body = submission.from_template(template, parameters or {}, self.namespace)
-        found = self._api.get(WORKFLOW_TEMPLATES, self.namespace, template)
+        found = retrying(lambda: self._api.get(WORKFLOW_TEMPLATES, self.namespace, template), self._patience)
         submission.check_parameters(found, parameters or {})
         return self._create(body, self.namespace)
 
     def _create(self, body: dict[str, Any], namespace: str) -> Run:
         created = self._api.create(WORKFLOWS, namespace, body)
-        return Run(self._api, namespace, str(as_map(created.get("metadata")).get("name")))
+        return Run(self._api, namespace, str(as_map(created.get("metadata")).get("name")), patience=self._patience)
 
     def get(self, name: str) -> Run:
         """The run of an existing Workflow (ClusterError NotFound when there is none)."""
         names.check("name", name, names.dns1123_subdomain)
-        self._api.get(WORKFLOWS, self.namespace, name)
-        return Run(self._api, self.namespace, name)
+        retrying(lambda: self._api.get(WORKFLOWS, self.namespace, name), self._patience)
+        return Run(self._api, self.namespace, name, patience=self._patience)
 
 
 class Run:
-    """One submitted Workflow, by name: its result, its logs, why it does not start; stop or delete it."""
+    """One submitted Workflow, by name: its result, its logs, why it does not start; stop or delete it.
 
-    def __init__(self, api: KubeApi, namespace: str, name: str) -> None:
+    Reads are tried again while their failures may pass, for ``patience.grace``; changes (stop, delete) are not."""
+
+    def __init__(self, api: KubeApi, namespace: str, name: str, *, patience: Patience | None = None) -> None:
         self._api = api
         self.namespace = namespace
         self.name = name
+        self._patience = patience or Patience()
 
     def __repr__(self) -> str:
         return f"Run(name={self.name!r}, namespace={self.namespace!r})"
@@ -109,11 +136,19 @@ class Run:
     def _jobs_selector(self, job: str | None = None) -> str:
         return f"{WORKFLOW_LABEL}={self.name}" + (f",{JOB_LABEL}={job}" if job else "")
 
+    def _get(self, resource: Resource, namespace: str | None, name: str) -> dict[str, Any]:
+        return retrying(lambda: self._api.get(resource, namespace, name), self._patience)
+
+    def _list(self, resource: Resource, labels: str | None = None) -> list[Any]:
+        """The items of ``resource`` in the run's namespace (cluster-wide for nodes), with ``labels``."""
+        namespace = self.namespace if resource.namespaced else None
+        listing = retrying(lambda: self._api.list(resource, namespace, labels=labels), self._patience)
+        return list(listing.get("items") or [])
+
     def status(self) -> Result:
         """Where the run is now (one read of the Workflow and its Volcano Jobs)."""
-        workflow = self._api.get(WORKFLOWS, self.namespace, self.name)
-        jobs = self._api.list(JOBS, self.namespace, labels=self._jobs_selector())
-        return result_of(workflow, jobs.get("items") or [])
+        workflow = self._get(WORKFLOWS, self.namespace, self.name)
+        return result_of(workflow, self._list(JOBS, self._jobs_selector()))
 
     def wait(self, timeout: float | None = None, *, progress: TextIO | None = None) -> Result:
         """Until the Workflow has finished (its exit handler too): the final :class:`Result`, with each Volcano Job
@@ -121,11 +156,12 @@ class Run:
 
         ``progress`` (say ``sys.stderr``) gets a line for the workflow and one per job: redrawn in place on a
         terminal, written again when it changed otherwise; None writes nothing. Raises TimeoutError after ``timeout``
-        seconds, ClusterError if the Workflow is deleted meanwhile."""
+        seconds, ClusterError if the Workflow is deleted meanwhile or the API server keeps failing (past
+        ``patience.grace``) or refuses a watch."""
         deadline = None if timeout is None else time.monotonic() + timeout
         view = _view(progress)
         queries = {"workflow": self._workflow_query(), "jobs": Query(JOBS, labels=self._jobs_selector())}
-        with Live(self._api, self.namespace, queries) as live:
+        with Live(self._api, self.namespace, queries, patience=self._patience) as live:
             seen = 0
             while True:
                 left = None if deadline is None else deadline - time.monotonic()
@@ -147,57 +183,86 @@ class Run:
         return workflows[0]
 
     def logs(
-        self, *, follow: bool = True, task: str = "mpimaster", job: str | None = None, container: str | None = None
+        self,
+        *,
+        follow: bool = True,
+        task: str | None = None,
+        job: str | None = None,
+        container: str | None = None,
+        timeout: float | None = None,
     ) -> Iterator[str]:
-        """The output of ``task``'s pod (the MPI master's by default) line by line, as it comes.
+        """The output of ``task``'s pod line by line, as it comes; without ``task``, the pod of the task that leads
+        the run's newest Volcano Job (its ``hera-volcano/lead-task`` annotation: ``mpimaster``, PyTorch's
+        ``master``, TensorFlow's ``chief``...; ``mpimaster`` for a job that names none).
 
         Pods are found by labels (the workflow's, ``volcano.sh/task-spec: TASK``, and ``hera-volcano/job: JOB`` when
-        given), so a generated job name needs no knowing. With ``follow`` it follows the newest such pod across
-        restarts (a new pod or a restarted container each start with a ``=== logs of POD`` line) and ends when the
-        job has finished, when no job appears within two minutes, or when the workflow has finished; lines that
-        start with ``===`` are the follower's, as in the workflow's own log follower. Without ``follow`` it gives
-        what the newest pod's container has written so far."""
-        names.check("task", task, names.dns1123_label)
-        names.check("container", container or task, names.dns1123_label)
+        given), so a generated job name needs no knowing; the container is the task's namesake unless ``container``
+        names another. With ``follow`` it follows the newest such pod across restarts (a new pod or a restarted
+        container each start with a ``=== logs of POD`` line) and across dropped streams (reattached without
+        repeating or losing a line), and ends when the job has finished, when no job appears within two minutes, or
+        when the workflow has finished; lines that start with ``===`` are the follower's, as in the workflow's own
+        log follower. It raises TimeoutError after ``timeout`` seconds of following (a stream in progress is cut
+        then), ClusterError when the API server refuses a read or keeps failing past ``patience.grace``. Without
+        ``follow`` it gives what the newest pod's container has written so far."""
+        if task is not None:
+            names.check("task", task, names.dns1123_label)
+        if container is not None:
+            names.check("container", container, names.dns1123_label)
         if job is not None:
             names.check("job", job, names.label_value)
         jobs = self._jobs_selector(job)
-        pods = f"{jobs},{TASK_LABEL}={task}"
         if follow:
-            return self._follow(jobs, pods, container or task)
-        return self._logs_now(pods, container or task)
+            return self._follow(jobs, task, container, timeout)
+        return self._logs_now(jobs, task, container)
 
-    def _logs_now(self, selector: str, container: str) -> Iterator[str]:
-        pod = newest(self._api.list(PODS, self.namespace, labels=selector).get("items") or [])
+    def _logs_now(self, jobs: str, task: str | None, container: str | None) -> Iterator[str]:
+        lead = task or lead_task(newest(self._list(JOBS, jobs)))
+        pod = newest(self._list(PODS, f"{jobs},{TASK_LABEL}={lead}"))
         if pod is None:
             return
-        state = pod_state(pod, container)
+        name = container or lead
+        state = pod_state(pod, name)
         if state.container_id:
-            with self._api.log(self.namespace, state.name, container) as stream:
+            opened = retrying(lambda: self._api.log(self.namespace, state.name, name), self._patience)
+            with opened as stream:
                 yield from stream
         else:
-            yield f"=== {container} has not started in {state.name}"
+            yield f"=== {name} has not started in {state.name}"
             yield from self._tails(state.name, state.containers)
 
-    def _follow(self, jobs: str, pods: str, container: str) -> Iterator[str]:
+    def _follow(self, jobs: str, task: str | None, container: str | None, timeout: float | None) -> Iterator[str]:
         queries = {
             "workflow": self._workflow_query(),
             "jobs": Query(JOBS, labels=jobs),
-            "pods": Query(PODS, labels=pods),
+            # Without a task, every pod of the run's jobs: the leading task is the newest job's, known as it comes.
+            "pods": Query(PODS, labels=jobs if task is None else f"{jobs},{TASK_LABEL}={task}"),
         }
-        follower = Follower(container, pods)
+        follower = Follower(jobs)
         cursors: dict[tuple[str, str], tuple[LineCursor, list[float]]] = {}
+        failing = Failing(self._patience.grace)
         started = time.monotonic()
-        with Live(self._api, self.namespace, queries) as live:
+        deadline = None if timeout is None else started + timeout
+        streamed = False
+        with Live(self._api, self.namespace, queries, patience=self._patience) as live:
             seen = 0
             while True:
-                seen = live.wait(seen, _WAKE)
+                wake = (
+                    self._patience.wake if deadline is None else min(self._patience.wake, deadline - time.monotonic())
+                )
+                seen = live.wait(seen, max(wake, 0.0))
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise TimeoutError(f"workflow {self.name}: still following its logs after {timeout} s")
                 if not live.ready:
                     continue
-                pod, job = newest(live.objects("pods")), newest(live.objects("jobs"))
+                job = newest(live.objects("jobs"))
+                lead = task or lead_task(job)
+                name = container or lead
+                pod = newest(p for p in live.objects("pods") if _labels(p).get(TASK_LABEL) == lead)
+                if streamed and pod is not None:
+                    pod, streamed = self._fresh(pod), False
                 workflow = self._only(live.objects("workflow"))
                 final = str(as_map(workflow.get("status")).get("phase")) if workflow_finished(workflow) else None
-                state = pod_state(pod, container) if pod is not None else None
+                state = pod_state(pod, name) if pod is not None else None
                 steps = follower.next(state, job_status(job) if job else None, final, time.monotonic() - started)
                 for step in steps:
                     if isinstance(step, ShowInit):
@@ -206,33 +271,65 @@ class Run:
                     elif isinstance(step, Stream) and state is not None:
                         yield step.header
                         cursor, received = cursors.setdefault((state.uid, state.container_id), (LineCursor(), [0.0]))
-                        yield from self._stream(step, container, cursor, received)
+                        yield from self._stream(step, name, cursor, received, failing, deadline)
+                        streamed = True
                     elif isinstance(step, Stop):
                         yield step.message
                         if step.never_started is not None:
-                            yield f"=== {container} never started in {step.never_started.name}"
+                            yield f"=== {name} never started in {step.never_started.name}"
                             yield from self._tails(step.never_started.name, step.never_started.containers)
                         return
 
-    def _stream(self, step: Stream, container: str, cursor: LineCursor, received: list[float]) -> Iterator[str]:
+    def _fresh(self, pod: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The pod as the API server has it now. When a stream has ended, the watch may not have brought the pod's
+        restart yet: reattaching to the run that ended would show the new run's lines, then again from its start."""
+        meta = as_map(pod.get("metadata"))
+        try:
+            fresh = self._api.get(PODS, self.namespace, str(meta.get("name")))
+        except ClusterError:
+            return pod  # gone, or the server busy: the watch will tell
+        return fresh if as_map(fresh.get("metadata")).get("uid") == meta.get("uid") else pod
+
+    def _stream(
+        self,
+        step: Stream,
+        container: str,
+        cursor: LineCursor,
+        received: list[float],
+        failing: Failing,
+        deadline: float | None,
+    ) -> Iterator[str]:
         """One container run's log as it comes; reattached, from a little before the last line received (measured
-        on this machine's clock, so the server's may differ), without repeating lines."""
+        on this machine's clock, so the server's may differ), without repeating lines. A stream that breaks is the
+        follower's to reattach, unless failures that may pass have lasted past the grace period; at ``deadline``
+        the stream is cut."""
         since = None
         if step.reattach:
             cursor.reattach()
             since = math.ceil(time.monotonic() - received[0]) + 10 if received[0] else None
+        answered = False
         try:
-            with self._api.log(
-                self.namespace, step.pod, container, follow=True, timestamps=True, since_seconds=since
-            ) as stream:
+            with (
+                self._api.log(
+                    self.namespace, step.pod, container, follow=True, timestamps=True, since_seconds=since
+                ) as stream,
+                _cut_at(deadline, stream),
+            ):
                 for line in stream:
+                    answered = True
                     text = cursor.accept(line)
                     if text is not None:
                         received[0] = time.monotonic()
                         yield text
         except ClusterError as e:
-            if not _gone_or_transient(e):
+            if answered:
+                failing.passed()
+            if e.reason == "NotFound" or e.status == 400:  # the pod went away, or its container cannot be read yet
+                return
+            if not failing.again(e):
                 raise
+            return
+        failing.passed()
 
     def _tail(self, pod: str, container: str, *, previous: bool = False, prefix: str = "") -> Iterator[str]:
         """The last lines of one container's log, if it has one (a container that never ran has none)."""
@@ -253,17 +350,16 @@ class Run:
         conditions, the scheduler's events), its queue, its pods that are not running and why, and what to change
         (what the gang asks against the queue's capability and the nodes' allocatable). What the client may not
         read (nodes and queues are cluster-scoped) is named in the report instead of failing it."""
-        workflow = self._api.get(WORKFLOWS, self.namespace, self.name)
-        ns = self.namespace
-        jobs = self._read("Volcano Jobs", lambda: self._api.list(JOBS, ns, labels=self._jobs_selector())["items"])
-        groups = self._read("PodGroups", lambda: self._api.list(PODGROUPS, ns)["items"])
-        pods = self._read("pods", lambda: self._api.list(PODS, ns, labels=self._jobs_selector())["items"])
-        events = self._read("events", lambda: self._api.list(EVENTS, ns)["items"])
-        nodes = self._read("nodes", lambda: self._api.list(NODES, None)["items"])
+        workflow = self._get(WORKFLOWS, self.namespace, self.name)
+        jobs = self._read("Volcano Jobs", lambda: self._list(JOBS, self._jobs_selector()))
+        groups = self._read("PodGroups", lambda: self._list(PODGROUPS))
+        pods = self._read("pods", lambda: self._list(PODS, self._jobs_selector()))
+        events = self._read("events", lambda: self._list(EVENTS))
+        nodes = self._read("nodes", lambda: self._list(NODES))
         queues: dict[str, Mapping[str, Any] | Unreadable | None] = {}
         for queue in [] if isinstance(jobs, Unreadable) else _queues(jobs):
             try:
-                queues[queue] = self._api.get(QUEUES, None, queue)
+                queues[queue] = self._get(QUEUES, None, queue)
             except ClusterError as e:
                 if e.reason != "NotFound":
                     queues[queue] = self._unreadable(f"queue {queue}", e)
@@ -297,6 +393,25 @@ class Run:
 def _queues(jobs: Sequence[Any]) -> list[str]:
     """The queues the jobs name (``default`` when one names none, as Volcano's webhook fills it in)."""
     return sorted({str(as_map(as_map(job).get("spec")).get("queue") or "default") for job in jobs})
+
+
+def _labels(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return as_map(as_map(obj.get("metadata")).get("labels"))
+
+
+@contextlib.contextmanager
+def _cut_at(deadline: float | None, stream: LineStream) -> Iterator[None]:
+    """Close ``stream`` at ``deadline`` (from another thread: a read in progress ends), unless it ended before."""
+    if deadline is None:
+        yield
+        return
+    timer = threading.Timer(max(deadline - time.monotonic(), 0.0), stream.close)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
 
 
 def _gone_or_transient(e: ClusterError) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
 from hera_volcano.client.follow import (
     Follower,
     LineCursor,
@@ -12,6 +13,7 @@ from hera_volcano.client.follow import (
     Stop,
     Stream,
     Wait,
+    lead_task,
     newest,
     pod_state,
     split_timestamp,
@@ -41,7 +43,7 @@ def restarted(pod: dict[str, Any]) -> dict[str, Any]:
 
 
 def follower() -> Follower:
-    return Follower("mpimaster", "workflows.argoproj.io/workflow=w,volcano.sh/task-spec=mpimaster", grace=120)
+    return Follower("workflows.argoproj.io/workflow=w", grace=120)
 
 
 def test_a_recorded_pods_state() -> None:
@@ -123,3 +125,12 @@ def test_a_reattached_stream_repeats_no_line_even_with_equal_timestamps() -> Non
     cursor.reattach()
     replay = [*first, "2026-12-01T18:00:26Z d", "2026-12-01T18:00:27Z e"]
     assert [t for t in map(cursor.accept, replay) if t is not None] == ["d", "e"]
+
+
+def test_the_lead_task_is_the_one_the_job_names_else_the_mpi_master() -> None:
+    job = copy.deepcopy(items("running", "jobs")[0])
+    assert lead_task(job) == lead_task(None) == "mpimaster", "a job made before the annotation, or none yet"
+    job["metadata"]["annotations"] = {LEAD_TASK_ANNOTATION: "chief"}
+    assert lead_task(job) == "chief"
+    job["metadata"]["annotations"] = {LEAD_TASK_ANNOTATION: "Not a task name"}
+    assert lead_task(job) == "mpimaster"

@@ -6,47 +6,16 @@ from __future__ import annotations
 import copy
 import io
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from hera.workflows import Container, Workflow
 
 from hera_volcano import ClusterError, ValidationError
+from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION, TASK_LABEL
 from hera_volcano.client.resources import JOBS, NODES, PODS, QUEUES, WORKFLOW_TEMPLATES, WORKFLOWS
-from hera_volcano.client.runs import Client, Run
-from tests.client.recorded import World, items, load
-
-
-@pytest.fixture
-def world() -> Iterator[World]:
-    w = World()
-    yield w
-    w.close()
-
-
-def client(world: World, namespace: str | None = "argo") -> Client:
-    c = Client.__new__(Client)  # the configuration loading is kubeapi.connect's, tested on the real cluster
-    c._api = world  # type: ignore[assignment]
-    c.namespace, c._explicit = namespace or "default", namespace is not None
-    return c
-
-
-def run_of(world: World, scenario: str) -> Run:
-    world.scenario(scenario)
-    return Run(world, "argo", load(f"{scenario}/workflow.json")["metadata"]["name"])  # type: ignore[arg-type]
-
-
-def finish(world: World, scenario: str, phase: str = "Succeeded") -> None:
-    workflow = copy.deepcopy(world.objects[WORKFLOWS][load(f"{scenario}/workflow.json")["metadata"]["name"]])
-    workflow["status"].update(phase=phase, finishedAt="2026-12-01T18:10:00Z")
-    world.put(WORKFLOWS, workflow)
-
-
-def in_background(action: Any) -> threading.Thread:
-    thread = threading.Thread(target=action, daemon=True)
-    thread.start()
-    return thread
+from tests.client.harness import client, finish, in_background, run_of
+from tests.client.recorded import World, items
 
 
 def test_submit_creates_the_workflow_in_its_namespace_and_returns_its_generated_name(world: World) -> None:
@@ -201,3 +170,55 @@ def test_status_stop_and_delete(world: World) -> None:
         client(world).get(run.name)
     with pytest.raises(ClusterError, match="not found"):
         run.explain()
+
+
+def lead(world: World, job: dict[str, Any], task: str, line: str, *, created: str | None = None) -> str:
+    """``job`` (stored) names ``task`` its leading task, which gets a running pod of its own logging ``line``;
+    returns that pod's name."""
+    job = copy.deepcopy(job)
+    job["metadata"]["annotations"] = {LEAD_TASK_ANNOTATION: task}
+    if created:
+        job["metadata"].update(name=f"{job['metadata']['name']}-{task}", creationTimestamp=created)
+    world.put(JOBS, job)
+    pod = copy.deepcopy(next(p for p in items("running", "pods") if p["metadata"]["name"].endswith("mpimaster-0")))
+    name = f"{job['metadata']['name']}-{task}-0"
+    pod["metadata"].update(name=name, uid=f"uid-{task}")
+    pod["metadata"]["labels"][TASK_LABEL] = task
+    pod["spec"]["containers"][0]["name"] = task
+    pod["status"]["containerStatuses"][0]["name"] = task
+    world.put(PODS, pod)
+    world.logs[(name, task)] = [line]
+    return name
+
+
+def test_logs_follow_the_task_the_newest_job_names_its_lead(world: World) -> None:
+    run = run_of(world, "running")
+    [job] = items("running", "jobs")
+    mpimaster = next(p["metadata"]["name"] for p in items("running", "pods") if "mpimaster" in p["metadata"]["name"])
+    world.logs[(mpimaster, "mpimaster")] = ["2026-12-01T18:15:00Z from the mpi master"]
+    master = lead(world, job, "master", "2026-12-01T18:15:00Z from the pytorch master")
+
+    def complete() -> None:
+        done = copy.deepcopy(world.objects[JOBS][job["metadata"]["name"]])
+        done["status"]["state"]["phase"] = "Completed"
+        world.put(JOBS, done)
+
+    world.after_log[(master, "master")] = complete
+    assert list(run.logs()) == [
+        f"=== logs of {master} (Running)",
+        "from the pytorch master",
+        f"Job {job['metadata']['name']} is Completed",
+    ]
+    assert list(run.logs(follow=False)) == ["2026-12-01T18:15:00Z from the pytorch master"]
+    assert list(run.logs(follow=False, task="mpimaster")) == ["2026-12-01T18:15:00Z from the mpi master"]
+    lead(world, job, "chief", "from the chief", created="2026-12-01T19:00:00Z")
+    assert list(run.logs(follow=False)) == ["from the chief"], "the newest job's lead"
+
+
+def test_logs_of_a_job_that_names_no_lead_follow_the_mpi_master(world: World) -> None:
+    run = run_of(world, "running")
+    assert all(LEAD_TASK_ANNOTATION not in j["metadata"].get("annotations", {}) for j in items("running", "jobs"))
+    name = next(p["metadata"]["name"] for p in items("running", "pods") if "mpimaster" in p["metadata"]["name"])
+    world.logs[(name, "mpimaster")] = ["the mpi master"]
+    assert list(run.logs(follow=False)) == ["the mpi master"]
+    assert ("log", PODS, f"{name}/log") in world.calls
