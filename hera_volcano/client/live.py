@@ -51,11 +51,13 @@ class Query:
 
 @dataclass
 class _Position:
-    """Where one collection's watch got to: the version to resume from (None: list again), and how many answers
-    (lists, events, bookmarks) it has had, which tells a watch that brought something from one that did not."""
+    """Where one collection's watch got to: the version to resume from (None: list again), how many answers
+    (lists, events, bookmarks) it has had, which tells a watch that brought something from one that did not, and
+    how many watch requests the server answered, which tells a broken stream from a request that failed."""
 
     version: str | None = None
     received: int = 0
+    opened: int = 0
 
 
 class Live:
@@ -160,30 +162,32 @@ class Live:
                 self._condition.notify_all()
 
     def _keep_watching(self, key: str, query: Query) -> None:
+        """List, then watch from the list's version, and again, until closed. Failures that may pass are tried
+        again for the grace period; a stream that broke after the server answered is resumed without counting as
+        one (a proxy may cut idle connections). A request that brought nothing is followed by a pause, so that a
+        server (or proxy) that answers every one at once is not asked again in a tight loop."""
         position = _Position()
         failing = Failing(self._patience.grace)
         while not self._stop.is_set():
-            before = watched = position.received
+            start, opened = position.received, position.opened
+            listed = start
             try:
                 if position.version is None:
                     self._list(key, query, position)
-                    watched = position.received
+                    listed = position.received
                 self._watch(key, query, position)
+                failing.passed()
             except ClusterError as e:
                 if self._stop.is_set():
                     return
-                if position.received > before:
+                if position.received > start:
                     failing.passed()
+                broke = e.reason == "Unreachable" and position.opened > opened
                 if e.status == 410:  # the version expired: list again
                     position.version = None
-                    continue
-                if not failing.again(e):
+                elif not broke and not failing.again(e):
                     raise
-                self._stop.wait(self._patience.retry)
-                continue
-            failing.passed()
-            if position.received == watched:
-                # The server ended a watch that brought nothing: not again at once (a proxy may end every one).
+            if position.received == listed:
                 self._stop.wait(self._patience.retry)
 
     def _request(self, call: Callable[[], T]) -> T:
@@ -221,6 +225,7 @@ class Live:
                 fields=query.fields,
             )
         )
+        position.opened += 1
         with self._condition:
             if self._stop.is_set():
                 stream.close()

@@ -301,35 +301,33 @@ class Run:
     ) -> Iterator[str]:
         """One container run's log as it comes; reattached, from a little before the last line received (measured
         on this machine's clock, so the server's may differ), without repeating lines. A stream that breaks is the
-        follower's to reattach, unless failures that may pass have lasted past the grace period; at ``deadline``
-        the stream is cut."""
+        follower's to reattach; requests that fail in a way that may pass are too, for the grace period. At
+        ``deadline`` the stream is cut."""
         since = None
         if step.reattach:
             cursor.reattach()
             since = math.ceil(time.monotonic() - received[0]) + 10 if received[0] else None
-        answered = False
         try:
-            with (
-                self._api.log(
-                    self.namespace, step.pod, container, follow=True, timestamps=True, since_seconds=since
-                ) as stream,
-                _cut_at(deadline, stream),
-            ):
+            stream = self._api.log(
+                self.namespace, step.pod, container, follow=True, timestamps=True, since_seconds=since
+            )
+        except ClusterError as e:
+            if e.reason == "NotFound" or e.status == 400:  # the pod went away, or its container cannot be read yet
+                return
+            if failing.again(e):
+                return
+            raise
+        failing.passed()
+        try:
+            with stream, _cut_at(deadline, stream):
                 for line in stream:
-                    answered = True
                     text = cursor.accept(line)
                     if text is not None:
                         received[0] = time.monotonic()
                         yield text
         except ClusterError as e:
-            if answered:
-                failing.passed()
-            if e.reason == "NotFound" or e.status == 400:  # the pod went away, or its container cannot be read yet
-                return
-            if not failing.again(e):
+            if not _gone_or_transient(e):
                 raise
-            return
-        failing.passed()
 
     def _tail(self, pod: str, container: str, *, previous: bool = False, prefix: str = "") -> Iterator[str]:
         """The last lines of one container's log, if it has one (a container that never ran has none)."""

@@ -149,18 +149,31 @@ def test_a_refused_log_ends_the_logs_with_the_refusal(world: World) -> None:
 def test_log_failures_that_outlast_the_grace_period_end_the_logs(world: World) -> None:
     run = run_of(world, "running", Patience(grace=0.1, retry=0.01, wake=0.01))
     logged(world)
-    world.fault("log", PODS, *[Answer.of(UNAVAILABLE), Drop(after=0)] * 1000)
+    world.fault("log", PODS, *[Answer.of(UNAVAILABLE), Unreachable()] * 1000)
     with pytest.raises(ClusterError) as raised:
         followed(run)
     assert raised.value.reason in ("ServiceUnavailable", "Unreachable")
 
 
-def test_a_stream_that_keeps_giving_lines_between_drops_is_never_given_up(world: World) -> None:
-    """Drops are failures only when nothing came between them: a stream that gives a line each time goes on."""
+def test_streams_that_break_after_the_server_answered_are_never_given_up(world: World) -> None:
+    """A log stream the server opened and that broke, with lines or without (a quiet program behind a proxy that
+    cuts idle connections), is reattached however often it happens."""
     run = run_of(world, "running", Patience(grace=0, retry=0.01, wake=0.01))
     logged(world)
-    world.fault("log", PODS, Drop(after=1), Drop(after=2), Drop(after=3))
-    assert followed(run) == [HEADER, STEPS[0], REATTACHED, STEPS[1], REATTACHED, STEPS[2], REATTACHED, STEPS[3], DONE]
+    world.fault("log", PODS, Drop(after=0), Drop(after=1), Drop(after=0), Drop(after=2), Drop(after=3))
+    assert followed(run) == [
+        HEADER,
+        REATTACHED,
+        STEPS[0],
+        REATTACHED,
+        REATTACHED,
+        STEPS[1],
+        REATTACHED,
+        STEPS[2],
+        REATTACHED,
+        STEPS[3],
+        DONE,
+    ]
 
 
 def test_a_watch_that_cannot_go_on_ends_the_logs_with_why(world: World) -> None:
@@ -178,10 +191,10 @@ def test_a_timeout_cuts_a_stream_in_progress(world: World) -> None:
     got: list[str] = []
 
     def follow() -> None:
-        for line in run.logs(timeout=0.3):
+        for line in run.logs(timeout=2.0):
             got.append(line)
 
-    with pytest.raises(TimeoutError, match=r"still following its logs after 0\.3 s"):
+    with pytest.raises(TimeoutError, match=r"still following its logs after 2\.0 s"):
         Background(follow).result()
     assert got == [HEADER, STEPS[0]]
     assert stream.closed

@@ -96,7 +96,7 @@ RELISTED: list[tuple[str, Resource, tuple[Fault, ...]]] = [
     ("watch", JOBS, (ErrorEvent(EXPIRED, after=0),)),
     ("watch", JOBS, (ErrorEvent(EXPIRED, after=1),)),
     ("watch", JOBS, (Answer.of(EXPIRED),)),
-    ("watch", JOBS, (Answer.of(EXPIRED), ErrorEvent(EXPIRED, after=0), ErrorEvent(EXPIRED, after=1))),
+    ("watch", JOBS, (Answer.of(EXPIRED), ErrorEvent(EXPIRED, after=0), Answer.of(EXPIRED))),
     ("watch", WORKFLOWS, (ErrorEvent(EXPIRED, after=0), Answer.of(EXPIRED))),
 ]
 
@@ -193,7 +193,7 @@ def test_a_watch_the_server_keeps_ending_at_once_is_not_asked_again_in_a_tight_l
     world.watch = timed  # type: ignore[method-assign]
     check_played(run, *play(world, run))
     assert len(asked) >= 6
-    assert all(later - earlier >= 0.05 for earlier, later in itertools.pairwise(asked[:6]))
+    assert all(later - earlier >= 0.045 for earlier, later in itertools.pairwise(asked[:6]))
 
 
 UNRECOVERABLE: list[tuple[str, Resource, tuple[Fault, ...], str]] = [
@@ -261,7 +261,7 @@ def test_an_error_event_after_changes_were_shown_ends_the_wait_with_it(world: Wo
     ("verb", "resource", "fault", "message"),
     [
         ("watch", JOBS, Answer.of(UNAVAILABLE), "cannot watch jobs.* unable to handle the request"),
-        ("watch", JOBS, Drop(after=0), r"cannot reach the API server at https://recorded\.invalid: .* reset by peer"),
+        ("watch", JOBS, ErrorEvent(TOO_MANY), "cannot watch jobs.* Too many requests, please try again later"),
         ("watch", WORKFLOWS, Unreachable(), r"cannot reach the API server at .*: \[Errno 111\] Connection refused"),
         ("watch", WORKFLOWS, ErrorEvent(INTERNAL), r'cannot watch workflows.* \("etcdserver: request timed out"\)'),
         (
@@ -279,6 +279,14 @@ def test_failures_that_may_pass_are_reported_once_they_outlast_the_grace_period(
     world.fault(verb, resource, *[fault] * 1000)
     with pytest.raises(ClusterError, match=message):
         waiting(run, Progress()).result()
+
+
+def test_streams_that_break_after_the_server_answered_are_resumed_however_long_it_lasts(world: World) -> None:
+    """A proxy that cuts idle connections cuts every watch of a quiet collection: no reason to give up."""
+    run = run_of(world, "running", Patience(grace=0, retry=0.01, wake=0.01))
+    world.fault("watch", JOBS, *[Drop(after=0)] * 5)
+    world.fault("watch", WORKFLOWS, *[Drop(after=0)] * 5)
+    check_played(run, *play(world, run))
 
 
 def test_a_slow_answer_delays_the_wait_and_loses_nothing(world: World) -> None:
@@ -306,8 +314,8 @@ def test_a_timeout_ends_the_wait_at_once_although_a_request_hangs_and_its_thread
     slow = Slow()
     world.fault("list", JOBS, slow)
     before = set(threading.enumerate())
-    with pytest.raises(TimeoutError, match=r"has not finished after 0\.2 s"):
-        Background(lambda: run.wait(timeout=0.2)).result()
+    with pytest.raises(TimeoutError, match=r"has not finished after 1\.0 s"):
+        Background(lambda: run.wait(timeout=1.0)).result()
     assert slow.entered.is_set() and not slow.release.is_set(), "the wait did not wait for the hanging request"
     [watcher] = [t for t in set(threading.enumerate()) - before if t.name == "hera-volcano-watch-jobs"]
     calls = len(world.calls)
