@@ -21,6 +21,9 @@ run: $(STAMP)
 test: check unit test-cluster conformance e2e-unless-skipped
 
 check: $(STAMP)
+	@command -v shellcheck >/dev/null || { echo "installing Debian's shellcheck" >&2; \
+		apt-get update -qq >&2 && apt-get install -y -qq shellcheck >&2; }
+	$(PY) tests/pods/shellcheck.py
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy

@@ -6,10 +6,11 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
+from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
 from hera_volcano.builders import gang
 from hera_volcano.builders.pod import GPU, MAX_DEVICES, PodSettings, apply_settings, check_settings
+from hera_volcano.kube import pod_scripts
 from hera_volcano.kube.images import KUBECTL_IMAGE, check_image
-from hera_volcano.kube.kubectl_in_pod import KUBECTL_PRELUDE
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder
@@ -20,55 +21,9 @@ WORKER = "mpiworker"
 RDMA = "rdma/ib"
 MAX_SLOTS = 4096  # ranks per worker: more cores than any node has
 
-# The master waits in an init container until every worker is Ready, i.e. its sshd accepts connections (the
-# workers' readiness probe). Once every worker pod exists it waits with a watch (`kubectl wait`) rather than by
-# polling, and it exits at once on SIGTERM (as PID 1, bash would otherwise hold a deleted pod for its grace
-# period). Variable values arrive as environment variables; the text is constant. Pure bash plus kubectl and sleep:
-# a kubectl image need not have grep or date.
-_WAIT_SCRIPT = (
-    KUBECTL_PRELUDE
-    + """\
-trap 'exit 143' TERM
-END=$(( SECONDS + WAIT_SECONDS ))
-SELECTOR="volcano.sh/job-name=$JOB_NAME,volcano.sh/task-spec=$WORKER_TASK"
-echo "Waiting for $WORKERS Ready pods labelled $SELECTOR"
-while true; do
-  READY=0
-  PODS=0
-  call STATUSES kubectl get pods -n "$NAMESPACE" -l "$SELECTOR" \\
-    -o jsonpath='{range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}'
-  while IFS= read -r STATUS; do
-    [ -n "$STATUS" ] || continue
-    PODS=$(( PODS + 1 ))
-    [ "${STATUS#*=}" = True ] && READY=$(( READY + 1 ))
-  done <<< "$STATUSES"
-  (( READY >= WORKERS )) && echo "$READY workers Ready" && exit 0
-  LEFT=$(( END - SECONDS ))
-  (( LEFT <= 0 )) && echo "Only $READY of $WORKERS workers Ready after $WAIT_SECONDS s" && exit 1
-  if (( PODS >= WORKERS )); then
-    kubectl wait pods -n "$NAMESPACE" -l "$SELECTOR" --for=condition=Ready --timeout="${LEFT}s" \\
-      --request-timeout="$(( LEFT + 30 ))s" > /dev/null 2>"$KUBECTL_ERR" && continue
-    kubectl_error
-  fi
-  sleep 2
-done
-"""
-)
-
-
-# Then, in the master container (POSIX sh): a Ready worker's name resolves only once the headless Service's
-# endpoints reach DNS, a moment later; wait for that (up to a minute) rather than spend one of the master's retries
-# on the race (60 lookups a second apart). Images without getent skip the wait.
-_RESOLVE_SCRIPT = """\
-for host in $(printf '%s' "$HOSTS" | tr ',' ' '); do
-  host=${host%:*}
-  tries=0
-  while command -v getent >/dev/null && ! getent hosts "$host" >/dev/null; do
-    tries=$((tries + 1))
-    [ "$tries" -lt 60 ] || { echo "Worker $host does not resolve after 60 attempts" >&2; exit 1; }
-    sleep 1
-  done
-done"""
+# The master waits in an init container until every worker is Ready (scripts/wait_for_workers.sh), then, in its
+# own container, until their names resolve (scripts/resolve_workers.sh): see those files.
+_SCRIPTS = "hera_volcano.builders"
 
 API_ACCESS = "kube-api-access"
 TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -173,7 +128,7 @@ def mpi_job(
         [
             "set -e",
             _host_list(mpi_plugin, WORKER, slots_per_worker),
-            _RESOLVE_SCRIPT,
+            pod_scripts.read(_SCRIPTS, "resolve_workers.sh").rstrip("\n"),
             "mkdir -p /var/run/sshd",
             f"/usr/sbin/sshd -p {ssh_port}",
             f'echo "Running {ranks} MPI ranks on $HOSTS"',
@@ -198,7 +153,7 @@ def mpi_job(
     wait = {
         "name": "wait-for-workers",
         "image": kubectl_image,
-        "command": ["/bin/bash", "-c", _WAIT_SCRIPT],
+        "command": ["/bin/bash", "-c", pod_scripts.with_kubectl(_SCRIPTS, "wait_for_workers.sh")],
         "env": [
             {"name": "JOB_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['volcano.sh/job-name']"}}},
             {"name": "NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
@@ -237,6 +192,7 @@ def mpi_job(
         scheduler_name="volcano",
         queue=queue,
         priority_class_name=priority_class_name,
+        annotations={LEAD_TASK_ANNOTATION: MASTER},
         plugins=plugins,
         tasks=[
             VolcanoTask(

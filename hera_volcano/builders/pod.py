@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from hera_volcano.argo.labels import JOB_LABEL, WORKFLOW_LABEL
+from hera_volcano.argo.labels import JOB_LABEL, POD_WORKFLOW_LABEL, WORKFLOW_LABEL
 from hera_volcano.kube import names
 from hera_volcano.kube.quantities import QUANTITY_MESSAGE, parse_quantity
 from hera_volcano.shared import checks
@@ -37,6 +37,7 @@ _ENV_SOURCES: Final = ("fieldRef", "resourceFieldRef", "configMapKeyRef", "secre
 _RESERVED_LABELS: Final = frozenset(
     {
         WORKFLOW_LABEL,
+        POD_WORKFLOW_LABEL,
         JOB_LABEL,
         "volcano.sh/job-name",
         "volcano.sh/task-spec",

@@ -40,8 +40,12 @@ _KIND = re.compile(r"[A-Z][A-Za-z0-9]*")
 _VERB_ORDER = ("get", "list", "watch", "create", "update", "patch", "delete")
 _KUBECTL = re.compile(r"\bkubectl\b")
 _KUBECTL_LOGS = re.compile(r"\bkubectl\b[^\n|;&]*\blogs\b")
-#: ``kubectl ... get RESOURCE.GROUP`` (a fully qualified custom resource, such as the follower's Volcano Jobs).
-_KUBECTL_GET_QUALIFIED = re.compile(r"\bkubectl\b[^\n|;&]*?\bget\s+([a-z0-9-]+)\.([a-z0-9.-]+\.[a-z0-9-]+)\b")
+#: ``kubectl ... get RESOURCE.GROUP ...`` (a fully qualified custom resource, such as the follower's Volcano Jobs),
+#: with the rest of its command (``--watch`` or ``-w`` also watches).
+_KUBECTL_GET_QUALIFIED = re.compile(
+    r"\bkubectl\b[^\n|;&]*?\bget\s+([a-z0-9-]+)\.([a-z0-9.-]+\.[a-z0-9-]+)\b([^\n|;&]*)"
+)
+_WATCH_FLAG = re.compile(r"(?:^|\s)(?:--watch|-w)(?:[\s=]|$)")
 
 
 def plural(kind: str) -> str:
@@ -80,15 +84,18 @@ def _scripts(container: Mapping[str, Any]) -> str:
 
 def _kubectl_needs(sa: str, containers: Iterable[Mapping[str, Any]], why: str) -> list[_Need]:
     """Pods running ``kubectl`` read pods (``get``/``wait``/``logs -f`` all list and watch); ``logs`` reads logs;
-    ``get RESOURCE.GROUP`` gets and lists that resource."""
+    ``get RESOURCE.GROUP`` gets and lists that resource, and watches it with ``--watch``."""
     text = "\n".join(_scripts(c) for c in containers)
     needs = []
     if _KUBECTL.search(text):
         needs.append(_Need(sa, "", "pods", ("get", "list", "watch"), why))
     if _KUBECTL_LOGS.search(text):
         needs.append(_Need(sa, "", "pods/log", ("get",), why))
-    for resource, group in sorted(set(_KUBECTL_GET_QUALIFIED.findall(text))):
-        needs.append(_Need(sa, group, resource, ("get", "list"), why))
+    verbs: dict[tuple[str, str], set[str]] = {}
+    for resource, group, rest in _KUBECTL_GET_QUALIFIED.findall(text):
+        verbs.setdefault((resource, group), {"get", "list"}).update(["watch"] if _WATCH_FLAG.search(rest) else [])
+    for (resource, group), wanted in sorted(verbs.items()):
+        needs.append(_Need(sa, group, resource, tuple(v for v in _VERB_ORDER if v in wanted), why))
     return needs
 
 

@@ -49,7 +49,7 @@ def test_a_submitted_job_name_stays_one_string(value: str) -> None:
     substituted = manifest.replace("{{=toJson(workflow.parameters['job-name'])}}", json.dumps(value))
     job = yaml.safe_load(substituted.replace("{{workflow.name}}", "wf"))
     assert job["metadata"]["name"] == value
-    assert set(job["metadata"]) == {"name", "generateName", "labels"}
+    assert set(job["metadata"]) == {"name", "generateName", "labels", "annotations"}
     assert job["spec"]["minAvailable"] == 3
 
 

@@ -101,6 +101,7 @@ def cluster(node: Node, request: pytest.FixtureRequest) -> Iterator[Cluster]:
     c.kubectl("apply", "-f", "-", input=c.hera("rbac")).ok()
     yield c
     c.close()
+    assert not c.recorder.errors, "the recorder missed events:\n" + "\n".join(c.recorder.errors)
 
 
 @pytest.fixture(scope="session")
