@@ -1007,6 +1007,7 @@ def test_pre_commit_hooks_are_declared() -> None:
     assert hooks["hera-volcano-render-check"]["entry"] == "hera-volcano render --check"
     assert hooks["hera-volcano-render-check"]["pass_filenames"] is False
     assert hooks["hera-volcano-lint"]["entry"] == "hera-volcano lint"
+    assert hooks["hera-volcano-lint"]["args"] == ["--allow-unknown"]  # a repository's other YAML files
     assert hooks["hera-volcano-lint"]["files"] == r"\.ya?ml$"
     assert {h["language"] for h in hooks.values()} == {"python"}
 

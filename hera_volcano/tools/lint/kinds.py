@@ -34,7 +34,6 @@ class Kind:
     api_version: str
     kind: str
     check: Checker | None
-    what: str
 
 
 def _volcano_job(doc: Mapping[str, Any], source: Source) -> list[Finding]:
@@ -42,17 +41,17 @@ def _volcano_job(doc: Mapping[str, Any], source: Source) -> list[Finding]:
 
 
 KINDS: Final[tuple[Kind, ...]] = (
-    *(Kind(ARGO_API_VERSION, k, check_workflow, "Argo's rules") for k in WORKFLOW_KINDS),
-    Kind(schema.API_VERSION, schema.KIND, _volcano_job, "Volcano's admission rules"),
-    Kind(kustomizations.API_VERSION, kustomizations.KIND, kustomizations.check_kustomization, "its listed files"),
+    *(Kind(ARGO_API_VERSION, k, check_workflow) for k in WORKFLOW_KINDS),
+    Kind(schema.API_VERSION, schema.KIND, _volcano_job),
+    Kind(kustomizations.API_VERSION, kustomizations.KIND, kustomizations.check_kustomization),
     # What `hera-volcano rbac` and `render` write next to the workflows: known, their fields not checked.
     *(
-        Kind("rbac.authorization.k8s.io/v1", k, None, "not checked")
+        Kind("rbac.authorization.k8s.io/v1", k, None)
         for k in ("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")
     ),
-    Kind("v1", "ServiceAccount", None, "not checked"),
+    Kind("v1", "ServiceAccount", None),
     # Volcano queues: known, not checked yet.
-    Kind("scheduling.volcano.sh/v1beta1", "Queue", None, "not checked"),
+    Kind("scheduling.volcano.sh/v1beta1", "Queue", None),
 )
 _BY_TYPE: Final[Mapping[tuple[str, str], Kind]] = {(k.api_version, k.kind): k for k in KINDS}
 _API_VERSIONS: Final[Mapping[str, tuple[str, ...]]] = {
