@@ -103,6 +103,7 @@ def test_other_kinds_are_errors_or_with_allow_unknown_warnings(text: str) -> Non
 def test_empty_files_and_non_objects_are_errors_naming_what_was_expected(text: str, words: str) -> None:
     found = only(text)
     assert found.severity == "error" and words in found.message and "a kind lint knows" in found.message
+    assert found.line == 1
     assert only(text, allow_unknown=True).severity == "warning"
 
 

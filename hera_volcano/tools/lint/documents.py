@@ -65,7 +65,8 @@ def lint_text(text: str, file: str, *, allow_unknown: bool = False, directory: P
         message = f"holds no YAML document (nothing but blank lines or comments): expected {EXPECTED}"
         found.append(unknown("[0]", message, source))
     locator = Locator(text)  # composes the text only if a finding needs a line
-    out = [LintFinding(file, f.path, f.severity, f.message, locator.line(f.path)) for f in found]
+    # A finding about nothing in the file (an empty file) is on its first line.
+    out = [LintFinding(file, f.path, f.severity, f.message, locator.line(f.path) or 1) for f in found]
     for d in duplicates:
         f = duplicate_finding(text, d, f"[{d.document}]")
         out.append(LintFinding(file, f.path, f.severity, f.message, d.line))
@@ -75,7 +76,7 @@ def lint_text(text: str, file: str, *, allow_unknown: bool = False, directory: P
 def _tab(text: str, e: BaseException) -> bool:
     """Whether the line a parse error points at holds a tab (the usual cause; PyYAML's message does not say so)."""
     mark = getattr(e, "problem_mark", None)
-    lines = text.splitlines()
+    lines = text.split("\n")
     return mark is not None and mark.line < len(lines) and "\t" in lines[mark.line]
 
 

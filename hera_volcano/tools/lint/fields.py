@@ -31,8 +31,9 @@ _HINTS: Final[Mapping[str, str]] = {
 
 @dataclass(frozen=True)
 class FieldFindings:
-    """``names``: unknown fields and fields of one Argo line only; ``types``: containers where scalars belong (other
-    rules may already say more about those fields, so they are reported only where nothing else is)."""
+    """``names``: unknown fields and fields of one Argo line only; ``types``: a mapping or list where a scalar
+    belongs, or the other way round (other rules may already say more about those fields, so they are reported only
+    where nothing else is)."""
 
     names: list[Finding]
     types: list[Finding]
