@@ -6,6 +6,7 @@ This module imports ``hera.workflows`` (slow); ``import hera_volcano`` reaches i
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
@@ -26,6 +27,10 @@ from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder, collect, expressions
 from hera_volcano.volcano.job import VolcanoJob, check, pod_template_to_dict
+
+#: An input parameter read inside an Argo expression: ``inputs.parameters.X`` (X without '-', which expr would
+#: read as a minus) or ``inputs.parameters['X']``.
+_EXPRESSION_INPUT = re.compile(r"\binputs\.parameters(?:\.([a-zA-Z0-9_]+)|\['([-a-zA-Z0-9_]+)'\])")
 
 
 def _deadline(value: int | str | None, field: str) -> int | str | None:
@@ -60,11 +65,14 @@ def _attach(
 
 
 def _inputs(manifest: str, defaults: Mapping[str, int | str]) -> list[Parameter]:
-    """Input parameters for every ``{{inputs.parameters.X}}`` the manifest uses, in order of first use."""
+    """Input parameters for every ``{{inputs.parameters.X}}`` the manifest uses, and every input an expression
+    ``{{=...}}`` reads (``inputs.parameters.X`` or ``inputs.parameters['X']``), in order of first use."""
     wanted: dict[str, None] = {}
     for expr in expressions(manifest):
         if expr.startswith("inputs.parameters."):
             wanted[expr.removeprefix("inputs.parameters.")] = None
+        elif expr.startswith("="):
+            wanted.update(dict.fromkeys(a or b for a, b in _EXPRESSION_INPUT.findall(expr)))
     unknown = sorted(set(defaults) - set(wanted))
     if unknown:
         raise ValidationError("defaults", f"names parameters the job does not use: {', '.join(unknown)}")

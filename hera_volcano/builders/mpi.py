@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
-from hera_volcano.builders import gang
+from hera_volcano.builders import gang, program
 from hera_volcano.builders.pod import GPU, MAX_DEVICES, PodSettings, apply_settings, check_settings
 from hera_volcano.kube import pod_scripts
 from hera_volcano.kube.images import KUBECTL_IMAGE, check_image
@@ -68,7 +69,11 @@ def mpi_job(
     name: str | Placeholder | None = None,
     *,
     image: str,
-    command: Sequence[str],
+    command: Sequence[str] | None = None,
+    func: Callable[..., Any] | None = None,
+    func_args: Mapping[str, Any] | None = None,
+    script: str | os.PathLike[str] | None = None,
+    module: str | None = None,
     workers: int = 2,
     slots_per_worker: int = 1,
     gpus_per_worker: int = 0,
@@ -99,6 +104,10 @@ def mpi_job(
     ``pod`` settings apply to every pod, ``master_pod`` and ``worker_pod`` on top of them to one role. The ranks
     run on the workers (their resources belong in ``worker_pod``), started by sshd with a clean environment:
     ``mpiexec`` passes the variables of ``pod.env`` and ``master_pod.env`` on to every rank (``-x``).
+
+    Instead of ``command``, ``func`` (a module-level function, called with ``func_args`` on every rank: it may use
+    ``mpi4py``; rank 0's return value is the job's report), ``script`` (a Python file, read now) or ``module`` (in
+    the image) runs under ``python3`` on every rank (see :mod:`hera_volcano.builders.program`).
     """
     generate_name = gang.job_names(name, generate_name, "mpi-job-")
     if not isinstance(mpi_plugin, bool):
@@ -112,17 +121,23 @@ def mpi_job(
     checks.integer("ssh_port", ssh_port, minimum=1, maximum=65535)
     check_image(image, "image")
     check_image(kubectl_image, "kubectl_image")
-    gang.command(command, script=True)
+    launch = program.from_arguments(command=command, func=func, func_args=func_args, script=script, module=module)
+    ranks_run = gang.command(command, script=True) if launch is None else launch.command("mpi")
     gang.service_account(service_account)
     gang.working_dir(working_dir)
     pod = check_settings("pod", pod)
     master_pod = check_settings("master_pod", master_pod)
     worker_pod = check_settings("worker_pod", worker_pod)
     devices = _devices(gpus_per_worker, rdma_per_worker, ("pod", pod), ("worker_pod", worker_pod))
+    launch_env = [] if launch is None else launch.env()
+    if launch is not None:
+        program.check_env({"pod": pod, "master_pod": master_pod, "worker_pod": worker_pod})
 
     ranks = workers * slots_per_worker
     rsh = f" --mca plm_rsh_args '-p {ssh_port}'" if ssh_port != 22 else ""
-    forwarded = dict.fromkeys([*(pod.env if pod else ()), *(master_pod.env if master_pod else ())])
+    forwarded = dict.fromkeys(
+        [*(e["name"] for e in launch_env), *(pod.env if pod else ()), *(master_pod.env if master_pod else ())]
+    )
     exports = "".join(f" -x {shlex.quote(variable)}" for variable in forwarded)
     master_script = "\n".join(
         [
@@ -132,7 +147,7 @@ def mpi_job(
             "mkdir -p /var/run/sshd",
             f"/usr/sbin/sshd -p {ssh_port}",
             f'echo "Running {ranks} MPI ranks on $HOSTS"',
-            f'exec mpiexec --allow-run-as-root{rsh}{exports} --host "$HOSTS" -np {ranks} {shlex.join(command)}',
+            f'exec mpiexec --allow-run-as-root{rsh}{exports} --host "$HOSTS" -np {ranks} {shlex.join(ranks_run)}',
             "",
         ]
     )
@@ -167,7 +182,7 @@ def mpi_job(
     master_spec: dict[str, Any] = {
         "automountServiceAccountToken": False,
         "initContainers": [wait],
-        "containers": [container(MASTER, master_script)],
+        "containers": [container(MASTER, master_script, **({"env": launch_env} if launch_env else {}))],
         "volumes": [_api_access_volume()],
         "restartPolicy": "OnFailure",
     }

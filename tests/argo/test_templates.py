@@ -283,3 +283,21 @@ def test_a_pipeline_may_keep_its_jobs_and_may_not_clash_with_the_handler() -> No
     with pytest.raises(ValidationError) as e:
         Pipeline([batch_job("a", image="x:1", command=["a"])]).workflow("cleanup-volcano-jobs")
     assert e.value.field == "name"
+
+
+def test_inputs_read_inside_expressions_are_declared_in_order_of_first_use() -> None:
+    env = [
+        {
+            "name": "A",
+            "value": Placeholder("=toJson(replace(inputs.parameters['max-lr'], '$', '$$'))", "x", quoted=False),
+        },
+        {"name": "B", "value": Placeholder("=inputs.parameters.steps + 1", "2", quoted=False)},
+        {"name": "C", "value": Placeholder.input("steps", "1")},
+        {"name": "D", "value": Placeholder("=toJson(workflow.parameters['w'])", "x", quoted=False)},
+    ]
+    job = VolcanoJob(
+        generate_name="e-",
+        tasks=[VolcanoTask(name="main", template={"spec": {"containers": [{"name": "m", "image": "i", "env": env}]}})],
+    )
+    template = job_template(job, name="expressions", defaults={"max-lr": "0.1"})
+    assert [(p.name, p.default) for p in template.inputs] == [("max-lr", "0.1"), ("steps", None)]
