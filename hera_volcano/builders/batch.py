@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any, Final
 
 from hera_volcano.argo.conditions import DEFAULT_DEADLINE
+from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
 from hera_volcano.builders import program
 from hera_volcano.builders.pipeline import JobShape, PipelineJob
 from hera_volcano.builders.pod import GPU, MAX_DEVICES, PodSettings, check_settings
@@ -141,6 +142,7 @@ def _batch_shape(
         generate_name=f"{label}-",
         min_available=Placeholder.input("min-available", 1),
         queue=queue,
+        annotations={LEAD_TASK_ANNOTATION: "main"},
         tasks=[
             VolcanoTask(
                 name="main",

@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
+from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
 from hera_volcano.builders import gang, program
 from hera_volcano.builders.pod import PodSettings, apply_settings, check_settings
 from hera_volcano.kube.images import check_image
@@ -129,6 +130,7 @@ def pytorch_job(
         scheduler_name="volcano",
         queue=queue,
         priority_class_name=priority_class_name,
+        annotations={LEAD_TASK_ANNOTATION: MASTER},
         # svc is what makes MASTER_ADDR resolve (Volcano's webhook would add it too).
         plugins=[Plugin.pytorch(master=MASTER, worker=WORKER, port=port), Plugin.svc()],
         tasks=[
