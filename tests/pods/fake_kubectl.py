@@ -287,7 +287,8 @@ def logs(args: list[str]) -> None:
         print(world.get("previous", {}).get(f"{pod}/{container}", ""))
         return
     if "--all-containers" in args:
-        for cname in world.get("pods", {}).get(pod, {}).get("containers", {}):
+        spec = world.get("pods", {}).get(pod, {})
+        for cname in [*spec.get("inits", {}), *spec.get("containers", {})]:
             for _, text in log_lines(world, pod, cname)[1][-20:]:
                 print(f"[pod/{pod}/{cname}] {text}")
         return

@@ -67,7 +67,9 @@ watch() {
 
 declare -A JOB_PHASE JOB_CREATED JOB_LEAD POD_CREATED POD_TASK POD_PHASE POD_CONTAINERS POD_INITS INIT_SHOWN
 JOB="" PHASE="" SEEN_JOB="" SEEN_STEP="" STEP_ENDED_AT="" POD="" SEEN_POD="" CID="" RUNNING=""
-STREAMED="" STREAM_PID="" STREAM_STARTED=0 NEXT_ATTACH=0 BACKOFF=1
+# A stream that ended quickly is tried again after BACKOFF seconds: 2 (at least one whole second of bash's clock)
+# doubling up to BACKOFF_MAX.
+STREAMED="" STREAM_PID="" STREAM_STARTED=0 NEXT_ATTACH=0 BACKOFF=2
 
 on_event() {
   local kind type name created fifth sixth containers inits
@@ -204,6 +206,9 @@ stream() {
   wait "$logs" || kubectl_error "$WORK_DIR/stream.err"
 }
 
+# finished: the newest job has ended (its pods' status can lag behind: a running container is not reattached then).
+finished() { case $PHASE in Completed|Failed|Terminated|Aborted) return 0 ;; esac; return 1; }
+
 stream_running() { [ -n "$STREAM_PID" ] && kill -0 "$STREAM_PID" 2>/dev/null; }
 
 stop_stream() {
@@ -237,8 +242,8 @@ follow_pod() {
     stop_stream
     rm -f "$WORK_DIR/cursor"
     echo "=== logs of $POD (${POD_PHASE[$POD]})"
-    BACKOFF=1
-  elif [ -n "$RUNNING" ] && ! stream_running && (( SECONDS >= NEXT_ATTACH )); then
+    BACKOFF=2
+  elif [ -n "$RUNNING" ] && ! finished && ! stream_running && (( SECONDS >= NEXT_ATTACH )); then
     echo "=== reattaching to $POD"
     if [ -r "$WORK_DIR/cursor" ] && read -r cursor _ < "$WORK_DIR/cursor" && [ -n "$cursor" ]; then
       since=(--since-time="${cursor%.*}Z")
@@ -252,8 +257,7 @@ follow_pod() {
   STREAM_PID=$!
 }
 
-# When a stream has ended: the next attempt waits BACKOFF seconds if it lasted less than 5 s (doubling, up to
-# BACKOFF_MAX), else none.
+# When a stream has ended: the next attempt waits BACKOFF seconds if it lasted less than 5 s, else none.
 reap_stream() {
   if [ -n "$STREAM_PID" ] && ! stream_running; then
     wait "$STREAM_PID" 2>/dev/null
@@ -263,7 +267,7 @@ reap_stream() {
       BACKOFF=$(( BACKOFF * 2 > BACKOFF_MAX ? BACKOFF_MAX : BACKOFF * 2 ))
     else
       NEXT_ATTACH=$SECONDS
-      BACKOFF=1
+      BACKOFF=2
     fi
   fi
 }
@@ -349,12 +353,12 @@ while (( SECONDS < END )); do
   fi
   reap_stream
   newest_job
-  case $PHASE in
-    Completed|Failed|Terminated|Aborted) finish "Job $JOB is $PHASE" "$PHASE" ;;
-  esac
+  # A container run not streamed yet is streamed even when the job has finished (it ran while the follower was
+  # starting); the stream then ends by itself, or within DRAIN.
+  follow_pod
+  finished && finish "Job $JOB is $PHASE" "$PHASE"
   [ -n "$JOB" ] && SEEN_JOB=$JOB
   [ -n "$SEEN_JOB" ] && [ -z "$JOB" ] && finish "Job $SEEN_JOB is gone"
-  follow_pod
   newest STEP ""
   if [ -n "$STEP" ]; then
     SEEN_STEP=$STEP
