@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from hera_volcano.cli.files import WriteError, write_atomic
+from hera_volcano.examples.defaults import NAMESPACE, SERVICE_ACCOUNT
 from hera_volcano.kube import names
 from hera_volcano.shared.errors import ClusterError, ValidationError
 
@@ -70,9 +71,14 @@ service_account_name = named(names.dns1123_subdomain)
 
 def add_common(p: argparse.ArgumentParser) -> None:
     """The options every bundled workflow command takes."""
-    p.add_argument("--namespace", type=namespace_name, default="argo", help="namespace of the workflow (argo)")
     p.add_argument(
-        "--service-account", type=service_account_name, default="argo", help="service account of its pods (argo)"
+        "--namespace", type=namespace_name, default=NAMESPACE, help=f"namespace of the workflow ({NAMESPACE})"
+    )
+    p.add_argument(
+        "--service-account",
+        type=service_account_name,
+        default=SERVICE_ACCOUNT,
+        help=f"service account of its pods ({SERVICE_ACCOUNT}, which hera-volcano rbac creates)",
     )
     p.add_argument("--template", action="store_true", help="print the WorkflowTemplate instead of a Workflow")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically) instead of stdout")

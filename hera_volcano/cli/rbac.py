@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hera_volcano.cli import common as c
+from hera_volcano.examples.defaults import NAMESPACE, SERVICE_ACCOUNT
 
 
 def read_workflows(paths: Sequence[str]) -> list[Any]:
@@ -59,13 +60,13 @@ def main(argv: Sequence[str]) -> int:
     else:
         from hera_volcano.examples.bundled import bundled
 
-        workflows = bundled(args.namespace or "argo", args.service_account or "argo")
+        workflows = bundled(args.namespace or NAMESPACE, args.service_account or SERVICE_ACCOUNT)
     objects = rbac_for(
         *workflows,
         namespace=args.namespace,
         service_account=args.service_account,
         owner_reference_permissions=args.openshift,
-        service_accounts=args.with_service_account,
+        service_accounts=args.with_service_account or not args.files,  # the bundled workflows' account is ours
         submitters=args.submitter,
         cluster_reads=not args.no_cluster_reads,
     )

@@ -21,7 +21,7 @@ def test_default_is_a_self_contained_workflow_for_argo_submit() -> None:
     wf = rendered()
     assert wf["kind"] == "Workflow"
     assert wf["metadata"] == {"generateName": "volcano-mpi-hello-", "namespace": "argo"}
-    assert wf["spec"]["serviceAccountName"] == "argo"
+    assert wf["spec"]["serviceAccountName"] == "volcano-workflows"
     assert "workflowTemplateRef" not in wf["spec"]
     job = manifests(wf)[0]
     assert job["spec"]["minAvailable"] == 3

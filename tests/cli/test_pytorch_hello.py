@@ -20,7 +20,7 @@ def test_default_is_a_self_contained_workflow_for_argo_submit() -> None:
     wf = rendered()
     assert wf["kind"] == "Workflow"
     assert wf["metadata"] == {"generateName": "volcano-pytorch-hello-", "namespace": "argo"}
-    assert wf["spec"]["serviceAccountName"] == "argo"
+    assert wf["spec"]["serviceAccountName"] == "volcano-workflows"
     [job] = manifests(wf)
     assert job["spec"]["minAvailable"] == 3 and "pytorch" in job["spec"]["plugins"]
 

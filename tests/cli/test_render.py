@@ -56,7 +56,7 @@ def test_render_writes_workflows_rbac_and_kustomizations(tmp_path: Path) -> None
         doc = yaml.safe_load((tmp_path / "workflows" / name).read_text())
         assert doc["kind"] == "WorkflowTemplate" and f"{doc['metadata']['name']}.yaml" == name
     rbac = list(yaml.safe_load_all((tmp_path / "rbac" / "rbac.yaml").read_text()))
-    assert [d["kind"] for d in rbac] == ["Role", "RoleBinding"]
+    assert [d["kind"] for d in rbac] == ["ServiceAccount", "Role", "RoleBinding"]
     assert yaml.safe_load((tmp_path / "rbac" / "kustomization.yaml").read_text())["resources"] == ["rbac.yaml"]
     again = run("hera_volcano", "render", "--out", str(tmp_path))
     assert again.code == 0 and again.out == "", "a second render changes nothing"

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from harness import NAMESPACE, ROOT, Cluster, Run
+from harness import NAMESPACE, ROOT, SERVICE_ACCOUNT, Cluster, Run
 from test_bundled import hello_ranks
 from workloads import mpi_workflow
 
@@ -106,7 +106,7 @@ def test_stop_and_exit_codes(cluster: Cluster, client: hv.Client) -> None:
             "metadata": {"generateName": "exit-3-", "namespace": NAMESPACE},
             "spec": {
                 "entrypoint": "main",
-                "serviceAccountName": "argo",
+                "serviceAccountName": SERVICE_ACCOUNT,
                 "templates": [
                     {"name": "main", "container": {"image": "busybox:1.37.0", "command": ["sh", "-c", "exit 3"]}}
                 ],
