@@ -64,7 +64,7 @@ bench: $(STAMP)
 
 ## render: write workflows/ and rbac/ from the code
 render: $(STAMP)
-	$(VENV)/bin/hera-volcano render
+	$(VENV)/bin/hera-volcano render --bundled
 
 clean:
 	rm -rf $(VENV) .cache .mypy_cache .ruff_cache .pytest_cache

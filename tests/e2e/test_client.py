@@ -155,7 +155,7 @@ def test_forbidden_names_what_was_refused(cluster: Cluster, tmp_path: Path) -> N
     assert err.user == f"system:serviceaccount:{NAMESPACE}:{nobody}"
     assert "create" in str(err) and "workflows" in str(err) and "\n" not in str(err)
     r = cli(cluster, "submit", "-", input=cluster.hera("mpi_hello"), kubeconfig=kubeconfig)
-    assert (r.code, r.out) == (2, ""), r
+    assert (r.code, r.out) == (3, ""), r  # forbidden: the cluster refuses, exit code 3
     [line] = r.err.splitlines()
     assert line.startswith("hera-volcano submit: error: ") and "create" in line and "workflows" in line, line
     # What `rbac --submitter` grants is what the client needs: with it applied, the same account submits and waits.
