@@ -20,10 +20,14 @@ run: $(STAMP)
 ## test: ruff, mypy, pytest (with the real control plane), Argo's own validators, and the end-to-end suite
 test: check unit test-cluster conformance e2e-unless-skipped
 
+## check: ruff, mypy, and the wheel and sdist as PyPI would take them (built with the pinned setuptools, twine check)
 check: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	rm -rf .cache/dist
+	$(PY) -m build --no-isolation --quiet --outdir .cache/dist .
+	$(VENV)/bin/twine check --strict .cache/dist/*
 
 unit: $(STAMP)
 	$(VENV)/bin/pytest tests --ignore=tests/cluster --ignore=tests/e2e
