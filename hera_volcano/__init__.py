@@ -9,6 +9,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from hera_volcano.shared.errors import ValidationError
+from hera_volcano.shared.version import __version__ as __version__
 
 if TYPE_CHECKING:
     from hera_volcano.argo.cleanup import cleanup_on_failure

@@ -70,9 +70,11 @@ class Client:
     ) -> None:
         if namespace is not None:
             names.check("namespace", namespace, names.dns1123_label)
-        api_client, default = kubeapi.connect(kubeconfig, context)
+        api_client, configured = kubeapi.connect(kubeconfig, context)
         self._api = KubeApi(api_client)
-        self.namespace = namespace or default
+        #: The namespace the kubeconfig context (or, in a pod, its service account) names; None when it names none.
+        self.configured_namespace = configured
+        self.namespace = namespace or configured or "default"
         self._explicit = namespace is not None
         self._patience = patience or Patience()
 
@@ -109,6 +111,12 @@ class Client:
     def _create(self, body: dict[str, Any], namespace: str) -> Run:
         created = self._api.create(WORKFLOWS, namespace, body)
         return Run(self._api, namespace, str(as_map(created.get("metadata")).get("name")), patience=self._patience)
+
+    def workflows(self) -> list[dict[str, Any]]:
+        """The namespace's Workflows as the API server sends them, newest first (then by name)."""
+        items = [w for w in self._api.list(WORKFLOWS, self.namespace).get("items") or [] if isinstance(w, dict)]
+        by_name = sorted(items, key=lambda w: str(as_map(w.get("metadata")).get("name", "")))
+        return sorted(by_name, key=lambda w: str(as_map(w.get("metadata")).get("creationTimestamp", "")), reverse=True)
 
     def get(self, name: str) -> Run:
         """The run of an existing Workflow (ClusterError NotFound when there is none)."""

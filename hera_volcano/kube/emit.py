@@ -8,6 +8,7 @@ Python serializer: the same output, dumped about 5x faster (see ``benchmarks/``)
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -238,3 +239,22 @@ def dump_manifest(data: Any) -> str:
 def to_yaml(*objects: Any) -> str:
     """Deterministic multi-document YAML for Hera workflows, templates and plain dicts (``---`` between them)."""
     return "---\n".join(dump(plain(o)) for o in objects)
+
+
+def to_json(*objects: Any) -> str:
+    """Deterministic JSON for what :func:`to_yaml` takes (keys sorted, two-space indent): one object as itself,
+    several as a Kubernetes ``List`` of them, which kubectl takes as it takes a multi-document YAML file."""
+    items = [plain(o) for o in objects]
+    data = items[0] if len(items) == 1 else {"apiVersion": "v1", "kind": "List", "items": items}
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False, default=_json) + "\n"
+
+
+def _json(value: Any) -> Any:
+    """What ``json`` cannot write by itself: other mappings, and placeholders as their ``{{...}}`` text."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, Placeholder):
+        return str(value)
+    if isinstance(value, set | frozenset):
+        raise ValidationError("objects", "a set has no order, so its JSON would differ between runs: use a sorted list")
+    raise ValidationError("objects", f"holds a {type(value).__name__}, which JSON cannot represent")

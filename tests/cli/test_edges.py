@@ -62,7 +62,7 @@ def _tree(root: Path) -> dict[str, bytes | None]:
 
 @pytest.fixture
 def rendered(tmp_path: Path) -> Path:
-    assert run("hera_volcano", "render", "--out", str(tmp_path)).code == 0
+    assert run("hera_volcano", "render", "--bundled", "--out", str(tmp_path)).code == 0
     return tmp_path
 
 
@@ -77,7 +77,7 @@ def _render_with_read_only_workflows(root: Path) -> tuple[Result, dict[str, byte
     before = _tree(root)
     (root / "workflows").chmod(0o555)
     try:
-        return _run_unprivileged("hera_volcano", "render", cwd=root), before
+        return _run_unprivileged("hera_volcano", "render", "--bundled", cwd=root), before
     finally:
         (root / "workflows").chmod(0o755)
 
@@ -102,7 +102,7 @@ def test_a_render_that_cannot_remove_a_stale_file_changes_none(rendered: Path) -
 def test_a_render_into_a_new_folder_that_fails_leaves_no_folders(tmp_path: Path) -> None:
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "workflows").mkdir(mode=0o555)
-    r = _run_unprivileged("hera_volcano", "render", "--out", "out", cwd=tmp_path)
+    r = _run_unprivileged("hera_volcano", "render", "--bundled", "--out", "out", cwd=tmp_path)
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["workflows"], "rbac/ is not left behind"
     assert _one_line(r), r
     assert "cannot write out/workflows/" in r.err
@@ -139,7 +139,7 @@ def test_help_to_a_closed_or_full_stdout_is_one_line(redirect: str) -> None:
 
 
 def test_render_check_to_a_closed_stdout_is_one_line(tmp_path: Path) -> None:
-    r = _shell(">&-", "hera_volcano", "render", "--check", "--out", str(tmp_path))
+    r = _shell(">&-", "hera_volcano", "render", "--bundled", "--check", "--out", str(tmp_path))
     assert _one_line(r), r
 
 
@@ -210,7 +210,7 @@ def test_every_mpi_hello_option_with_a_value_maps_model_errors_to_itself() -> No
 
 def test_output_under_a_file_says_not_a_directory(tmp_path: Path) -> None:
     (tmp_path / "keep.yaml").write_text("x\n")
-    r = run("hera_volcano.mpi_hello", "-o", str(tmp_path / "keep.yaml" / "sub"))
+    r = run("hera_volcano.mpi_hello", "--output-file", str(tmp_path / "keep.yaml" / "sub"))
     assert _one_line(r), r
     assert r.err.endswith(": Not a directory\n")
     assert (tmp_path / "keep.yaml").read_text() == "x\n"
@@ -218,7 +218,7 @@ def test_output_under_a_file_says_not_a_directory(tmp_path: Path) -> None:
 
 def test_output_through_a_symlink_loop_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "loop.yaml").symlink_to(tmp_path / "loop.yaml")
-    r = run("hera_volcano.mpi_hello", "-o", str(tmp_path / "loop.yaml"))
+    r = run("hera_volcano.mpi_hello", "--output-file", str(tmp_path / "loop.yaml"))
     assert _one_line(r), r
     assert (tmp_path / "loop.yaml").is_symlink()
 

@@ -27,8 +27,10 @@ sys.path.insert(0, str(ROOT / "cluster" / "e2e"))
 import layout  # noqa: E402
 from node import Node  # noqa: E402
 
+from hera_volcano.examples.defaults import SERVICE_ACCOUNT as DEFAULT_SERVICE_ACCOUNT  # noqa: E402
+
 NAMESPACE = layout.ARGO_NAMESPACE
-SERVICE_ACCOUNT = "argo"
+SERVICE_ACCOUNT = DEFAULT_SERVICE_ACCOUNT  # the bundled workflows' own, which their RBAC creates
 VOLCANO = ("batch.volcano.sh", "v1alpha1", "jobs")
 PODGROUPS = ("scheduling.volcano.sh", "v1beta1", "podgroups")
 WORKFLOWS = ("argoproj.io", "v1alpha1", "workflows")
