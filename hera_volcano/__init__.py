@@ -14,10 +14,12 @@ from hera_volcano.shared.version import __version__ as __version__
 if TYPE_CHECKING:
     from hera_volcano.argo.cleanup import cleanup_on_failure
     from hera_volcano.argo.follow_logs import follow_logs_template
+    from hera_volcano.argo.job_dag import job_dag
     from hera_volcano.argo.job_template import job_template
     from hera_volcano.builders.batch import batch_job
     from hera_volcano.builders.mpi import mpi_job
-    from hera_volcano.builders.pipeline import JobShape, Pipeline, PipelineJob
+    from hera_volcano.builders.pipeline import Pipeline
+    from hera_volcano.builders.pipeline_entries import JobShape, PipelineJob, PipelineStep, StepOutput
     from hera_volcano.builders.pod import PodSettings, PodVolume, Toleration
     from hera_volcano.builders.pytorch import pytorch_job, torchrun
     from hera_volcano.builders.retries import ArgoRetry, VolcanoRetry
@@ -43,8 +45,11 @@ _LAZY = {
     "cleanup_on_failure": "hera_volcano.argo.cleanup",
     "to_yaml": "hera_volcano.kube.emit",
     "Pipeline": "hera_volcano.builders.pipeline",
-    "PipelineJob": "hera_volcano.builders.pipeline",
-    "JobShape": "hera_volcano.builders.pipeline",
+    "PipelineJob": "hera_volcano.builders.pipeline_entries",
+    "PipelineStep": "hera_volcano.builders.pipeline_entries",
+    "StepOutput": "hera_volcano.builders.pipeline_entries",
+    "JobShape": "hera_volcano.builders.pipeline_entries",
+    "job_dag": "hera_volcano.argo.job_dag",
     "ArgoRetry": "hera_volcano.builders.retries",
     "VolcanoRetry": "hera_volcano.builders.retries",
     "batch_job": "hera_volcano.builders.batch",
@@ -69,6 +74,7 @@ __all__ = [
     "JobShape",
     "Pipeline",
     "PipelineJob",
+    "PipelineStep",
     "Placeholder",
     "Plugin",
     "PodSettings",
@@ -76,6 +82,7 @@ __all__ = [
     "Policy",
     "Result",
     "Run",
+    "StepOutput",
     "Toleration",
     "ValidationError",
     "VolcanoJob",
@@ -85,6 +92,7 @@ __all__ = [
     "batch_job",
     "cleanup_on_failure",
     "follow_logs_template",
+    "job_dag",
     "job_template",
     "mpi_job",
     "pytorch_job",

@@ -24,7 +24,8 @@ PACKAGE = "hera_volcano"
 LAYERS = ("shared", "kube", "volcano", "argo", "client", "builders", "examples", "tools", "cli")
 #: What users run: ``python -m hera_volcano[.NAME]``, each only a call into the command-line edge.
 ENTRY_POINTS = frozenset(
-    f"{PACKAGE}.{name}" for name in ("__main__", "mpi_hello", "pytorch_hello", "steps", "dag", "rbac", "lint")
+    f"{PACKAGE}.{name}"
+    for name in ("__main__", "mpi_hello", "pytorch_hello", "data_pipeline", "steps", "dag", "rbac", "lint")
 )
 CLI = f"{PACKAGE}.cli"
 

@@ -68,15 +68,7 @@ def follow_logs_template(
     checks.integer("grace", grace, minimum=1)
     if service_account_name is not None:
         names.check("service_account_name", service_account_name, names.dns1123_subdomain)
-    wanted = checks.strings("outputs", outputs)
-    for i, output in enumerate(wanted):
-        if not report_names.NAME.fullmatch(output) or output in report_names.RESERVED:
-            raise ValidationError(
-                f"outputs[{i}]",
-                f"{output!r} is not a report name (letters, digits, '_', '-', at most 63; not job-name or job-phase)",
-            )
-    if len(set(wanted)) != len(wanted):
-        raise ValidationError("outputs", "names a value twice")
+    wanted = report_names.check_names("outputs", outputs)
     job_selector = f"{WORKFLOW_LABEL}={{{{workflow.name}}}},{JOB_LABEL}={job_label}"
     pod_selector = f"{POD_WORKFLOW_LABEL}={{{{workflow.name}}}},{JOB_LABEL}={job_label}"
     prefix = "inputs.parameters."

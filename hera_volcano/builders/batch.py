@@ -16,7 +16,7 @@ from typing import Any, Final
 from hera_volcano.argo.conditions import DEFAULT_DEADLINE
 from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
 from hera_volcano.builders import program
-from hera_volcano.builders.pipeline import JobShape, PipelineJob
+from hera_volcano.builders.pipeline_entries import JobShape, PipelineJob
 from hera_volcano.builders.pod import GPU, MAX_DEVICES, PodSettings, check_settings
 from hera_volcano.builders.retries import ArgoRetry, VolcanoRetry
 from hera_volcano.kube import names

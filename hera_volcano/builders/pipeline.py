@@ -6,20 +6,25 @@ Jobs of one :class:`JobShape` share one resource template; what differs per job 
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from hera_volcano.argo.conditions import DEFAULT_DEADLINE
+from hera_volcano.argo.job_dag import JOB_OUTPUTS
 from hera_volcano.argo.limits import MAX_DAG_TASKS
+from hera_volcano.builders.pipeline_entries import JobShape, PipelineJob, PipelineStep, StepOutput, encode_argument
+from hera_volcano.builders.pod import apply_settings
 from hera_volcano.builders.retries import ArgoRetry
+from hera_volcano.builders.workspace import Workspace
 from hera_volcano.kube import names
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
+from hera_volcano.shared.findings import as_list, as_map
 from hera_volcano.shared.placeholders import Placeholder, expressions, has_expression, placeholders
-from hera_volcano.volcano.job import VolcanoJob, check
+from hera_volcano.volcano.job import VolcanoJob, check, pod_template_to_dict
 
 if TYPE_CHECKING:
     from hera.workflows import DAG, Container, Resource, Steps, Task, Workflow
@@ -27,147 +32,74 @@ if TYPE_CHECKING:
 #: Workflow names are at most 63 characters, and generateName adds 6 (``-`` and 5 random ones).
 MAX_WORKFLOW_PREFIX = 57
 _INPUT = "inputs.parameters."
-_EMBEDDABLE = re.compile(r"[A-Za-z0-9._-]*")
-
-
-@dataclass(frozen=True)
-class JobShape:
-    """One Argo resource template for every job built from ``job``; ``Placeholder.input`` marks per-job values.
-
-    ``job_label`` (usually a placeholder) identifies each job's pods for its log follower; ``follow_task`` and
-    ``follow_container`` say whose logs the follower streams.
-    """
-
-    name: str
-    job: VolcanoJob
-    job_label: str | Placeholder
-    follow_task: str
-    follow_container: str
-    deadline: int = DEFAULT_DEADLINE
-    retry: ArgoRetry | None = None
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.job, VolcanoJob):
-            raise ValidationError("shape.job", "must be a VolcanoJob")
-        if self.follow_task not in {t.name for t in self.job.tasks}:
-            raise ValidationError("shape.follow_task", f"names no task of the job: {self.follow_task!r}")
-        checks.integer("shape.deadline", self.deadline, minimum=1, maximum=checks.INT32_MAX)
-        if self.retry is not None and not isinstance(self.retry, ArgoRetry):
-            raise ValidationError("shape.retry", "must be ArgoRetry(...) (Volcano's retries go into the job)")
-
-
-@dataclass(frozen=True)
-class PipelineJob:
-    """One job of a pipeline: a shape, its arguments, and the jobs it runs after."""
-
-    name: str
-    shape: JobShape
-    arguments: Mapping[str, Any] = field(default_factory=dict)
-    after: Sequence[str] = ()
-    follow_logs: bool = False
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.shape, JobShape):
-            raise ValidationError("shape", "must be a JobShape")
-        if not isinstance(self.arguments, Mapping):
-            raise ValidationError("arguments", "must be a mapping of parameter names to values")
-        object.__setattr__(self, "after", tuple(checks.strings("after", self.after)))
-        twice = sorted({dep for dep in self.after if self.after.count(dep) > 1})
-        if twice:
-            raise ValidationError("after", f"names {', '.join(map(repr, twice))} more than once")
-        if not isinstance(self.follow_logs, bool):
-            raise ValidationError("follow_logs", "must be true or false")
-
-
-def encode_argument(value: Any, field: str, *, placeholder: Placeholder | None, embedded: bool) -> str:
-    """The text of an Argo parameter that, substituted into a manifest, reads back as ``value`` with its type.
-
-    Argo substitutes text, so the encoding follows where the placeholder stands: inside a larger string only
-    name-like text is safe; a placeholder in double quotes takes JSON-escaped text; a bare one (integers, lists)
-    takes JSON, which YAML reads back unchanged.
-    """
-    if has_expression(value if isinstance(value, str) else json.dumps(value, default=str)):
-        raise ValidationError(field, "must not contain '{{' (Argo would substitute it)")
-    if embedded:
-        text = str(value)
-        if isinstance(value, bool) or not isinstance(value, str | int) or not _EMBEDDABLE.fullmatch(text):
-            raise ValidationError(field, "is used inside a name, so it may hold only letters, digits, '.', '_', '-'")
-        return text
-    sample = None if placeholder is None else placeholder.sample
-    expected = type(sample)
-    if isinstance(sample, bool) or expected not in (str, int, list):
-        expected = type(value)
-    if isinstance(value, bool) or not isinstance(value, expected) or expected not in (str, int, list):
-        kind = {str: "a string", int: "an integer", list: "a list"}.get(expected, "a string, an integer or a list")
-        raise ValidationError(field, f"must be {kind}")
-    text = _yaml_safe_json(value, field)
-    return text[1:-1] if placeholder is not None and placeholder.in_quotes else text
-
-
-def _yaml_safe_json(value: Any, field: str) -> str:
-    """JSON that YAML (go-yaml, behind Argo and kubectl) reads back as ``value``: printable text as is, everything
-    else (DEL, C1 controls, line and paragraph separators, which YAML would fold) as escapes; lone surrogates are
-    refused. JSON itself already escapes the ASCII controls."""
-    text = json.dumps(value, ensure_ascii=False)
-    if any(0xD800 <= ord(c) <= 0xDFFF for c in text):
-        raise ValidationError(field, "must be valid Unicode text (it holds a lone surrogate)")
-    return _NON_ASCII.sub(_escape, text)
-
-
-_NON_ASCII = re.compile("[^\x20-\x7e]")
-
-
-def _escape(match: re.Match[str]) -> str:
-    char = match.group()
-    if char.isprintable():
-        return char
-    code = ord(char)
-    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+#: An input read inside an expression (``{{=toJson(replace(inputs.parameters['lr'], ...))}}``): at run time.
+_RUNTIME_INPUT = re.compile(r"inputs\.parameters\['([-a-zA-Z0-9_]+)'\]")
 
 
 @dataclass(frozen=True)
 class _Prepared:
-    """A shape rendered once: its template, and which inputs are used whole or inside strings."""
+    """A shape rendered once: its job (the workspace mounted), its data, and how each input is used: standing whole
+    (by placeholder), inside strings (``embedded``), or read at run time through an expression (``runtime``)."""
 
+    job: VolcanoJob
     data: dict[str, Any]
-    whole: Mapping[str, Placeholder]  # input name -> placeholder, for those standing as whole values
+    whole: Mapping[str, Placeholder]
     embedded: frozenset[str]
+    runtime: frozenset[str]
+
+
+Entry = PipelineJob | PipelineStep
 
 
 class Pipeline:
-    """An ordered set of Volcano jobs with dependencies, rendered as a DAG or as Steps.
+    """An ordered set of Volcano jobs, and ordinary steps of your own, with dependencies, rendered as a DAG or as
+    Steps.
 
-    Build it from :func:`batch_job` entries or :class:`PipelineJob`s of your own shapes; rendering checks names,
-    dependencies (unknown names, cycles), each job's arguments against its shape, and each job against Volcano's
-    rules with its real arguments.
+    Build it from :func:`batch_job` entries, :class:`PipelineJob`s of your own shapes and :class:`PipelineStep`s;
+    rendering checks names, dependencies (unknown names, cycles), each job's arguments against its shape, each
+    :class:`StepOutput` against what its step gives, and each job against Volcano's rules with its real arguments.
+    A job whose shape names ``outputs`` is a task that carries them (:func:`hera_volcano.job_dag`). With
+    ``workspace``, its claim is mounted in every job's pods and in every ordinary step.
     """
 
-    def __init__(self, jobs: Sequence[PipelineJob], *, max_dag_tasks: int | None = MAX_DAG_TASKS) -> None:
+    def __init__(
+        self,
+        jobs: Sequence[Entry],
+        *,
+        max_dag_tasks: int | None = MAX_DAG_TASKS,
+        workspace: Workspace | None = None,
+    ) -> None:
         if isinstance(jobs, str | bytes) or not isinstance(jobs, Sequence):
-            raise ValidationError("jobs", "must be a list of PipelineJob (see batch_job)")
-        self.jobs = tuple(jobs)
+            raise ValidationError("jobs", "must be a list of PipelineJob (see batch_job) and PipelineStep")
+        self.entries: tuple[Entry, ...] = tuple(jobs)
         if max_dag_tasks is not None:
             checks.integer("max_dag_tasks", max_dag_tasks, minimum=1)
         self.max_dag_tasks = max_dag_tasks
-        if not self.jobs:
+        if workspace is not None and not isinstance(workspace, Workspace):
+            raise ValidationError("workspace", f"must be a Workspace(...), not {type(workspace).__name__}")
+        self.workspace = workspace
+        if not self.entries:
             raise ValidationError("jobs", "a pipeline needs at least one job")
-        for i, job in enumerate(self.jobs):
-            if not isinstance(job, PipelineJob):
-                raise ValidationError(f"jobs[{i}]", f"must be a PipelineJob (see batch_job), not {type(job).__name__}")
-        self._by_name: dict[str, PipelineJob] = {}
-        for i, job in enumerate(self.jobs):
-            names.check(f"jobs[{i}].name", job.name, names.argo_name)
-            if job.name[0].isdigit():
+        for i, entry in enumerate(self.entries):
+            if not isinstance(entry, PipelineJob | PipelineStep):
+                raise ValidationError(
+                    f"jobs[{i}]", f"must be a PipelineJob (see batch_job) or a PipelineStep, not {type(entry).__name__}"
+                )
+        self.jobs: tuple[PipelineJob, ...] = tuple(e for e in self.entries if isinstance(e, PipelineJob))
+        self._by_name: dict[str, Entry] = {}
+        for i, entry in enumerate(self.entries):
+            names.check(f"jobs[{i}].name", entry.name, names.argo_name)
+            if entry.name[0].isdigit():
                 raise ValidationError(
                     f"jobs[{i}].name", "must not start with a digit (Argo task names with dependencies)"
                 )
-            if job.name in self._by_name:
-                raise ValidationError(f"jobs[{i}].name", f"duplicate job name {job.name!r}")
-            self._by_name[job.name] = job
-        for i, job in enumerate(self.jobs):
-            if not job.follow_logs:
+            if entry.name in self._by_name:
+                raise ValidationError(f"jobs[{i}].name", f"duplicate job name {entry.name!r}")
+            self._by_name[entry.name] = entry
+        for i, entry in enumerate(self.entries):
+            if not isinstance(entry, PipelineJob) or not self._follows_alone(entry):
                 continue
-            follower = _follower_name(job.name)
+            follower = _follower_name(entry.name)
             if len(follower) > names.ARGO_NAME_MAX:
                 raise ValidationError(
                     f"jobs[{i}].name",
@@ -177,9 +109,32 @@ class Pipeline:
             if follower in self._by_name:
                 raise ValidationError(f"jobs[{i}].follow_logs", f"its log follower task {follower!r} is also a job")
         self._shapes: dict[str, tuple[JobShape, _Prepared]] = {}
-        for i, job in enumerate(self.jobs):
-            self._check_job(i, job)
+        self._deps: dict[str, tuple[str, ...]] = {}
+        for i, entry in enumerate(self.entries):
+            if isinstance(entry, PipelineJob):
+                self._check_job(i, entry)
+            else:
+                self._check_step(i, entry)
         self.levels = self._levels()
+
+    @staticmethod
+    def _follows_alone(job: PipelineJob) -> bool:
+        """A job with ``follow_logs`` whose shape reports nothing gets a follower task of its own beside it (a shape
+        with outputs has its follower inside its task)."""
+        return job.follow_logs and not job.shape.outputs
+
+    def _job(self, shape: JobShape) -> VolcanoJob:
+        """The shape's job, with the workspace (if any) mounted in every task's pods."""
+        if self.workspace is None:
+            return shape.job
+        settings = self.workspace.add_to()
+        tasks = []
+        for task in shape.job.tasks:
+            template = pod_template_to_dict(task.template)
+            containers = as_list(as_map(template.get("spec")).get("containers"))
+            main = str(as_map(containers[0]).get("name", "")) if containers else ""
+            tasks.append(replace(task, template=apply_settings(template, main, settings)))
+        return replace(shape.job, tasks=tasks)
 
     def _prepare(self, shape: JobShape, field: str) -> _Prepared:
         known = self._shapes.get(shape.name)
@@ -188,47 +143,87 @@ class Pipeline:
                 raise ValidationError(field, f"two different shapes are both named {shape.name!r}")
             return known[1]
         names.check(f"{field}.name", shape.name, names.argo_name)
-        data = shape.job._data()
-        whole = {e.removeprefix(_INPUT): p for e, p in placeholders(data).items() if e.startswith(_INPUT)}
+        job = self._job(shape)
+        data = job._data()
+        found = placeholders(data)
+        whole = {e.removeprefix(_INPUT): p for e, p in found.items() if e.startswith(_INPUT)}
+        runtime = {name for e in found if e.startswith("=") for name in _RUNTIME_INPUT.findall(e)}
         embedded: set[str] = set()
         for text in _strings(data):
-            embedded.update(e.removeprefix(_INPUT) for e in expressions(text) if e.startswith(_INPUT))
+            for e in expressions(text):
+                if e.startswith(_INPUT):
+                    embedded.add(e.removeprefix(_INPUT))
+                elif e.startswith("="):
+                    runtime.update(_RUNTIME_INPUT.findall(e))
         if isinstance(shape.job_label, Placeholder):
             embedded.add(shape.job_label.expression.removeprefix(_INPUT))
-        prepared = _Prepared(data, whole, frozenset(embedded))
+        prepared = _Prepared(job, data, whole, frozenset(embedded), frozenset(runtime))
         self._shapes[shape.name] = (shape, prepared)
         return prepared
 
     def _check_job(self, i: int, job: PipelineJob) -> None:
         field = f"jobs[{i}]"
         prepared = self._prepare(job.shape, f"{field}.shape")
-        wanted = set(prepared.whole) | prepared.embedded
+        wanted = set(prepared.whole) | prepared.embedded | prepared.runtime
         unknown = sorted(set(job.arguments) - wanted)
         if unknown:
             raise ValidationError(f"{field}.arguments", f"the shape has no parameter {', '.join(unknown)}")
         missing = sorted(wanted - set(job.arguments))
         if missing:
             raise ValidationError(f"{field}.arguments", f"missing {', '.join(missing)}")
-        self._encode(job, prepared, f"{field}.arguments")
-        for dep in job.after:
-            if dep not in self._by_name:
-                raise ValidationError(f"{field}.after", f"unknown job {dep!r}")
-            if dep == job.name:
-                raise ValidationError(f"{field}.after", "a job cannot run after itself")
+        self._encode(job, prepared, f"{field}.arguments", "tasks")
+        self._deps[job.name] = self._dependencies(field, job)
+        samples = {_INPUT + k: v for k, v in job.arguments.items() if not isinstance(v, StepOutput)}
         try:
-            check(prepared.data, {_INPUT + k: v for k, v in job.arguments.items()})
+            check(prepared.data, samples)
         except ValidationError as e:
             raise ValidationError(f"{field} ({job.name}): {e.field}", e.rule) from None
 
-    def _levels(self) -> list[list[PipelineJob]]:
-        """Jobs grouped so each group runs after every earlier one (longest path); finds cycles.
+    def _check_step(self, i: int, step: PipelineStep) -> None:
+        field = f"jobs[{i}]"
+        declared = _parameters(step.template, "inputs")
+        unknown = sorted(set(step.arguments) - set(declared))
+        if unknown:
+            raise ValidationError(f"{field}.arguments", f"its template has no input {', '.join(unknown)}")
+        missing = sorted(n for n, given in declared.items() if not given and n not in step.arguments)
+        if missing:
+            raise ValidationError(f"{field}.arguments", f"missing {', '.join(missing)}")
+        _step_arguments(step, f"{field}.arguments", "tasks")
+        self._deps[step.name] = self._dependencies(field, step)
+
+    def _dependencies(self, field: str, entry: Entry) -> tuple[str, ...]:
+        """What ``entry`` runs after: its ``after``, then each step whose output it takes (once each)."""
+        taken = [v.step for v in entry.arguments.values() if isinstance(v, StepOutput)]
+        deps = tuple(dict.fromkeys([*entry.after, *taken]))
+        for dep in deps:
+            if dep not in self._by_name:
+                raise ValidationError(f"{field}.after", f"unknown job {dep!r}")
+            if dep == entry.name:
+                raise ValidationError(f"{field}.after", "a job cannot run after itself")
+        for key, value in entry.arguments.items():
+            if isinstance(value, StepOutput) and value.name not in self._gives(self._by_name[value.step]):
+                given = ", ".join(sorted(self._gives(self._by_name[value.step]))) or "none"
+                raise ValidationError(
+                    f"{field}.arguments.{key}", f"step {value.step!r} has no output {value.name!r} (it gives: {given})"
+                )
+        return deps
+
+    @staticmethod
+    def _gives(entry: Entry) -> set[str]:
+        """The output parameters an entry's task has."""
+        if isinstance(entry, PipelineJob):
+            return {*entry.shape.outputs, *JOB_OUTPUTS}
+        return set(_parameters(entry.template, "outputs"))
+
+    def _levels(self) -> list[list[Entry]]:
+        """Entries grouped so each group runs after every earlier one (longest path); finds cycles.
 
         Iterative depth-first search: a chain of thousands of jobs must not hit Python's recursion limit.
         """
         level: dict[str, int] = {}
-        on_path: dict[str, int] = {}  # job -> its position on the current path
+        on_path: dict[str, int] = {}  # entry -> its position on the current path
         path: list[str] = []
-        for root in self.jobs:
+        for root in self.entries:
             if root.name in level:
                 continue
             stack: list[tuple[str, int]] = [(root.name, 0)]
@@ -237,7 +232,7 @@ class Pipeline:
                 if next_dep == 0:
                     on_path[name] = len(path)
                     path.append(name)
-                deps = self._by_name[name].after
+                deps = self._deps[name]
                 if next_dep < len(deps):
                     stack.append((name, next_dep + 1))
                     dep = deps[next_dep]
@@ -250,40 +245,63 @@ class Pipeline:
                 level[name] = 1 + max((level[d] for d in deps), default=-1)
                 del on_path[name]
                 path.pop()
-        groups: list[list[PipelineJob]] = [[] for _ in range(max(level.values()) + 1)]
-        for job in self.jobs:
-            groups[level[job.name]].append(job)
+        groups: list[list[Entry]] = [[] for _ in range(max(level.values()) + 1)]
+        for entry in self.entries:
+            groups[level[entry.name]].append(entry)
         return groups
 
     @staticmethod
-    def _encode(job: PipelineJob, prepared: _Prepared, field: str) -> dict[str, str]:
-        return {
-            k: encode_argument(v, f"{field}.{k}", placeholder=prepared.whole.get(k), embedded=k in prepared.embedded)
-            for k, v in job.arguments.items()
-        }
+    def _encode(job: PipelineJob, prepared: _Prepared, field: str, kind: str) -> dict[str, str]:
+        encoded = {}
+        for k, v in job.arguments.items():
+            at = f"{field}.{k}"
+            if k in prepared.runtime:
+                encoded[k] = _runtime_argument(v, at, kind)
+            elif isinstance(v, StepOutput):
+                raise ValidationError(
+                    at,
+                    "is known only at run time, and the job reads this parameter when the workflow is rendered (in"
+                    " its manifest): take it with Placeholder.input in func_args or PodSettings(env=...)",
+                )
+            else:
+                encoded[k] = encode_argument(v, at, placeholder=prepared.whole.get(k), embedded=k in prepared.embedded)
+        return encoded
 
-    def _arguments(self, job: PipelineJob) -> dict[str, str]:
-        return self._encode(job, self._shapes[job.shape.name][1], job.name)
+    def _arguments(self, job: PipelineJob, kind: str) -> dict[str, str]:
+        return self._encode(job, self._shapes[job.shape.name][1], job.name, kind)
 
-    def templates(self) -> tuple[dict[str, Resource], dict[str, Container]]:
-        """The shared resource templates (by shape name) and log-follower templates (by shape name)."""
+    def templates(self) -> tuple[dict[str, Resource | DAG], dict[str, Container]]:
+        """The shared templates of the jobs (by shape name: a resource template, or for a shape with outputs the
+        DAG that carries them) and the log-follower templates beside them (by shape name)."""
         from hera_volcano.argo.follow_logs import follow_logs_template
+        from hera_volcano.argo.job_dag import job_dag
         from hera_volcano.argo.job_template import job_template
 
-        resources: dict[str, Resource] = {}
+        runs: dict[str, Resource | DAG] = {}
         followers: dict[str, Container] = {}
         for job in self.jobs:
             shape = job.shape
-            if shape.name not in resources:
-                retry = _argo_retry(shape.retry)
-                resources[shape.name] = job_template(
-                    shape.job,
+            prepared = self._shapes[shape.name][1]
+            if shape.name not in runs and shape.outputs:
+                runs[shape.name] = job_dag(
+                    prepared.job,
+                    name=shape.name,
+                    outputs=shape.outputs,
+                    job_label=shape.job_label,
+                    task=shape.follow_task,
+                    container=shape.follow_container,
+                    deadline=shape.deadline,
+                    retry_strategy=_argo_retry(shape.retry),
+                )
+            elif shape.name not in runs:
+                runs[shape.name] = job_template(
+                    prepared.job,
                     name=shape.name,
                     job_label=shape.job_label,
                     deadline=shape.deadline,
-                    retry_strategy=retry,
+                    retry_strategy=_argo_retry(shape.retry),
                 )
-            if job.follow_logs and shape.name not in followers:
+            if self._follows_alone(job) and shape.name not in followers:
                 followers[shape.name] = follow_logs_template(
                     name=_follower_name(shape.name),
                     job_label=shape.job_label,
@@ -291,42 +309,64 @@ class Pipeline:
                     container=shape.follow_container,
                     timeout=shape.deadline + 60,
                 )
-        return resources, followers
+        return runs, followers
+
+    def _step_template(self, step: PipelineStep) -> Any:
+        """The step's template, with the workspace mounted (a copy: the user's own stays as it was)."""
+        if self.workspace is None or not hasattr(step.template, "volumes"):
+            return step.template
+        template = copy.deepcopy(step.template)
+        template.volumes = [*(template.volumes or []), self.workspace.hera_volume()]
+        return template
 
     def add_tasks(self) -> dict[str, Task]:
-        """Add the jobs (and followers) as tasks to the DAG being built (``with DAG(...)``); returns them by name.
+        """Add the jobs (and followers) and ordinary steps as tasks to the DAG being built (``with DAG(...)``);
+        returns them by name.
 
         Chain them with your own tasks: ``prep >> tasks["train"]``.
         """
         from hera.workflows import Task
 
-        resources, followers = self.templates()
+        runs, followers = self.templates()
         tasks: dict[str, Task] = {}
-        for job in self.jobs:
-            tasks[job.name] = Task(name=job.name, template=resources[job.shape.name], arguments=self._arguments(job))
-        for job in self.jobs:
-            for dep in job.after:
-                tasks[dep] >> tasks[job.name]
-            if job.follow_logs:
+        for entry in self.entries:
+            if isinstance(entry, PipelineJob):
+                template, arguments = runs[entry.shape.name], self._arguments(entry, "tasks")
+            else:
+                template, arguments = self._step_template(entry), _step_arguments(entry, entry.name, "tasks")
+            tasks[entry.name] = Task(name=entry.name, template=template, arguments=arguments)
+        for entry in self.entries:
+            for dep in self._deps[entry.name]:
+                tasks[dep] >> tasks[entry.name]
+            if isinstance(entry, PipelineJob) and self._follows_alone(entry):
                 # No continueOn: Argo refuses it beside `depends`; the follower bounds itself and exits 0.
                 logs = Task(
-                    name=_follower_name(job.name),
-                    template=followers[job.shape.name],
-                    arguments=_follower_arguments(job.shape.job_label, job.arguments),
+                    name=_follower_name(entry.name),
+                    template=followers[entry.shape.name],
+                    arguments=_follower_arguments(entry.shape.job_label, entry.arguments),
                 )
-                for dep in job.after:
+                for dep in self._deps[entry.name]:
                     tasks[dep] >> logs
         return tasks
+
+    def _template_names(self) -> list[str]:
+        """Every template the pipeline adds to a workflow (a name twice is a clash: Hera keeps the first)."""
+        found: list[str] = []
+        for shape in dict.fromkeys(job.shape.name for job in self.jobs):
+            outputs = next(job.shape.outputs for job in self.jobs if job.shape.name == shape)
+            found += [shape, f"{shape}-job", f"{shape}-logs"] if outputs else [shape]
+        found += list(dict.fromkeys(_follower_name(j.shape.name) for j in self.jobs if self._follows_alone(j)))
+        found += list(dict.fromkeys(str(s.template.name) for s in self.entries if isinstance(s, PipelineStep)))
+        return found
 
     def _check_template_name(self, name: str) -> None:
         """``name`` can sit beside the pipeline's own templates in one workflow (Argo refuses duplicates)."""
         names.check("name", name, names.argo_name)
-        shapes = {job.shape.name for job in self.jobs}
-        followers = {_follower_name(job.shape.name) for job in self.jobs if job.follow_logs}
-        clash = sorted(shapes & followers)
+        ours = self._template_names()
+        clash = sorted({n for n in ours if ours.count(n) > 1})
         if clash:
-            raise ValidationError("jobs", f"the shape {clash[0]!r} has the name of another shape's log follower")
-        if name in shapes | followers:
+            raise ValidationError("jobs", f"two of the pipeline's templates would be named {clash[0]!r}")
+        if name in ours:
             raise ValidationError("name", f"{name!r} is also a template of this pipeline; choose another name")
 
     def dag(self, name: str = "pipeline") -> DAG:
@@ -334,7 +374,7 @@ class Pipeline:
         from hera.workflows import DAG
 
         self._check_template_name(name)
-        count = len(self.jobs) + sum(j.follow_logs for j in self.jobs)
+        count = len(self.entries) + sum(self._follows_alone(j) for j in self.jobs)
         if self.max_dag_tasks is not None and count > self.max_dag_tasks:
             raise ValidationError(
                 "jobs",
@@ -346,23 +386,29 @@ class Pipeline:
         return dag
 
     def steps(self, name: str = "pipeline") -> Steps:
-        """A Steps template: one parallel group per level (a job runs after every job of the groups before)."""
+        """A Steps template: one parallel group per level (an entry runs after every one of the groups before)."""
         from hera.workflows import Step, Steps
 
         from hera_volcano.argo.follow_logs import follower_continue_on
 
         self._check_template_name(name)
-        resources, followers = self.templates()
+        runs, followers = self.templates()
         with Steps(name=name) as steps:
             for group in self.levels:
                 with steps.parallel():
-                    for job in group:
-                        Step(name=job.name, template=resources[job.shape.name], arguments=self._arguments(job))
-                        if job.follow_logs:
+                    for entry in group:
+                        if isinstance(entry, PipelineStep):
+                            arguments = _step_arguments(entry, entry.name, "steps")
+                            Step(name=entry.name, template=self._step_template(entry), arguments=arguments)
+                            continue
+                        Step(
+                            name=entry.name, template=runs[entry.shape.name], arguments=self._arguments(entry, "steps")
+                        )
+                        if self._follows_alone(entry):
                             Step(
-                                name=_follower_name(job.name),
-                                template=followers[job.shape.name],
-                                arguments=_follower_arguments(job.shape.job_label, job.arguments),
+                                name=_follower_name(entry.name),
+                                template=followers[entry.shape.name],
+                                arguments=_follower_arguments(entry.shape.job_label, entry.arguments),
                                 continue_on=follower_continue_on(),
                             )
         return steps
@@ -437,3 +483,40 @@ def _strings(data: Any) -> list[str]:
     if isinstance(data, list | tuple):
         return [s for v in data for s in _strings(v)]
     return []
+
+
+def _runtime_argument(value: Any, field: str, kind: str) -> str:
+    """A parameter the job reads at run time (through an expression that escapes it whatever it holds): its text,
+    a step's output, or JSON for a non-text value (the launcher parses it back)."""
+    if isinstance(value, StepOutput):
+        return value.reference(kind)
+    text = value if isinstance(value, str) else json.dumps(value)
+    if has_expression(text):
+        raise ValidationError(field, "must not contain '{{' (Argo would substitute it)")
+    return text
+
+
+def _step_arguments(step: PipelineStep, field: str, kind: str) -> dict[str, str]:
+    """An ordinary step's arguments as Argo parameter values."""
+    found = {}
+    for key, value in step.arguments.items():
+        if isinstance(value, StepOutput):
+            found[key] = value.reference(kind)
+        elif isinstance(value, str | int | float | bool):
+            found[key] = _runtime_argument(value, f"{field}.{key}", kind)
+        else:
+            raise ValidationError(f"{field}.{key}", "must be text, a number, true/false or a StepOutput")
+    return found
+
+
+def _parameters(template: Any, where: str) -> dict[str, bool]:
+    """The parameters a Hera template declares as its ``inputs`` or ``outputs``: name -> whether it has a value
+    (a default or a value)."""
+    from hera.workflows import Parameter
+
+    declared = getattr(template, where, None)
+    found = {}
+    for item in declared if isinstance(declared, list) else []:
+        if isinstance(item, Parameter) and item.name:
+            found[str(item.name)] = item.default is not None or item.value is not None or item.value_from is not None
+    return found

@@ -88,6 +88,17 @@ COMMANDS: Final[Mapping[str, Command]] = {
         "Print the Volcano PyTorch hello world (an all-reduce over the ranks) as an Argo Workflow",
         (f"{PROG} pytorch-hello | {PROG} submit - --wait", f"{PROG} pytorch-hello --workers 4 --template"),
     ),
+    "data-pipeline": Command(
+        "hera_volcano.cli.data_pipeline",
+        "main",
+        "workflows",
+        "Print the data pipeline (prep, train a function on a PyTorch job, evaluate; values and files flow) as an"
+        " Argo Workflow",
+        (
+            f"{PROG} data-pipeline | argo submit -",
+            f"{PROG} data-pipeline --claim my-data --workers 4 --template",
+        ),
+    ),
     "steps": Command(
         "hera_volcano.cli.hello_jobs",
         "steps",

@@ -26,6 +26,12 @@ def _pytorch_hello(namespace: str, service_account: str, template: bool) -> Work
     return build(Options(namespace=namespace, service_account=service_account, template=template))
 
 
+def _data_pipeline(namespace: str, service_account: str, template: bool) -> Workflow:
+    from hera_volcano.examples.data_pipeline import Options, build
+
+    return build(Options(namespace=namespace, service_account=service_account, template=template))
+
+
 def _steps(namespace: str, service_account: str, template: bool) -> Workflow:
     from hera_volcano.examples.hello_jobs import STEPS
 
@@ -41,6 +47,7 @@ def _dag(namespace: str, service_account: str, template: bool) -> Workflow:
 BUNDLED: Mapping[str, Builder] = {
     "volcano-mpi-hello": _mpi_hello,
     "volcano-pytorch-hello": _pytorch_hello,
+    "volcano-data-pipeline": _data_pipeline,
     "volcano-step-job": _steps,
     "volcano-dag-job": _dag,
 }

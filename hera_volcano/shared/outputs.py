@@ -12,6 +12,10 @@ implement the two ends of this in their own languages; tests hold both to the ca
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+
+from hera_volcano.shared import checks
+from hera_volcano.shared.errors import ValidationError
 
 #: What starts a report line (at the very start of the line).
 PREFIX = "hera-volcano:output "
@@ -46,3 +50,17 @@ def parse_line(line: str) -> tuple[str, str] | None:
     if not sep or not NAME.fullmatch(name) or name in RESERVED or len(line.encode("utf-8")) > MAX_LINE:
         return None
     return name, value
+
+
+def check_names(field: str, value: Sequence[str]) -> tuple[str, ...]:
+    """Names of values a job's rank 0 is to report: report names, each once (a ValidationError names the field)."""
+    found = tuple(checks.strings(field, value))
+    for i, name in enumerate(found):
+        if not NAME.fullmatch(name) or name in RESERVED:
+            raise ValidationError(
+                f"{field}[{i}]",
+                f"{name!r} is not a report name (letters, digits, '_', '-', at most 63; not job-name or job-phase)",
+            )
+    if len(set(found)) != len(found):
+        raise ValidationError(field, "names a value twice")
+    return found

@@ -49,7 +49,8 @@ def test_each_command_has_help_with_examples_and_exit_codes(name: str) -> None:
     assert EXIT_CODES[command.exits] in r.out
     cluster = command.group == "cluster"
     assert ("-n NAMESPACE, --namespace NAMESPACE" in r.out) == (cluster or name in ("mpi-hello", "pytorch-hello",
-                                                                                   "steps", "dag", "rbac"))  # fmt: skip
+                                                                                   "data-pipeline", "steps", "dag",
+                                                                                   "rbac"))  # fmt: skip
     assert ("$ARGO_NAMESPACE" in r.out) == cluster
 
 

@@ -38,20 +38,12 @@ def test_committed_files_are_in_sync_with_the_code() -> None:
 def test_render_writes_workflows_rbac_and_kustomizations(tmp_path: Path) -> None:
     r = run("hera_volcano", "render", "--bundled", "--out", str(tmp_path))
     assert r.code == 0, r.err
-    assert sorted(p.name for p in (tmp_path / "workflows").iterdir()) == [
-        "kustomization.yaml",
-        "volcano-dag-job.yaml",
-        "volcano-mpi-hello.yaml",
-        "volcano-pytorch-hello.yaml",
-        "volcano-step-job.yaml",
-    ]
+    from hera_volcano.examples.bundled import BUNDLED
+
+    written = sorted(f"{name}.yaml" for name in BUNDLED)
+    assert sorted(p.name for p in (tmp_path / "workflows").iterdir()) == sorted(["kustomization.yaml", *written])
     kustomization = yaml.safe_load((tmp_path / "workflows" / "kustomization.yaml").read_text())
-    assert kustomization["resources"] == [
-        "volcano-dag-job.yaml",
-        "volcano-mpi-hello.yaml",
-        "volcano-pytorch-hello.yaml",
-        "volcano-step-job.yaml",
-    ]
+    assert kustomization["resources"] == written
     for name in kustomization["resources"]:
         doc = yaml.safe_load((tmp_path / "workflows" / name).read_text())
         assert doc["kind"] == "WorkflowTemplate" and f"{doc['metadata']['name']}.yaml" == name

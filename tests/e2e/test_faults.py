@@ -47,9 +47,9 @@ def running_job(cluster: Cluster, workflow: str, pods: int, timeout: float = 240
 
 
 def _without(rbac: str, resource: str) -> str:
-    """The generated Role and RoleBinding without the Role's rule on ``resource``."""
+    """The generated ServiceAccount, Role and RoleBinding, without the Role's rule on ``resource``."""
     docs = [d for d in yaml.safe_load_all(rbac) if d]
-    role = docs[0]
+    [role] = [d for d in docs if d["kind"] == "Role"]
     kept = [r for r in role["rules"] if r["resources"] != [resource]]
     assert len(kept) == len(role["rules"]) - 1, f"no rule on {resource} in {role['rules']}"
     role["rules"] = kept

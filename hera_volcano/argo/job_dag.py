@@ -1,0 +1,126 @@
+"""One task that runs a Volcano Job and carries what it reports: a DAG template of the job's step and its follower.
+
+A resource template cannot collect files from the pods of the job it created (argoproj/argo-workflows#6862), but
+the follower reads the job's leading task's output anyway: the values rank 0 reports there (``hera-volcano:output
+NAME=VALUE``, :mod:`hera_volcano.shared.outputs`) become the follower's output parameters, and this DAG lifts them,
+with the job step's ``job-name`` and ``job-phase``, to outputs of its own. So a workflow uses
+``{{tasks.train.outputs.parameters.loss}}`` (or ``{{steps.train...}}``) for a task ``train`` that calls it, wherever
+it is called, as for any other template.
+
+This module imports ``hera.workflows`` (slow); ``import hera_volcano`` reaches it only when it is used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from hera.workflows import DAG, Container, Parameter, Resource, RetryStrategy
+from hera.workflows.models import ValueFrom
+
+from hera_volcano.argo.conditions import DEFAULT_DEADLINE
+from hera_volcano.argo.follow_logs import follow_logs_template, follower_continue_on
+from hera_volcano.argo.job_template import job_template
+from hera_volcano.kube import names
+from hera_volcano.kube.images import KUBECTL_IMAGE
+from hera_volcano.shared.errors import ValidationError
+from hera_volcano.shared.placeholders import Placeholder
+from hera_volcano.volcano.job import VolcanoJob
+
+#: The tasks inside the DAG.
+JOB_TASK = "job"
+LOGS_TASK = "logs"
+#: What the job step itself gives (its job's name and final phase), beside the reported values.
+JOB_OUTPUTS = ("job-name", "job-phase")
+
+
+def job_dag(
+    job: VolcanoJob,
+    *,
+    name: str,
+    outputs: Sequence[str] = (),
+    job_label: str | Placeholder | None = None,
+    task: str | None = None,
+    container: str | None = None,
+    deadline: int = DEFAULT_DEADLINE,
+    retry_strategy: RetryStrategy | None = None,
+    poll_seconds: int | None = None,
+    defaults: Mapping[str, int | str] | None = None,
+    kubectl_image: str = KUBECTL_IMAGE,
+    service_account_name: str | None = None,
+) -> DAG:
+    """A DAG template ``name`` (call it inside ``with Workflow(...)``) whose task runs ``job`` to its end and has as
+    outputs each of ``outputs`` that the job's rank 0 reported, and ``job-name`` and ``job-phase``.
+
+    Inside, the task ``job`` creates the job and waits for it (:func:`job_template`, template ``NAME-job``) while
+    the task ``logs`` streams its leading task's output into the workflow's logs and collects the reported values
+    (:func:`follow_logs_template`, template ``NAME-logs``; ``task`` and ``container`` override the job's lead
+    task and its container). An Argo ``retry_strategy`` retries the job's step. The job's
+    inputs (``Placeholder.input``) are the DAG's inputs, passed on. When the job Completed but rank 0 did not report
+    one of ``outputs``, the ``logs`` task fails naming it, and so does the DAG: a downstream step never runs with an
+    empty value.
+    """
+    names.check("name", name, names.argo_name)
+    if len(name) + len("-logs") > names.ARGO_NAME_MAX:
+        raise ValidationError("name", f"must be at most {names.ARGO_NAME_MAX - len('-logs')} characters (NAME-logs)")
+    label = name if job_label is None else job_label
+    run = job_template(
+        job,
+        name=f"{name}-job",
+        job_label=label,
+        deadline=deadline,
+        defaults=defaults,
+        poll_seconds=poll_seconds,
+        service_account_name=service_account_name,
+        retry_strategy=retry_strategy,
+    )
+    follow = follow_logs_template(
+        name=f"{name}-logs",
+        job_label=label,
+        task=task,
+        container=container,
+        image=kubectl_image,
+        timeout=deadline + 60,
+        outputs=outputs,
+        service_account_name=service_account_name,
+    )
+    reported = [str(o) for o in outputs]
+    inputs = _inputs(run, follow)
+    with DAG(
+        name=name,
+        inputs=inputs or None,
+        outputs=[_lifted(LOGS_TASK, o) for o in reported] + [_lifted(JOB_TASK, o) for o in JOB_OUTPUTS],
+    ) as dag:
+        run(name=JOB_TASK, arguments=_passed(run))
+        # Without values to collect, a follower that fails (say, its pod was evicted) must not fail the run; with
+        # them, its failure is the message that a value is missing.
+        follow(
+            name=LOGS_TASK,
+            arguments=_passed(follow),
+            continue_on=None if reported else follower_continue_on(),
+        )
+    return dag
+
+
+def _lifted(task: str, name: str) -> Parameter:
+    """The DAG's output ``name``: the output of the same name of its task ``task``."""
+    return Parameter(name=name, value_from=ValueFrom(parameter=f"{{{{tasks.{task}.outputs.parameters.{name}}}}}"))
+
+
+def _parameters(template: Resource | Container) -> list[Parameter]:
+    """The input parameters a template of ours declares (a list of Parameters, or none)."""
+    declared = template.inputs if isinstance(template.inputs, list) else []
+    return [p for p in declared if isinstance(p, Parameter) and p.name]
+
+
+def _inputs(*templates: Resource | Container) -> list[Parameter]:
+    """The templates' input parameters, once each (in order of first use), with their defaults: the DAG's own."""
+    found: dict[str, Parameter] = {}
+    for template in templates:
+        for parameter in _parameters(template):
+            found.setdefault(str(parameter.name), Parameter(name=parameter.name, default=parameter.default))
+    return list(found.values())
+
+
+def _passed(template: Resource | Container) -> dict[str, str]:
+    """Each input of ``template``, given the DAG's input of the same name."""
+    return {str(p.name): f"{{{{inputs.parameters.{p.name}}}}}" for p in _parameters(template)}

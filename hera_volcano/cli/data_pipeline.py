@@ -1,0 +1,61 @@
+"""``hera-volcano data-pipeline``: the bundled data pipeline (prep, train a Python function on a Volcano PyTorch
+job, evaluate) as an Argo Workflow, its options as command-line flags."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from hera_volcano.cli import common as c
+from hera_volcano.examples.data_pipeline import CLAIM, Options, build
+from hera_volcano.examples.pytorch_hello import PYTORCH_IMAGE
+from hera_volcano.kube import names
+from hera_volcano.shared.errors import ValidationError
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = c.parser(
+        "hera-volcano data-pipeline",
+        "Print the data pipeline as an Argo Workflow: prep writes a data set to the workspace, train fits a model"
+        " with a Python function on a gang-scheduled Volcano PyTorch job and reports its loss and the model's path,"
+        " evaluate loads the model and prints both.",
+    )
+    c.add_common(p)
+    p.add_argument(
+        "--claim",
+        type=c.named(names.dns1123_subdomain),
+        default=CLAIM,
+        help=f"the PersistentVolumeClaim every step mounts at /workspace; it must exist ({CLAIM})",
+    )
+    p.add_argument(
+        "--workers", type=c.positive_int, default=2, metavar="N", help="PyTorch workers beside the master (2)"
+    )
+    p.add_argument("--image", default=PYTORCH_IMAGE, help=f"image with python3 and torch ({PYTORCH_IMAGE})")
+    return p
+
+
+_OPTION = {
+    "image": "--image",
+    "workers": "--workers",
+    "namespace": "--namespace",
+    "service_account": "--service-account",
+    "claim": "--claim",
+}
+
+
+def main(argv: Sequence[str]) -> int:
+    args = _parser().parse_args(argv)
+    options = Options(
+        namespace=args.namespace,
+        service_account=args.service_account,
+        claim=args.claim,
+        workers=args.workers,
+        image=args.image,
+        template=args.template,
+    )
+    try:
+        text = c.documents(args.output, build(options))
+    except ValidationError as e:
+        raise c.as_option(e, _OPTION) from None
+    c.emit(text, args.output_file)
+    return 0

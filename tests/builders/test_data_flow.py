@@ -1,0 +1,215 @@
+"""Values and files flowing through a pipeline (issue 20): a job's reported values as outputs of the task that runs
+it (job_dag), a later step's arguments taken from them (StepOutput), ordinary steps beside the jobs, and a
+workspace mounted in every pod."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+from hera.workflows import Container, Env, Parameter, Workflow
+
+import hera_volcano as hv
+from hera_volcano.kube import pod_scripts
+from hera_volcano.shared.placeholders import substitute_text
+from tests.builders.podsim import argo_substitute, process
+
+IMAGE = "python:3.12-slim"
+
+
+def report(lr: float, note: str) -> dict[str, Any]:
+    return {"loss": lr / 2, "note": note}
+
+
+def templates(w: Workflow) -> dict[str, dict[str, Any]]:
+    return {t["name"]: t for t in w.to_dict()["spec"]["templates"]}
+
+
+def manifest(template: dict[str, Any]) -> dict[str, Any]:
+    job: dict[str, Any] = yaml.safe_load(substitute_text(template["resource"]["manifest"], {}))
+    return job
+
+
+def a_job(**kwargs: Any) -> hv.VolcanoJob:
+    return hv.pytorch_job(image=IMAGE, func=report, func_args={"lr": 0.1, "note": "n"}, workers=1, **kwargs)
+
+
+def test_a_job_dag_carries_what_rank_0_reports_and_the_job_s_name_and_phase() -> None:
+    with Workflow(generate_name="w-", entrypoint="train") as w:
+        hv.job_dag(a_job(), name="train", outputs=["loss", "note"])
+    found = templates(w)
+    dag = found["train"]
+    assert [(t["name"], t["template"]) for t in dag["dag"]["tasks"]] == [("job", "train-job"), ("logs", "train-logs")]
+    assert all("depends" not in t and "continueOn" not in t for t in dag["dag"]["tasks"]), "a missing value fails it"
+    assert {p["name"]: p["valueFrom"]["parameter"] for p in dag["outputs"]["parameters"]} == {
+        "loss": "{{tasks.logs.outputs.parameters.loss}}",
+        "note": "{{tasks.logs.outputs.parameters.note}}",
+        "job-name": "{{tasks.job.outputs.parameters.job-name}}",
+        "job-phase": "{{tasks.job.outputs.parameters.job-phase}}",
+    }
+    follower = found["train-logs"]
+    env = {e["name"]: e["value"] for e in follower["container"]["env"]}
+    assert env["OUTPUTS"] == "loss note"
+    assert follower["container"]["args"] == [pod_scripts.with_kubectl("hera_volcano.argo", "follow_logs.sh")]
+    assert manifest(found["train-job"])["metadata"]["labels"]["hera-volcano/job"] == "train"
+
+
+def test_a_job_dag_without_values_to_collect_never_fails_for_its_follower() -> None:
+    with Workflow(generate_name="w-", entrypoint="run") as w:
+        hv.job_dag(a_job(), name="run")
+    [logs] = [t for t in templates(w)["run"]["dag"]["tasks"] if t["name"] == "logs"]
+    assert logs["continueOn"] == {"failed": True, "error": True}
+
+
+def test_a_job_dag_passes_its_inputs_on_to_the_job_and_its_follower() -> None:
+    job = hv.pytorch_job(
+        image=IMAGE, func=report, func_args={"lr": 0.1, "note": hv.Placeholder.input("note", "x")}, workers=1
+    )
+    with Workflow(generate_name="w-", entrypoint="run") as w:
+        hv.job_dag(job, name="run", outputs=["loss"], job_label=hv.Placeholder.input("label", "run"))
+    dag = templates(w)["run"]
+    assert [p["name"] for p in dag["inputs"]["parameters"]] == ["label", "note"]
+    by_task = {t["name"]: t.get("arguments", {}).get("parameters", []) for t in dag["dag"]["tasks"]}
+    assert {p["name"]: p["value"] for p in by_task["job"]} == {
+        "label": "{{inputs.parameters.label}}",
+        "note": "{{inputs.parameters.note}}",
+    }
+    assert {p["name"]: p["value"] for p in by_task["logs"]} == {"label": "{{inputs.parameters.label}}"}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [({"name": "x" * 125}, "name"), ({"outputs": "loss"}, "outputs"), ({"outputs": ["job-name"]}, "outputs[0]")],
+)
+def test_a_job_dag_refuses_what_it_cannot_render(kwargs: dict[str, Any], field: str) -> None:
+    with pytest.raises(hv.ValidationError) as e:
+        hv.job_dag(a_job(), **{"name": "run", **kwargs})
+    assert e.value.field == field
+
+
+def evaluate() -> Container:
+    return Container(
+        name="evaluate",
+        image=IMAGE,
+        command=["sh", "-c", 'echo "$LOSS"'],
+        inputs=[Parameter(name="loss"), Parameter(name="note", default="none")],
+        env=[Env(name="LOSS", value="{{inputs.parameters.loss}}")],
+        outputs=[Parameter(name="verdict", value_from={"path": "/tmp/verdict"})],
+    )
+
+
+def data_pipeline(**kwargs: Any) -> hv.Pipeline:
+    shape = hv.JobShape("train", a_job(), "train", "master", "master", outputs=("loss", "note"))
+    prep = Container(name="prep", image=IMAGE, command=["true"])
+    return hv.Pipeline(
+        [
+            hv.PipelineStep("prep", prep),
+            hv.PipelineJob("train", shape, after=["prep"]),
+            hv.PipelineStep("evaluate", evaluate(), {"loss": hv.StepOutput("train", "loss")}),
+            hv.PipelineStep("report", evaluate(), {"loss": hv.StepOutput("evaluate", "verdict")}),
+        ],
+        **kwargs,
+    )
+
+
+def test_a_pipeline_hands_reported_values_to_later_steps_in_a_dag_and_in_steps() -> None:
+    pipeline = data_pipeline()
+    dag = templates(pipeline.workflow("flow"))["flow"]["dag"]["tasks"]
+    by_name = {t["name"]: t for t in dag}
+    assert by_name["train"]["template"] == "train" and by_name["train"]["depends"] == "prep"
+    assert by_name["evaluate"]["depends"] == "train", "taking a value runs after the step that gives it"
+    assert by_name["evaluate"]["arguments"]["parameters"] == [
+        {"name": "loss", "value": "{{tasks.train.outputs.parameters.loss}}"}
+    ]
+    steps = templates(pipeline.workflow("flow", as_steps=True))["flow"]["steps"]
+    assert [[s["name"] for s in group] for group in steps] == [["prep"], ["train"], ["evaluate"], ["report"]]
+    assert steps[2][0]["arguments"]["parameters"] == [
+        {"name": "loss", "value": "{{steps.train.outputs.parameters.loss}}"}
+    ]
+
+
+def test_a_workspace_is_mounted_in_every_job_pod_and_every_ordinary_step() -> None:
+    pipeline = data_pipeline(workspace=hv.Workspace("datasets", "/data"))
+    found = templates(pipeline.workflow("flow"))
+    job = manifest(found["train-job"])
+    for task in job["spec"]["tasks"]:
+        spec = task["template"]["spec"]
+        assert {"name": "workspace", "persistentVolumeClaim": {"claimName": "datasets"}} in spec["volumes"]
+        assert {"name": "workspace", "mountPath": "/data"} in spec["containers"][0]["volumeMounts"]
+    for step in ("prep", "evaluate"):
+        assert found[step]["volumes"] == [{"name": "workspace", "persistentVolumeClaim": {"claimName": "datasets"}}]
+        assert found[step]["container"]["volumeMounts"] == [{"name": "workspace", "mountPath": "/data"}]
+    assert "volumes" not in templates(data_pipeline().workflow("flow"))["prep"], "the user's template is left as it was"
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "rule"),
+    [
+        ({"evaluate": {"loss": hv.StepOutput("nowhere", "loss")}}, "jobs[1].after", "unknown job 'nowhere'"),
+        ({"evaluate": {"loss": hv.StepOutput("train", "accuracy")}}, "jobs[1].arguments.loss", "has no output"),
+        ({"evaluate": {"typo": "x", "loss": "1"}}, "jobs[1].arguments", "has no input typo"),
+        ({"evaluate": {}}, "jobs[1].arguments", "missing loss"),
+        ({"evaluate": {"loss": ["a list"]}}, "jobs[1].arguments.loss", "text, a number"),
+    ],
+)
+def test_a_pipeline_refuses_arguments_its_steps_cannot_take(change: dict[str, Any], field: str, rule: str) -> None:
+    shape = hv.JobShape("train", a_job(), "train", "master", "master", outputs=("loss",))
+    with pytest.raises(hv.ValidationError) as e:
+        hv.Pipeline([hv.PipelineJob("train", shape), hv.PipelineStep("evaluate", evaluate(), change["evaluate"])])
+    assert e.value.field == field and rule in e.value.rule, e.value
+
+
+def test_a_value_known_at_run_time_reaches_only_what_the_job_reads_at_run_time() -> None:
+    shape = hv.JobShape("train", a_job(), "train", "master", "master", outputs=("loss",))
+    batch = hv.batch_job("tune", image=IMAGE, command=["echo"], after=["train"])
+    taking = hv.PipelineJob("tune", batch.shape, {**batch.arguments, "image": hv.StepOutput("train", "loss")})
+    with pytest.raises(hv.ValidationError) as e:
+        hv.Pipeline([hv.PipelineJob("train", shape), taking])
+    assert e.value.field == "jobs[1].arguments.image" and "known only at run time" in e.value.rule
+
+
+def test_a_job_reading_a_value_at_run_time_gets_the_reported_text_byte_for_byte() -> None:
+    """A job of a pipeline takes an earlier job's report through a run-time input: Argo substitutes it into the
+    manifest, the kubelet expands $(...), and the function still gets the exact text."""
+    tricky = 'a "quoted" $(HOME) $$ {{workflow.name}}\nsecond line \\ end'
+    train = hv.JobShape("train", a_job(), "train", "master", "master", outputs=("note",))
+    tune = hv.batch_job(
+        "tune", image=IMAGE, func=report, func_args={"lr": 0.2, "note": hv.Placeholder.input("note", "x")}
+    )
+    pipeline = hv.Pipeline(
+        [
+            hv.PipelineJob("train", train),
+            hv.PipelineJob("tune", tune.shape, {**tune.arguments, "note": hv.StepOutput("train", "note")}),
+        ]
+    )
+    w = pipeline.workflow("flow")
+    [task] = [t for t in templates(w)["flow"]["dag"]["tasks"] if t["name"] == "tune"]
+    arguments = {p["name"]: p["value"] for p in task["arguments"]["parameters"]}
+    assert arguments["note"] == "{{tasks.train.outputs.parameters.note}}"
+    values = {f"inputs.parameters.{k}": v for k, v in arguments.items()} | {"inputs.parameters.note": tricky}
+    job = yaml.safe_load(argo_substitute(templates(w)[tune.shape.name]["resource"]["manifest"], values))
+    spec = job["spec"]["tasks"][0]["template"]["spec"]["containers"][0]
+    _, env = process(spec, {"VC_TASK_INDEX": "0"})
+    assert env["HERA_VOLCANO_ARG_note"] == tricky
+
+
+def test_the_bundled_data_pipeline_prepares_trains_and_evaluates() -> None:
+    from hera_volcano.examples.data_pipeline import CLAIM, WORKSPACE, build
+
+    w = build()
+    found = templates(w)
+    tasks = {t["name"]: t for t in found["volcano-data-pipeline"]["dag"]["tasks"]}
+    assert list(tasks) == ["prep", "train", "evaluate"]
+    assert (tasks["train"]["depends"], tasks["evaluate"]["depends"]) == ("prep", "train")
+    assert {p["name"]: p["value"] for p in tasks["evaluate"]["arguments"]["parameters"]} == {
+        "loss": "{{tasks.train.outputs.parameters.loss}}",
+        "model": "{{tasks.train.outputs.parameters.model}}",
+    }
+    job = manifest(found["train-job"])
+    assert [t["name"] for t in job["spec"]["tasks"]] == ["master", "worker"] and job["spec"]["minAvailable"] == 3
+    for name in ("prep", "evaluate"):
+        assert found[name]["container"]["volumeMounts"] == [{"name": "workspace", "mountPath": WORKSPACE}]
+        assert found[name]["volumes"][0]["persistentVolumeClaim"] == {"claimName": CLAIM}
+    env = {e["name"]: e["value"] for e in found["train-logs"]["container"]["env"]}
+    assert env["OUTPUTS"] == "loss model"
