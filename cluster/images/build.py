@@ -298,13 +298,17 @@ def images(argo_versions: Iterable[str]) -> list[Image]:
             files=lambda inputs: (inputs.kube_source / "build/pause/linux/pause.c",),
         ),
         Image(name="busybox:1.37.0", packages=("busybox-static",), lock="busybox", cmd=("sh",), recipe=busybox_recipe),
-        Image(
-            name="mcr.microsoft.com/oss/kubernetes/kubectl:v1.26.3",
-            packages=("busybox-static", "bash"),
-            lock="kubectl",
-            entrypoint=("kubectl",),
-            recipe=kubectl_recipe,
-            files=lambda inputs: (inputs.bin / "kubectl",),
+        *(
+            Image(
+                name=name,
+                packages=("busybox-static", "bash"),
+                lock="kubectl",
+                entrypoint=("kubectl",),
+                recipe=kubectl_recipe,
+                files=lambda inputs: (inputs.bin / "kubectl",),
+            )
+            # Ours (hera_volcano.kube.images), and the one Volcano's upstream example names (the side-by-side tests).
+            for name in ("docker.io/alpine/k8s:1.37.2", "mcr.microsoft.com/oss/kubernetes/kubectl:v1.26.3")
         ),
         Image(
             name="volcanosh/example-mpi:0.0.3",

@@ -32,7 +32,7 @@ def follow_logs_template(
     job_label: str | Placeholder,
     task: str | None = None,
     container: str | None = None,
-    image: str = KUBECTL_IMAGE,
+    kubectl_image: str = KUBECTL_IMAGE,
     timeout: int = DEFAULT_DEADLINE + 60,
     grace: int = DEFAULT_GRACE,
     service_account_name: str | None = None,
@@ -63,7 +63,7 @@ def follow_logs_template(
         raise ValidationError("job_label", "must be a label value or a Placeholder")
     if isinstance(job_label, str):
         names.check("job_label", job_label, names.label_value)
-    check_image(image, "image")
+    check_image(kubectl_image, "kubectl_image")
     checks.integer("timeout", timeout, minimum=1)
     checks.integer("grace", grace, minimum=1)
     if service_account_name is not None:
@@ -85,7 +85,7 @@ def follow_logs_template(
         env += [Env(name="OUTPUTS", value=" ".join(wanted)), Env(name="OUTPUT_DIR", value=OUTPUT_DIR)]
     return Container(
         name=name,
-        image=image,
+        image=kubectl_image,
         command=["bash", "-c"],
         args=[pod_scripts.with_kubectl("hera_volcano.argo", "follow_logs.sh")],
         env=env,

@@ -78,7 +78,7 @@ def job_dag(
         job_label=label,
         task=task,
         container=container,
-        image=kubectl_image,
+        kubectl_image=kubectl_image,
         timeout=deadline + 60,
         outputs=outputs,
         service_account_name=service_account_name,

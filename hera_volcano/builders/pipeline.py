@@ -20,6 +20,7 @@ from hera_volcano.builders.pod import apply_settings
 from hera_volcano.builders.retries import ArgoRetry
 from hera_volcano.builders.workspace import Workspace
 from hera_volcano.kube import names
+from hera_volcano.kube.images import KUBECTL_IMAGE, check_image
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.findings import as_list, as_map
@@ -59,7 +60,8 @@ class Pipeline:
     rendering checks names, dependencies (unknown names, cycles), each job's arguments against its shape, each
     :class:`StepOutput` against what its step gives, and each job against Volcano's rules with its real arguments.
     A job whose shape names ``outputs`` is a task that carries them (:func:`hera_volcano.job_dag`). With
-    ``workspace``, its claim is mounted in every job's pods and in every ordinary step.
+    ``workspace``, its claim is mounted in every job's pods and in every ordinary step. The log followers run
+    ``kubectl_image``.
     """
 
     def __init__(
@@ -68,6 +70,7 @@ class Pipeline:
         *,
         max_dag_tasks: int | None = MAX_DAG_TASKS,
         workspace: Workspace | None = None,
+        kubectl_image: str = KUBECTL_IMAGE,
     ) -> None:
         if isinstance(jobs, str | bytes) or not isinstance(jobs, Sequence):
             raise ValidationError("jobs", "must be a list of PipelineJob (see batch_job) and PipelineStep")
@@ -78,6 +81,8 @@ class Pipeline:
         if workspace is not None and not isinstance(workspace, Workspace):
             raise ValidationError("workspace", f"must be a Workspace(...), not {type(workspace).__name__}")
         self.workspace = workspace
+        check_image(kubectl_image, "kubectl_image")
+        self.kubectl_image = kubectl_image
         if not self.entries:
             raise ValidationError("jobs", "a pipeline needs at least one job")
         for i, entry in enumerate(self.entries):
@@ -292,6 +297,7 @@ class Pipeline:
                     container=shape.follow_container,
                     deadline=shape.deadline,
                     retry_strategy=_argo_retry(shape.retry),
+                    kubectl_image=self.kubectl_image,
                 )
             elif shape.name not in runs:
                 runs[shape.name] = job_template(
@@ -308,6 +314,7 @@ class Pipeline:
                     task=shape.follow_task,
                     container=shape.follow_container,
                     timeout=shape.deadline + 60,
+                    kubectl_image=self.kubectl_image,
                 )
         return runs, followers
 

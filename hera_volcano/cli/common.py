@@ -166,6 +166,18 @@ def add_common(p: argparse.ArgumentParser) -> None:
     add_document_output(p)
 
 
+def add_kubectl_image(p: argparse.ArgumentParser) -> None:
+    """``--kubectl-image``: the image of the pods that run kubectl (the log follower, the MPI master's wait)."""
+    from hera_volcano.kube.images import KUBECTL_IMAGE
+
+    p.add_argument(
+        "--kubectl-image",
+        default=KUBECTL_IMAGE,
+        metavar="IMAGE",
+        help=f"image with bash and kubectl for the log follower and the MPI master's wait ({KUBECTL_IMAGE})",
+    )
+
+
 def add_document_output(p: argparse.ArgumentParser) -> None:
     """``-o yaml|json`` (the format, as in kubectl and argo) and ``--output-file FILE`` (where)."""
     p.add_argument(

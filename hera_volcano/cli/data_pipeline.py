@@ -21,6 +21,7 @@ def _parser() -> argparse.ArgumentParser:
         " evaluate loads the model and prints both.",
     )
     c.add_common(p)
+    c.add_kubectl_image(p)
     p.add_argument(
         "--claim",
         type=c.named(names.dns1123_subdomain),
@@ -38,6 +39,7 @@ _OPTION = {
     "image": "--image",
     "workers": "--workers",
     "namespace": "--namespace",
+    "kubectl_image": "--kubectl-image",
     "service_account": "--service-account",
     "claim": "--claim",
 }
@@ -51,6 +53,7 @@ def main(argv: Sequence[str]) -> int:
         claim=args.claim,
         workers=args.workers,
         image=args.image,
+        kubectl_image=args.kubectl_image,
         template=args.template,
     )
     try:

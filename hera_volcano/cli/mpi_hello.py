@@ -13,6 +13,7 @@ from hera_volcano.shared.errors import ValidationError
 def _parser() -> argparse.ArgumentParser:
     p = c.parser("hera-volcano mpi-hello", "Print the Volcano MPI hello world as an Argo Workflow.")
     c.add_common(p)
+    c.add_kubectl_image(p)
     p.add_argument("--job-name", default="", metavar="NAME", help="fixed Volcano job name (default: generated per run)")
     p.add_argument("--workers", type=c.positive_int, default=2, metavar="N", help="MPI workers (2)")
     p.add_argument("--slots-per-worker", type=c.positive_int, default=1, metavar="N", help="MPI ranks per worker (1)")
@@ -34,6 +35,7 @@ _OPTION = {
     "gpus_per_worker": "--gpus-per-worker",
     "rdma_per_worker": "--rdma-per-worker",
     "namespace": "--namespace",
+    "kubectl_image": "--kubectl-image",
     "service_account": "--service-account",
 }
 
@@ -50,6 +52,7 @@ def main(argv: Sequence[str]) -> int:
         rdma_per_worker=args.rdma_per_worker,
         image=args.image,
         mpi_plugin=args.mpi_plugin,
+        kubectl_image=args.kubectl_image,
         template=args.template,
     )
     try:

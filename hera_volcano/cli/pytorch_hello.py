@@ -13,6 +13,7 @@ from hera_volcano.shared.errors import ValidationError
 def _parser() -> argparse.ArgumentParser:
     p = c.parser("hera-volcano pytorch-hello", "Print the Volcano PyTorch hello world as an Argo Workflow.")
     c.add_common(p)
+    c.add_kubectl_image(p)
     p.add_argument(
         "--workers", type=c.positive_int, default=2, metavar="N", help="PyTorch workers beside the master (2)"
     )
@@ -24,6 +25,7 @@ _OPTION = {
     "image": "--image",
     "workers": "--workers",
     "namespace": "--namespace",
+    "kubectl_image": "--kubectl-image",
     "service_account": "--service-account",
 }
 
@@ -35,6 +37,7 @@ def main(argv: Sequence[str]) -> int:
         service_account=args.service_account,
         workers=args.workers,
         image=args.image,
+        kubectl_image=args.kubectl_image,
         template=args.template,
     )
     try:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 from hera_volcano.examples.defaults import NAMESPACE, SERVICE_ACCOUNT
 from hera_volcano.examples.pytorch_hello import PYTORCH_IMAGE
 from hera_volcano.kube import names
+from hera_volcano.kube.images import KUBECTL_IMAGE
 
 if TYPE_CHECKING:
     from hera.workflows import Workflow
@@ -105,6 +106,7 @@ class Options:
     image: str = PYTORCH_IMAGE
     rows: int = 200
     epochs: int = 300
+    kubectl_image: str = KUBECTL_IMAGE
     template: bool = False
 
 
@@ -153,6 +155,7 @@ def build(options: Options = Options()) -> Workflow:
             ),
         ],
         workspace=Workspace(options.claim, WORKSPACE),
+        kubectl_image=options.kubectl_image,
     )
     return pipeline.workflow(
         NAME, namespace=options.namespace, service_account=options.service_account, template=options.template

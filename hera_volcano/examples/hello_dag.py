@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from hera_volcano.volcano.job import VolcanoJob
 
 
-def submit_and_follow(w: Workflow, job: VolcanoJob, *, job_label: str, master: str) -> None:
+def submit_and_follow(w: Workflow, job: VolcanoJob, *, job_label: str, master: str, kubectl_image: str) -> None:
     """Add the shape to ``w``; call it inside ``with w:``, where Hera collects the templates."""
     from hera.workflows import DAG
 
@@ -21,7 +21,9 @@ def submit_and_follow(w: Workflow, job: VolcanoJob, *, job_label: str, master: s
     from hera_volcano.argo.job_template import job_template
 
     submit = job_template(job, name="submit-volcano-job", job_label=job_label)
-    follow = follow_logs_template(name="follow-master-logs", job_label=job_label, task=master)
+    follow = follow_logs_template(
+        name="follow-master-logs", job_label=job_label, task=master, kubectl_image=kubectl_image
+    )
     with DAG(name="main"):
         submit(name="submit-job")
         follow(name="follow-logs", continue_on=follower_continue_on())

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from hera_volcano.examples.defaults import NAMESPACE, SERVICE_ACCOUNT
 from hera_volcano.kube import names
+from hera_volcano.kube.images import KUBECTL_IMAGE
 from hera_volcano.shared.errors import ValidationError
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ class Options:
     rdma_per_worker: int = 0
     image: str = MPI_EXAMPLE_IMAGE
     mpi_plugin: bool = False
+    kubectl_image: str = KUBECTL_IMAGE
     template: bool = False
 
 
@@ -70,6 +72,7 @@ def build(options: Options = Options()) -> Workflow:
         rdma_per_worker=options.rdma_per_worker,
         mpi_plugin=options.mpi_plugin,
         service_account=options.service_account,
+        kubectl_image=options.kubectl_image,
     )
     with workflow(
         name=NAME,
@@ -79,7 +82,7 @@ def build(options: Options = Options()) -> Workflow:
         entrypoint="main",
         arguments=[Parameter(name="job-name", value=options.job_name)],
     ) as w:
-        submit_and_follow(w, job, job_label=JOB_LABEL, master=MASTER)
+        submit_and_follow(w, job, job_label=JOB_LABEL, master=MASTER, kubectl_image=options.kubectl_image)
     return w
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Final
 
 from hera_volcano.examples.defaults import NAMESPACE, SERVICE_ACCOUNT
 from hera_volcano.kube import names
+from hera_volcano.kube.images import KUBECTL_IMAGE
 
 if TYPE_CHECKING:
     from hera.workflows import Workflow
@@ -55,6 +56,7 @@ class Options:
     service_account: str = SERVICE_ACCOUNT
     workers: int = 2
     image: str = PYTORCH_IMAGE
+    kubectl_image: str = KUBECTL_IMAGE
     template: bool = False
 
 
@@ -83,7 +85,7 @@ def build(options: Options = Options()) -> Workflow:
         service_account=options.service_account,
         entrypoint="main",
     ) as w:
-        submit_and_follow(w, job(options), job_label=JOB_LABEL, master=MASTER)
+        submit_and_follow(w, job(options), job_label=JOB_LABEL, master=MASTER, kubectl_image=options.kubectl_image)
     return w
 
 

@@ -21,5 +21,7 @@ def check_image(image: str, field: str) -> None:
         raise ValidationError(field, "must be a container image reference such as registry/name:tag")
 
 
-#: kubectl image for the log follower and the master's wait for workers (the one Volcano's Argo example uses).
-KUBECTL_IMAGE = "mcr.microsoft.com/oss/kubernetes/kubectl:v1.26.3"
+#: kubectl image for the log follower and the master's wait for workers: multi-arch (amd64, arm64), with bash, its
+#: kubectl of a Kubernetes minor still supported (Volcano's Argo example uses kubectl 1.26, eleven minors older).
+#: ``kubectl_image=`` (``--kubectl-image``) picks another; it needs bash, kubectl and sleep.
+KUBECTL_IMAGE = "alpine/k8s:1.37.2"

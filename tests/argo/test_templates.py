@@ -195,7 +195,7 @@ def test_follower_in_a_pipeline_takes_its_job_label_as_an_input() -> None:
     ("kwargs", "field"),
     [
         ({"task": "Bad"}, "task"),
-        ({"image": "a b"}, "image"),
+        ({"kubectl_image": "a b"}, "kubectl_image"),
         ({"timeout": 0}, "timeout"),
         ({"grace": -1}, "grace"),
         ({"job_label": "has space"}, "job_label"),
@@ -239,8 +239,8 @@ def test_a_ttl_long_enough_for_the_step_is_kept(ttl: int | None) -> None:
 @pytest.mark.parametrize("image", ["busybox:1\n", " busybox:1", "busybox:1 "])
 def test_images_with_surrounding_whitespace_are_refused(image: str) -> None:
     with pytest.raises(ValidationError) as e:
-        follow_logs_template(job_label="x", image=image)
-    assert e.value.field == "image"
+        follow_logs_template(job_label="x", kubectl_image=image)
+    assert e.value.field == "kubectl_image"
     job = simple_job()
     job.tasks[0].template["spec"]["containers"][0]["image"] = image
     with pytest.raises(ValidationError) as bad:

@@ -10,6 +10,7 @@ from typing import Any
 
 import hera_volcano as hv
 from hera_volcano.examples.defaults import SERVICE_ACCOUNT
+from hera_volcano.kube.images import KUBECTL_IMAGE
 
 MPI_IMAGE = "volcanosh/example-mpi:0.0.3"
 WORKER = "mpiworker"
@@ -72,7 +73,5 @@ def kubectl_probe(commands: str) -> str:
     with Workflow(
         generate_name="probe-", namespace="argo", entrypoint="probe", service_account_name=SERVICE_ACCOUNT
     ) as w:
-        Container(
-            name="probe", image="mcr.microsoft.com/oss/kubernetes/kubectl:v1.26.3", command=["bash", "-c", commands]
-        )
+        Container(name="probe", image=KUBECTL_IMAGE, command=["bash", "-c", commands])
     return hv.to_yaml(w)
