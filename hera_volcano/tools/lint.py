@@ -32,8 +32,9 @@ from hera_volcano.shared.checks import INT32_MAX, INT32_MIN
 from hera_volcano.shared.findings import Finding, Severity, as_list, as_map, entry, error, join, warning
 from hera_volcano.shared.graphs import cycles
 from hera_volcano.shared.placeholders import DEFAULT_SAMPLE, substitute_text
+from hera_volcano.volcano.queue_rules import check_queue
 from hera_volcano.volcano.rules import check_job
-from hera_volcano.volcano.schema import KIND
+from hera_volcano.volcano.schema import KIND, QUEUE_KIND
 
 #: Separates the path of a resource manifest from the path of a field inside the object it holds.
 MANIFEST_SEPARATOR: Final = "::"
@@ -165,6 +166,8 @@ def lint_document(doc: object) -> list[Finding]:
         return list(_lint_workflow(doc, kind))
     if group == "batch.volcano.sh" and kind == KIND:
         return check_job(doc)
+    if group == "scheduling.volcano.sh" and kind == QUEUE_KIND:
+        return check_queue(doc)
     return []
 
 
