@@ -17,7 +17,8 @@ from typing import Any
 from hera_volcano.cli import common as c
 from hera_volcano.cli.files import write_files
 from hera_volcano.shared.errors import ValidationError
-from hera_volcano.tools.render import HEADER, bundled_files, workflow_files
+from hera_volcano.tools.render import HEADER, bundled_files, module_files
+from hera_volcano.volcano.queue import Queue
 
 
 def module_workflows(spec: str) -> list[Any]:
@@ -41,12 +42,12 @@ def module_workflows(spec: str) -> list[Any]:
             result = fn()
             found = list(result) if isinstance(result, list | tuple) else [result]
         else:
-            found = [v for _, v in sorted(vars(module).items()) if isinstance(v, Workflow)]
-        bad = [type(w).__name__ for w in found if not isinstance(w, Workflow)]
+            found = [v for _, v in sorted(vars(module).items()) if isinstance(v, Workflow | Queue)]
+        bad = [type(w).__name__ for w in found if not isinstance(w, Workflow | Queue)]
         if bad:
-            raise c.UsageError(f"{spec} gave {', '.join(bad)}, not Hera workflows")
+            raise c.UsageError(f"{spec} gave {', '.join(bad)}, not Hera workflows or Volcano Queues")
         if not found:
-            raise c.UsageError(f"{spec} exposes no Hera Workflow or WorkflowTemplate")
+            raise c.UsageError(f"{spec} exposes no Hera Workflow, WorkflowTemplate or Volcano Queue")
         for w in found:
             w.to_dict()  # fail here, naming the module, if the user's workflow cannot be built
         return found
@@ -144,7 +145,7 @@ def main(argv: Sequence[str]) -> int:
         "--module", metavar="PKG.MODULE[:FUNCTION]", help="render the workflows of your own module into --out"
     )
     args = p.parse_args(argv)
-    files = workflow_files(module_workflows(args.module)) if args.module is not None else bundled_files()
+    files = module_files(module_workflows(args.module)) if args.module is not None else bundled_files()
     root = Path(args.out)
     if args.check:
         problems = drift(root, files)
