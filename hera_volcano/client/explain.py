@@ -1,10 +1,10 @@
 """Why a run's gangs do not start, decided from its recorded API objects.
 
 For each Volcano Job: its PodGroup (phase, conditions, the scheduler's events), its queue (state, capability, what
-is allocated), the nodes (allocatable), its pods that are not running and why, and from these the findings: what
-stands in the way and what to change. The gang's request is what Volcano checks: its PodGroup's ``minResources``,
-the sum over its ``minMember`` pods. What could not be read (nodes and queues are cluster-scoped, RBAC may not
-allow them) is named, not guessed.
+is allocated, deserved and guarantee), the nodes (allocatable), its pods that are not running and why, and from
+these the findings: what stands in the way and what to change. The gang's request is what Volcano checks: its
+PodGroup's ``minResources``, the sum over its ``minMember`` pods. What could not be read (nodes and queues are
+cluster-scoped, RBAC may not allow them) is named, not guessed.
 """
 
 from __future__ import annotations
