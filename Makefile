@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: run test check unit conformance test-cluster test-e2e e2e-unless-skipped cluster-up cluster-down bench render clean
+.PHONY: run test check unit debian-tools conformance test-cluster test-e2e e2e-unless-skipped cluster-up cluster-down bench render clean
 
 # Set-up talks on stderr only, so `make run | argo submit -` stays clean on the first run too.
 $(STAMP): pyproject.toml constraints.txt
@@ -20,13 +20,24 @@ run: $(STAMP)
 ## test: ruff, mypy, pytest (with the real control plane), Argo's own validators, and the end-to-end suite
 test: check unit test-cluster conformance e2e-unless-skipped
 
-check: $(STAMP)
+## check: ruff, mypy, and the wheel and sdist as PyPI would take them (built with the pinned setuptools, twine check)
+check: $(STAMP) debian-tools
+	$(PY) tests/pods/shellcheck.py
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	rm -rf .cache/dist
+	$(PY) -m build --no-isolation --quiet --outdir .cache/dist .
+	$(VENV)/bin/twine check --strict .cache/dist/*
 
-unit: $(STAMP)
+unit: $(STAMP) debian-tools
 	$(VENV)/bin/pytest tests --ignore=tests/cluster --ignore=tests/e2e
+
+# Debian's shellcheck (the pod scripts, in check) and zsh (the completion script's test), installed when missing.
+debian-tools:
+	@missing=""; for tool in shellcheck zsh; do command -v $$tool >/dev/null || missing="$$missing $$tool"; done; \
+	if [ -n "$$missing" ]; then echo "installing Debian's$$missing" >&2; \
+		apt-get update -qq >&2 && apt-get install -y -qq $$missing >&2; fi
 
 conformance: $(STAMP)
 	PYTHON=$(abspath $(PY)) bash conformance/check-all.sh
@@ -64,7 +75,7 @@ bench: $(STAMP)
 
 ## render: write workflows/ and rbac/ from the code
 render: $(STAMP)
-	$(VENV)/bin/hera-volcano render
+	$(VENV)/bin/hera-volcano render --bundled
 
 clean:
 	rm -rf $(VENV) .cache .mypy_cache .ruff_cache .pytest_cache

@@ -9,6 +9,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from hera_volcano.shared.errors import ValidationError
+from hera_volcano.shared.version import __version__ as __version__
 
 if TYPE_CHECKING:
     from hera_volcano.argo.cleanup import cleanup_on_failure
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from hera_volcano.builders.pytorch import pytorch_job, torchrun
     from hera_volcano.builders.retries import ArgoRetry, VolcanoRetry
     from hera_volcano.builders.tensorflow import tensorflow_job
+    from hera_volcano.builders.workspace import Workspace
     from hera_volcano.client.result import Result
     from hera_volcano.client.runs import Client, Run
     from hera_volcano.kube.emit import to_yaml
@@ -54,6 +56,7 @@ _LAZY = {
     "pytorch_job": "hera_volcano.builders.pytorch",
     "torchrun": "hera_volcano.builders.pytorch",
     "tensorflow_job": "hera_volcano.builders.tensorflow",
+    "Workspace": "hera_volcano.builders.workspace",
     "rbac_for": "hera_volcano.tools.rbac",
     "Client": "hera_volcano.client.runs",
     "Run": "hera_volcano.client.runs",
@@ -81,6 +84,7 @@ __all__ = [
     "VolcanoJob",
     "VolcanoRetry",
     "VolcanoTask",
+    "Workspace",
     "batch_job",
     "cleanup_on_failure",
     "follow_logs_template",

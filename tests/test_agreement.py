@@ -1,5 +1,15 @@
-"""Lint and Argo's own validators (3.7 and 4.1 lines, linked from Argo's Go modules) agree on the Argo rules lint
-claims to cover: each invalid workflow in tests/agreement/invalid is rejected by all three, each valid one accepted.
+"""Lint and Argo's own validators (3.7 and 4.1 lines, linked from Argo's Go modules) agree on the rules lint claims
+to cover: each invalid file in tests/agreement/invalid is rejected by all three for the reason the file names, each
+valid one accepted.
+
+Every invalid file starts with comment lines naming the rule it breaks:
+
+    # lint: <part of lint's error message>
+    # argo: <part of what both validators print>        (or # argo37: / # argo4: for one validator)
+
+Lint's errors must all be that rule (one `# lint:` line each when a mistake breaks several), and each validator's
+output must hold its expected message: a validator or a lint rule that fails for another reason (a crash, a
+"malformed document", a decoding error elsewhere) does not count as agreeing.
 
 The validators are built by conformance/run.sh (Go's build cache makes reruns take a second).
 """
@@ -7,6 +17,7 @@ The validators are built by conformance/run.sh (Go's build cache makes reruns ta
 from __future__ import annotations
 
 import subprocess
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -17,6 +28,30 @@ from tests.conftest import ROOT
 CORPUS = ROOT / "tests" / "agreement"
 BIN = ROOT / ".cache" / "conformance" / "bin"
 VALIDATORS = ("argo37-validate", "argo4-validate")
+INVALID = sorted((CORPUS / "invalid").glob("*.yaml"))
+
+
+@dataclass
+class Expected:
+    """What an invalid file says about itself: lint's messages, and each validator's."""
+
+    lint: list[str] = field(default_factory=list)
+    argo: dict[str, str] = field(default_factory=dict)
+
+
+def expected(path: Path) -> Expected:
+    found = Expected()
+    for line in path.read_text().splitlines():
+        if not line.startswith("#"):
+            break
+        tag, _, text = line.lstrip("# ").partition(": ")
+        if tag == "lint":
+            found.lint.append(text)
+        elif tag == "argo":
+            found.argo.update(dict.fromkeys(VALIDATORS, text))
+        elif tag in ("argo37", "argo4"):
+            found.argo[f"{tag}-validate"] = text
+    return found
 
 
 @pytest.fixture(scope="session")
@@ -31,13 +66,20 @@ def argo_accepts(validator: Path, path: Path) -> tuple[bool, str]:
     return p.returncode == 0, p.stdout + p.stderr
 
 
-@pytest.mark.parametrize("path", sorted((CORPUS / "invalid").glob("*.yaml")), ids=lambda p: p.stem)
-def test_both_reject_invalid(path: Path, validators: list[Path]) -> None:
-    findings = lint_file(path)
-    assert has_errors(findings), f"lint accepts {path.name}"
+@pytest.mark.parametrize("path", INVALID, ids=lambda p: p.stem)
+def test_both_reject_invalid_for_the_same_reason(path: Path, validators: list[Path]) -> None:
+    want = expected(path)
+    assert want.lint and set(want.argo) == set(VALIDATORS), f"{path.name}: name the rule (# lint: ..., # argo: ...)"
+    errors = [f for f in lint_file(path) if f.severity == "error"]
+    assert errors, f"lint accepts {path.name}"
+    for f in errors:
+        assert any(text in f.message for text in want.lint), f"lint says something else about {path.name}: {f}"
+    for text in want.lint:
+        assert any(text in f.message for f in errors), f"lint does not say {text!r} about {path.name}: {errors}"
     for validator in validators:
-        ok, _ = argo_accepts(validator, path)
-        assert not ok, f"{validator.name} accepts {path.name} but lint says: {findings}"
+        ok, out = argo_accepts(validator, path)
+        assert not ok, f"{validator.name} accepts {path.name} but lint says: {errors}"
+        assert want.argo[validator.name] in out, f"{validator.name} rejects {path.name} for another reason:\n{out}"
 
 
 @pytest.mark.parametrize("path", sorted((CORPUS / "valid").glob("*.yaml")), ids=lambda p: p.stem)
@@ -49,5 +91,18 @@ def test_both_accept_valid(path: Path, validators: list[Path]) -> None:
         assert ok, out
 
 
-def test_the_corpus_is_not_empty() -> None:
-    assert len(list((CORPUS / "invalid").glob("*.yaml"))) >= 20
+def test_the_corpus_is_not_empty_and_every_invalid_file_names_its_rule() -> None:
+    assert len(INVALID) >= 50
+    unnamed = [p.name for p in INVALID if not expected(p).lint or set(expected(p).argo) != set(VALIDATORS)]
+    assert not unnamed
+
+
+def test_a_file_that_names_the_wrong_rule_is_caught(tmp_path: Path) -> None:
+    """The header is read as documented: a wrong `# lint:` line would fail the agreement test."""
+    path = tmp_path / "x.yaml"
+    path.write_text("# lint: something else\n# argo37: one\n# argo4: two\napiVersion: v1\n")
+    want = expected(path)
+    assert want.lint == ["something else"]
+    assert want.argo == {"argo37-validate": "one", "argo4-validate": "two"}
+    errors = [f.message for f in lint_file(path) if f.severity == "error"]
+    assert errors and not any("something else" in m for m in errors)

@@ -1,6 +1,7 @@
 """The host around the test cluster: what it needs, what the cluster changes, and putting it back.
 
-Start records the host as it was (sysctls, firewall tables, which fixed paths and cgroups existed); teardown
+Start records the host as it was (sysctls, firewall tables, which fixed paths and cgroups existed, mounts, network
+interfaces and namespaces, and the processes of the kind the cluster runs); teardown
 stops every process the cluster started (by the PIDs it recorded, the containers by their cgroups, containerd's
 shims by the socket they serve), unmounts what was mounted under its paths, deletes its network namespaces and
 bridge, and restores the record. Nothing here is specific to one component.
@@ -20,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from layout import BRIDGE, FIXED_PATHS, NODE_IP, SYSCTLS
+from layout import BRIDGE, BUILD, FIXED_PATHS, NODE_IP, SYSCTLS
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 KUBEPODS = "kubepods"
@@ -113,6 +114,8 @@ def snapshot() -> dict[str, Any]:
         "cgroups": cgroup_dirs(),
         "netns": sorted(os.listdir("/run/netns")) if os.path.isdir("/run/netns") else [],
         "links": sorted(os.listdir("/sys/class/net")),
+        "mounts": sorted(set(mounts())),
+        "processes": cluster_processes(),
     }
 
 
@@ -125,6 +128,9 @@ def compare(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
             for k in sorted(set(a) | set(b)):
                 if a.get(k) != b.get(k):
                     diffs.append(f"{key} {k}: {a.get(k)!r} before, {b.get(k)!r} now")
+        elif isinstance(a, list) and isinstance(b, list):
+            diffs += [f"{key}: {item!r} is there now" for item in sorted(set(b) - set(a))]
+            diffs += [f"{key}: {item!r} is gone" for item in sorted(set(a) - set(b))]
         elif a != b:
             diffs.append(f"{key}: {a!r} before, {b!r} now")
     return diffs
@@ -290,6 +296,27 @@ def stop_pids(pids: Iterable[int], timeout: float = 15, sig: int = signal.SIGTER
         if alive(pid):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+#: Programs a cluster runs that do not live in the build folder (Debian's container runtime).
+_RUNTIME = ("containerd", "containerd-shim", "containerd-shim-runc-v2", "runc")
+
+
+def cluster_processes() -> list[str]:
+    """The programs running now of the kind a cluster starts (no PIDs, so two snapshots compare): anything run from
+    the build folder (the Kubernetes, Volcano, Argo and CoreDNS binaries), the container runtime, and whatever runs
+    in a pod's cgroup."""
+    found = []
+    build = str(BUILD.resolve()) + "/"
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            exe = os.readlink(f"/proc/{entry}/exe")
+            in_pod = KUBEPODS in Path(f"/proc/{entry}/cgroup").read_text()
+            if exe.startswith(build) or os.path.basename(exe) in _RUNTIME or in_pod:
+                found.append(exe)
+    return sorted(found)
 
 
 def processes_with_argument(value: str) -> list[int]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 
 PHASE_PATH = "status.state.phase"
@@ -46,6 +47,7 @@ def phase_condition(phases: Sequence[str], field: str) -> str:
     A single ``in (...)`` requirement, never a list of ``!=``: argoexec reads a missing field as matching ``!=``, so a
     negative condition would fire before Volcano writes the status.
     """
+    phases = checks.strings(field, phases)  # a lone string is one phase misspelt, not its letters
     if not phases:
         raise ValidationError(field, "must name at least one Volcano job phase")
     for phase in phases:
@@ -60,6 +62,7 @@ def phase_condition(phases: Sequence[str], field: str) -> str:
 
 def conditions(success: Sequence[str], failure: Sequence[str]) -> tuple[str, str]:
     """Success and failure conditions; they must not overlap, or a phase would count as both."""
+    success, failure = checks.strings("success_phases", success), checks.strings("failure_phases", failure)
     overlap = sorted(set(success) & set(failure))
     if overlap:
         raise ValidationError("failure_phases", f"must not overlap success_phases (both hold {', '.join(overlap)})")

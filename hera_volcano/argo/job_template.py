@@ -5,10 +5,13 @@ This module imports ``hera.workflows`` (slow); ``import hera_volcano`` reaches i
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from hera.workflows import Parameter, Resource, RetryStrategy
+from hera.workflows.models import ValueFrom
 
 from hera_volcano.argo.conditions import (
     DEFAULT_DEADLINE,
@@ -17,13 +20,17 @@ from hera_volcano.argo.conditions import (
     conditions,
     watched_ttl_problem,
 )
-from hera_volcano.argo.labels import JOB_LABEL, WORKFLOW_LABEL
+from hera_volcano.argo.labels import JOB_LABEL, POD_WORKFLOW_LABEL, WORKFLOW_LABEL
 from hera_volcano.kube import names
 from hera_volcano.kube.emit import dump_manifest
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder, collect, expressions
 from hera_volcano.volcano.job import VolcanoJob, check, pod_template_to_dict
+
+#: An input parameter read inside an Argo expression: ``inputs.parameters.X`` (X without '-', which expr would
+#: read as a minus) or ``inputs.parameters['X']``.
+_EXPRESSION_INPUT = re.compile(r"\binputs\.parameters(?:\.([a-zA-Z0-9_]+)|\['([-a-zA-Z0-9_]+)'\])")
 
 
 def _deadline(value: int | str | None, field: str) -> int | str | None:
@@ -34,9 +41,12 @@ def _deadline(value: int | str | None, field: str) -> int | str | None:
     return value
 
 
-def _attach(job: VolcanoJob, labels: Mapping[str, str], pod_deadline: int | None) -> VolcanoJob:
-    """The job tied to its step: ``labels`` on the job and every pod template (user labels win), and each pod's
-    ``activeDeadlineSeconds`` (unless set) to the step's deadline, so pods do not outlive a step that timed out."""
+def _attach(
+    job: VolcanoJob, labels: Mapping[str, str], pod_labels: Mapping[str, str], pod_deadline: int | None
+) -> VolcanoJob:
+    """The job tied to its step: ``labels`` on the job, ``pod_labels`` on every pod template (user labels win), and
+    each pod's ``activeDeadlineSeconds`` (unless set) to the step's deadline, so pods do not outlive a step that timed
+    out."""
     tasks = []
     for i, task in enumerate(job.tasks):
         template = pod_template_to_dict(task.template)
@@ -45,7 +55,7 @@ def _attach(job: VolcanoJob, labels: Mapping[str, str], pod_deadline: int | None
             own = metadata.get("labels") or {}
         if not isinstance(own, Mapping):  # also when metadata itself is not a mapping
             raise ValidationError(f"spec.tasks[{i}].template.metadata", "must be a mapping whose labels are a mapping")
-        metadata = {**metadata, "labels": {**labels, **own}}
+        metadata = {**metadata, "labels": {**pod_labels, **own}}
         rest = {k: v for k, v in template.items() if k != "metadata"}
         spec = rest.get("spec")
         if pod_deadline is not None and isinstance(spec, Mapping) and "activeDeadlineSeconds" not in spec:
@@ -55,11 +65,14 @@ def _attach(job: VolcanoJob, labels: Mapping[str, str], pod_deadline: int | None
 
 
 def _inputs(manifest: str, defaults: Mapping[str, int | str]) -> list[Parameter]:
-    """Input parameters for every ``{{inputs.parameters.X}}`` the manifest uses, in order of first use."""
+    """Input parameters for every ``{{inputs.parameters.X}}`` the manifest uses, and every input an expression
+    ``{{=...}}`` reads (``inputs.parameters.X`` or ``inputs.parameters['X']``), in order of first use."""
     wanted: dict[str, None] = {}
     for expr in expressions(manifest):
         if expr.startswith("inputs.parameters."):
             wanted[expr.removeprefix("inputs.parameters.")] = None
+        elif expr.startswith("="):
+            wanted.update(dict.fromkeys(a or b for a, b in _EXPRESSION_INPUT.findall(expr)))
     unknown = sorted(set(defaults) - set(wanted))
     if unknown:
         raise ValidationError("defaults", f"names parameters the job does not use: {', '.join(unknown)}")
@@ -78,16 +91,21 @@ def job_template(
     service_account_name: str | None = None,
     retry_strategy: RetryStrategy | None = None,
     defaults: Mapping[str, int | str] | None = None,
+    poll_seconds: int | None = None,
 ) -> Resource:
     """A resource template that creates ``job`` and succeeds or fails with it.
 
-    The job is owned by the Workflow (deleted with it); it and its pods carry the workflow label (so ``argo logs``
-    and the UI show the pods) and ``hera-volcano/job: JOB_LABEL`` (default: the template name) for log followers.
+    The job is owned by the Workflow (deleted with it) and carries Argo's workflow label (the exit handler and the
+    client find it by that); its pods and the step's own pod carry ``hera-volcano/workflow`` and
+    ``hera-volcano/job: JOB_LABEL`` (default: the template name), for log followers. The job's pods do not carry
+    Argo's label: ``argo logs`` would ask them for a ``main`` container. The step's outputs ``job-name`` and
+    ``job-phase`` are the job's name and final phase.
     The step waits at most ``deadline`` seconds, and each pod runs at most as long from its own start
     (``activeDeadlineSeconds``, unless the pod template sets one or the deadline is an Argo expression): a step that
     times out does not leave its pods holding the gang's resources for long. Input
     parameters are declared for every ``{{inputs.parameters.X}}`` the job uses; ``defaults`` gives some of them
-    default values.
+    default values. argoexec checks the job's phase every ``poll_seconds`` (Argo's default, 5 s, when None), each
+    check one GET.
     """
     if not isinstance(job, VolcanoJob):
         raise ValidationError("job", "must be a VolcanoJob (see mpi_job and VolcanoJob)")
@@ -101,6 +119,8 @@ def job_template(
         names.check("job_label", label, names.label_value)
     if service_account_name is not None:
         names.check("service_account_name", service_account_name, names.dns1123_subdomain)
+    if poll_seconds is not None:
+        checks.integer("poll_seconds", poll_seconds, minimum=1, maximum=3600)
     success, failure = conditions(success_phases, failure_phases)
     if retry_strategy is not None and _fixed_name(job):
         raise ValidationError(
@@ -118,8 +138,9 @@ def job_template(
     # A label is a string: a placeholder goes in as quoted text, so a value such as `y` cannot turn into a boolean.
     step_deadline = _deadline(deadline, "deadline")
     labels = {WORKFLOW_LABEL: "{{workflow.name}}", JOB_LABEL: str(label)}
+    pod_labels = {POD_WORKFLOW_LABEL: "{{workflow.name}}", JOB_LABEL: str(label)}
     pod_deadline = step_deadline if isinstance(step_deadline, int) else None
-    data = _attach(job, labels, pod_deadline)._data()
+    data = _attach(job, labels, pod_labels, pod_deadline)._data()
     samples = {**collect(data), **{f"inputs.parameters.{k}": v for k, v in (defaults or {}).items()}}
     check(data, samples)
     manifest = dump_manifest(data)
@@ -134,7 +155,20 @@ def job_template(
         service_account_name=service_account_name,
         retry_strategy=retry_strategy,
         inputs=_inputs(manifest, defaults or {}) or None,
+        outputs=[
+            Parameter(name="job-name", value_from=ValueFrom(json_path="{.metadata.name}")),
+            Parameter(name="job-phase", value_from=ValueFrom(json_path="{.status.state.phase}")),
+        ],
+        labels=pod_labels,
+        pod_spec_patch=None if poll_seconds is None else _poll_patch(poll_seconds),
     )
+
+
+def _poll_patch(seconds: int) -> str:
+    """A pod spec patch setting argoexec's interval between checks of the job (``RESOURCE_STATE_CHECK_INTERVAL``,
+    read from the step's main container, whose environment reaches ``argoexec resource``)."""
+    env = [{"name": "RESOURCE_STATE_CHECK_INTERVAL", "value": f"{seconds}s"}]
+    return json.dumps({"containers": [{"name": "main", "env": env}]}, separators=(",", ":"))
 
 
 def _fixed_name(job: VolcanoJob) -> bool:

@@ -3,8 +3,10 @@
 The convention is shared with the Go conformance harness and the cluster tests: ``{{inputs.parameters.X}}`` takes
 the argument the template's first call site passes (templates in order, tasks or steps in order), else the input's
 value or default; ``{{workflow.parameters.X}}`` the workflow argument, and
-``{{=toJson(workflow.parameters['X'])}}`` that value as a JSON string; ``{{workflow.name|uid|namespace}}`` fixed
-samples; anything else ``sample``. A value that itself holds ``{{workflow.parameters.X}}`` is resolved once more.
+``{{=toJson(workflow.parameters['X'])}}`` that value as a JSON string (and the form that doubles its ``$`` for
+Kubernetes, :func:`~hera_volcano.kube.expansion.runtime_text`, likewise for inputs);
+``{{workflow.name|uid|namespace}}`` fixed samples; anything else ``sample``. A value that itself holds
+``{{workflow.parameters.X}}`` is resolved once more.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from hera_volcano.kube.expansion import escape, runtime_expression
 from hera_volcano.shared.findings import as_list, as_map
 from hera_volcano.shared.placeholders import DEFAULT_SAMPLE, WORKFLOW_SAMPLES, substitute_text
 
@@ -45,6 +48,7 @@ def workflow_values(workflow: Mapping[str, Any]) -> dict[str, str]:
             value = substitute_text(str(p.get("value", DEFAULT_SAMPLE)), base)
             values[f"workflow.parameters.{p['name']}"] = value
             values[f"=toJson(workflow.parameters['{p['name']}'])"] = json.dumps(value)
+            values[runtime_expression("workflow", str(p["name"]))] = json.dumps(escape(value))
     return values
 
 
@@ -70,7 +74,8 @@ def template_values(workflow: Mapping[str, Any]) -> dict[str, dict[str, str]]:
             raw = first_call.get(name, {}).get(pname)
             if raw is None:
                 raw = p.get("value", p.get("default", DEFAULT_SAMPLE))
-            values[f"inputs.parameters.{pname}"] = substitute_text(str(raw), wf_values)
+            values[f"inputs.parameters.{pname}"] = value = substitute_text(str(raw), wf_values)
+            values[runtime_expression("inputs", pname)] = json.dumps(escape(value))
         out[name] = values
     return out
 

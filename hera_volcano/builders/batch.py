@@ -8,11 +8,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Final
 
 from hera_volcano.argo.conditions import DEFAULT_DEADLINE
+from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
+from hera_volcano.builders import program
 from hera_volcano.builders.pipeline import JobShape, PipelineJob
 from hera_volcano.builders.pod import GPU, MAX_DEVICES, PodSettings, check_settings
 from hera_volcano.builders.retries import ArgoRetry, VolcanoRetry
@@ -21,15 +24,22 @@ from hera_volcano.kube.images import check_image
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder
-from hera_volcano.volcano.job import Policy, VolcanoJob, VolcanoTask
+from hera_volcano.volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
 from hera_volcano.volcano.queue import Queue, queue_name
+
+#: The per-job input holding a program's arguments (JSON), where a command job has ``command``.
+FUNC_ARGS: Final = "func-args"
 
 
 def batch_job(
     name: str,
     *,
     image: str,
-    command: Sequence[str],
+    command: Sequence[str] | None = None,
+    func: Callable[..., Any] | None = None,
+    func_args: Mapping[str, Any] | None = None,
+    script: str | os.PathLike[str] | None = None,
+    module: str | None = None,
     replicas: int = 1,
     min_available: int | None = None,
     after: Sequence[str] = (),
@@ -50,10 +60,18 @@ def batch_job(
     ``name``, ``image``, ``command``, ``replicas`` and ``min_available`` are per-job arguments: jobs that agree on
     the other settings share one template. ``name`` starts the job's generated name, so it is a DNS-1035 label.
     ``cpu`` and ``memory`` (requests) and ``gpus`` are pod settings too: give each once, here or in ``pod``.
+
+    Instead of ``command``, ``func`` (a module-level function, called with ``func_args`` in every replica; replica
+    0's return value is the job's report), ``script`` (a Python file, read now) or ``module`` (in the image) runs
+    under ``python3`` (see :mod:`hera_volcano.builders.program`). Jobs running the same code share one template;
+    their ``func_args`` are a per-job argument (``func-args``), as ``command`` is otherwise. The replica's index
+    comes from Volcano's env plugin (``VC_TASK_INDEX``), which such jobs use.
     """
     names.check("name", name, names.dns1035_label)
     check_image(image, "image")
-    checks.strings("command", command, non_empty=True)
+    launch = program.from_arguments(command=command, func=func, func_args=func_args, script=script, module=module)
+    if launch is None:
+        checks.strings("command", command, non_empty=True)
     checks.strings("after", after)
     checks.integer("replicas", replicas, minimum=1)
     if min_available is not None:
@@ -68,14 +86,17 @@ def batch_job(
         raise ValidationError("retry", "must be ArgoRetry(...) or VolcanoRetry(...)")
     if not isinstance(follow_logs, bool):
         raise ValidationError("follow_logs", "must be true or false")
-    shape = _batch_shape(queue, _settings(cpu, memory, gpus, check_settings("pod", pod)), retry, deadline)
-    arguments = {
-        "job": name,
-        "image": image,
-        "command": list(command),
-        "replicas": replicas,
-        "min-available": min_available or replicas,
-    }
+    settings = _settings(cpu, memory, gpus, check_settings("pod", pod))
+    if launch is not None:
+        program.check_env({"pod": settings})
+    shared = None if launch is None else replace(launch, args="")
+    shape = _batch_shape(queue, settings, retry, deadline, shared)
+    arguments: dict[str, Any] = {"job": name, "image": image}
+    if launch is None:
+        arguments["command"] = list(command or ())
+    else:
+        arguments[FUNC_ARGS] = launch.args
+    arguments.update({"replicas": replicas, "min-available": min_available or replicas})
     return PipelineJob(name=name, shape=shape, arguments=arguments, after=tuple(after), follow_logs=follow_logs)
 
 
@@ -100,16 +121,21 @@ def _settings(cpu: str | None, memory: str | None, gpus: int, pod: PodSettings |
 
 @functools.lru_cache(maxsize=256)
 def _batch_shape(
-    queue: str | None, pod: PodSettings, retry: ArgoRetry | VolcanoRetry | None, deadline: int
+    queue: str | None,
+    pod: PodSettings,
+    retry: ArgoRetry | VolcanoRetry | None,
+    deadline: int,
+    launch: program.Program | None = None,
 ) -> JobShape:
-    """The one shape every :func:`batch_job` with these settings shares (memoised: a pure function of immutable
-    inputs, so a pipeline of thousands of jobs holds one shape, not thousands)."""
-    digest = _digest(queue, pod, retry, deadline)
-    container: dict[str, Any] = {
-        "name": "main",
-        "image": Placeholder.input("image", "busybox:1"),
-        "command": Placeholder.input("command", ["true"]),
-    }
+    """The one shape every :func:`batch_job` with these settings (and code) shares (memoised: a pure function of
+    immutable inputs, so a pipeline of thousands of jobs holds one shape, not thousands)."""
+    digest = _digest(queue, pod, retry, deadline, launch)
+    container: dict[str, Any] = {"name": "main", "image": Placeholder.input("image", "busybox:1")}
+    if launch is None:
+        container["command"] = Placeholder.input("command", ["true"])
+    else:
+        container["command"] = launch.command("replica")
+        container["env"] = launch.env(Placeholder.input(FUNC_ARGS, "{}"))
     # Never: a failed container fails its pod, which Volcano sees (PodFailed); OnFailure would restart it in place
     # forever and the job would never fail.
     template = pod.apply({"spec": {"containers": [container], "restartPolicy": "Never"}}, container="main")
@@ -118,6 +144,7 @@ def _batch_shape(
         generate_name=f"{label}-",
         min_available=Placeholder.input("min-available", 1),
         queue=queue,
+        annotations={LEAD_TASK_ANNOTATION: "main"},
         tasks=[
             VolcanoTask(
                 name="main",
@@ -126,6 +153,7 @@ def _batch_shape(
             )
         ],
         policies=[Policy(event=e, action="TerminateJob") for e in ("PodFailed", "PodEvicted")],
+        plugins=[] if launch is None else [Plugin.env()],  # VC_TASK_INDEX: which replica reports
     )
     if isinstance(retry, VolcanoRetry):
         job = replace(
@@ -144,9 +172,12 @@ def _batch_shape(
     )
 
 
-def _digest(queue: str | None, pod: PodSettings, retry: object, deadline: int) -> str:
+def _digest(
+    queue: str | None, pod: PodSettings, retry: object, deadline: int, launch: program.Program | None = None
+) -> str:
     """A short stable name for a set of shape settings: for what the arguments ``cpu``, ``memory`` and ``gpus`` can
-    express, the same as before pod settings existed; anything else adds the rest of the settings."""
+    express, the same as before pod settings existed; anything else adds the rest of the settings (and the code
+    a program job runs)."""
     gpus = pod.extended_resources.get(GPU)
     legacy = {k: v for k, v in (("cpu", pod.cpu), ("memory", pod.memory)) if v is not None}
     if isinstance(gpus, str):
@@ -162,6 +193,9 @@ def _digest(queue: str | None, pod: PodSettings, retry: object, deadline: int) -
     rest = replace(pod, cpu=None, memory=None, extended_resources=devices)
     if rest != PodSettings():
         settings["pod"] = rest.key()
+    if launch is not None:
+        runtime = [[a.name, a.value.expression, a.kind] for a in launch.runtime]
+        settings["program"] = [launch.run, launch.source, runtime]
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]
 
 

@@ -66,14 +66,21 @@ def reserved_env(plugin: str, variables: Sequence[str], roles: Mapping[str, PodS
 
 
 def framework_container(
-    task: str, image: str, command: Sequence[str], port: tuple[int, str], working_dir: str | None
+    task: str,
+    image: str,
+    command: Sequence[str],
+    port: tuple[int, str],
+    working_dir: str | None,
+    env: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The one container of a PyTorch or TensorFlow pod: its command as given, and the (number, name) of the port
-    the plugin wires (named as the plugin names what it opens itself)."""
+    """The one container of a PyTorch or TensorFlow pod: its command as given (and ``env``, a launcher's), and the
+    (number, name) of the port the plugin wires (named as the plugin names what it opens itself)."""
     out: dict[str, Any] = {"name": task, "image": image}
     if working_dir is not None:
         out["workingDir"] = working_dir
     out["command"] = list(command)
+    if env:
+        out["env"] = [dict(item) for item in env]
     out["ports"] = [{"containerPort": port[0], "name": port[1]}]
     return out
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from hera_volcano.builders import gang
+from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
+from hera_volcano.builders import gang, program
 from hera_volcano.builders.pod import GPU, MAX_DEVICES, PodSettings, apply_settings, check_settings
+from hera_volcano.kube import pod_scripts
 from hera_volcano.kube.images import KUBECTL_IMAGE, check_image
-from hera_volcano.kube.kubectl_in_pod import KUBECTL_PRELUDE
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder
@@ -21,55 +23,9 @@ WORKER = "mpiworker"
 RDMA = "rdma/ib"
 MAX_SLOTS = 4096  # ranks per worker: more cores than any node has
 
-# The master waits in an init container until every worker is Ready, i.e. its sshd accepts connections (the
-# workers' readiness probe). Once every worker pod exists it waits with a watch (`kubectl wait`) rather than by
-# polling, and it exits at once on SIGTERM (as PID 1, bash would otherwise hold a deleted pod for its grace
-# period). Variable values arrive as environment variables; the text is constant. Pure bash plus kubectl and sleep:
-# a kubectl image need not have grep or date.
-_WAIT_SCRIPT = (
-    KUBECTL_PRELUDE
-    + """\
-trap 'exit 143' TERM
-END=$(( SECONDS + WAIT_SECONDS ))
-SELECTOR="volcano.sh/job-name=$JOB_NAME,volcano.sh/task-spec=$WORKER_TASK"
-echo "Waiting for $WORKERS Ready pods labelled $SELECTOR"
-while true; do
-  READY=0
-  PODS=0
-  call STATUSES kubectl get pods -n "$NAMESPACE" -l "$SELECTOR" \\
-    -o jsonpath='{range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}'
-  while IFS= read -r STATUS; do
-    [ -n "$STATUS" ] || continue
-    PODS=$(( PODS + 1 ))
-    [ "${STATUS#*=}" = True ] && READY=$(( READY + 1 ))
-  done <<< "$STATUSES"
-  (( READY >= WORKERS )) && echo "$READY workers Ready" && exit 0
-  LEFT=$(( END - SECONDS ))
-  (( LEFT <= 0 )) && echo "Only $READY of $WORKERS workers Ready after $WAIT_SECONDS s" && exit 1
-  if (( PODS >= WORKERS )); then
-    kubectl wait pods -n "$NAMESPACE" -l "$SELECTOR" --for=condition=Ready --timeout="${LEFT}s" \\
-      --request-timeout="$(( LEFT + 30 ))s" > /dev/null 2>"$KUBECTL_ERR" && continue
-    kubectl_error
-  fi
-  sleep 2
-done
-"""
-)
-
-
-# Then, in the master container (POSIX sh): a Ready worker's name resolves only once the headless Service's
-# endpoints reach DNS, a moment later; wait for that (up to a minute) rather than spend one of the master's retries
-# on the race (60 lookups a second apart). Images without getent skip the wait.
-_RESOLVE_SCRIPT = """\
-for host in $(printf '%s' "$HOSTS" | tr ',' ' '); do
-  host=${host%:*}
-  tries=0
-  while command -v getent >/dev/null && ! getent hosts "$host" >/dev/null; do
-    tries=$((tries + 1))
-    [ "$tries" -lt 60 ] || { echo "Worker $host does not resolve after 60 attempts" >&2; exit 1; }
-    sleep 1
-  done
-done"""
+# The master waits in an init container until every worker is Ready (scripts/wait_for_workers.sh), then, in its
+# own container, until their names resolve (scripts/resolve_workers.sh): see those files.
+_SCRIPTS = "hera_volcano.builders"
 
 API_ACCESS = "kube-api-access"
 TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -114,7 +70,11 @@ def mpi_job(
     name: str | Placeholder | None = None,
     *,
     image: str,
-    command: Sequence[str],
+    command: Sequence[str] | None = None,
+    func: Callable[..., Any] | None = None,
+    func_args: Mapping[str, Any] | None = None,
+    script: str | os.PathLike[str] | None = None,
+    module: str | None = None,
     workers: int = 2,
     slots_per_worker: int = 1,
     gpus_per_worker: int = 0,
@@ -145,6 +105,10 @@ def mpi_job(
     ``pod`` settings apply to every pod, ``master_pod`` and ``worker_pod`` on top of them to one role. The ranks
     run on the workers (their resources belong in ``worker_pod``), started by sshd with a clean environment:
     ``mpiexec`` passes the variables of ``pod.env`` and ``master_pod.env`` on to every rank (``-x``).
+
+    Instead of ``command``, ``func`` (a module-level function, called with ``func_args`` on every rank: it may use
+    ``mpi4py``; rank 0's return value is the job's report), ``script`` (a Python file, read now) or ``module`` (in
+    the image) runs under ``python3`` on every rank (see :mod:`hera_volcano.builders.program`).
     """
     generate_name = gang.job_names(name, generate_name, "mpi-job-")
     if not isinstance(mpi_plugin, bool):
@@ -158,27 +122,33 @@ def mpi_job(
     checks.integer("ssh_port", ssh_port, minimum=1, maximum=65535)
     check_image(image, "image")
     check_image(kubectl_image, "kubectl_image")
-    gang.command(command, script=True)
+    launch = program.from_arguments(command=command, func=func, func_args=func_args, script=script, module=module)
+    ranks_run = gang.command(command, script=True) if launch is None else launch.command("mpi")
     gang.service_account(service_account)
     gang.working_dir(working_dir)
     pod = check_settings("pod", pod)
     master_pod = check_settings("master_pod", master_pod)
     worker_pod = check_settings("worker_pod", worker_pod)
     devices = _devices(gpus_per_worker, rdma_per_worker, ("pod", pod), ("worker_pod", worker_pod))
+    launch_env = [] if launch is None else launch.env()
+    if launch is not None:
+        program.check_env({"pod": pod, "master_pod": master_pod, "worker_pod": worker_pod})
 
     ranks = workers * slots_per_worker
     rsh = f" --mca plm_rsh_args '-p {ssh_port}'" if ssh_port != 22 else ""
-    forwarded = dict.fromkeys([*(pod.env if pod else ()), *(master_pod.env if master_pod else ())])
+    forwarded = dict.fromkeys(
+        [*(e["name"] for e in launch_env), *(pod.env if pod else ()), *(master_pod.env if master_pod else ())]
+    )
     exports = "".join(f" -x {shlex.quote(variable)}" for variable in forwarded)
     master_script = "\n".join(
         [
             "set -e",
             _host_list(mpi_plugin, WORKER, slots_per_worker),
-            _RESOLVE_SCRIPT,
+            pod_scripts.read(_SCRIPTS, "resolve_workers.sh").rstrip("\n"),
             "mkdir -p /var/run/sshd",
             f"/usr/sbin/sshd -p {ssh_port}",
             f'echo "Running {ranks} MPI ranks on $HOSTS"',
-            f'exec mpiexec --allow-run-as-root{rsh}{exports} --host "$HOSTS" -np {ranks} {shlex.join(command)}',
+            f'exec mpiexec --allow-run-as-root{rsh}{exports} --host "$HOSTS" -np {ranks} {shlex.join(ranks_run)}',
             "",
         ]
     )
@@ -199,7 +169,7 @@ def mpi_job(
     wait = {
         "name": "wait-for-workers",
         "image": kubectl_image,
-        "command": ["/bin/bash", "-c", _WAIT_SCRIPT],
+        "command": ["/bin/bash", "-c", pod_scripts.with_kubectl(_SCRIPTS, "wait_for_workers.sh")],
         "env": [
             {"name": "JOB_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['volcano.sh/job-name']"}}},
             {"name": "NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
@@ -213,7 +183,7 @@ def mpi_job(
     master_spec: dict[str, Any] = {
         "automountServiceAccountToken": False,
         "initContainers": [wait],
-        "containers": [container(MASTER, master_script)],
+        "containers": [container(MASTER, master_script, **({"env": launch_env} if launch_env else {}))],
         "volumes": [_api_access_volume()],
         "restartPolicy": "OnFailure",
     }
@@ -238,6 +208,7 @@ def mpi_job(
         scheduler_name="volcano",
         queue=queue,
         priority_class_name=priority_class_name,
+        annotations={LEAD_TASK_ANNOTATION: MASTER},
         plugins=plugins,
         tasks=[
             VolcanoTask(

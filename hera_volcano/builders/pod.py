@@ -17,12 +17,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from hera_volcano.argo.labels import JOB_LABEL, WORKFLOW_LABEL
+from hera_volcano.argo.labels import JOB_LABEL, POD_WORKFLOW_LABEL, WORKFLOW_LABEL
 from hera_volcano.kube import names
+from hera_volcano.kube.expansion import runtime_text
 from hera_volcano.kube.quantities import QUANTITY_MESSAGE, parse_quantity
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
-from hera_volcano.shared.placeholders import has_expression
+from hera_volcano.shared.placeholders import Placeholder, has_expression
 from hera_volcano.volcano.job import pod_template_to_dict
 
 GPU: Final = "nvidia.com/gpu"
@@ -37,6 +38,7 @@ _ENV_SOURCES: Final = ("fieldRef", "resourceFieldRef", "configMapKeyRef", "secre
 _RESERVED_LABELS: Final = frozenset(
     {
         WORKFLOW_LABEL,
+        POD_WORKFLOW_LABEL,
         JOB_LABEL,
         "volcano.sh/job-name",
         "volcano.sh/task-spec",
@@ -236,10 +238,12 @@ class PodSettings:
 
     ``cpu`` and ``memory`` are requests, ``cpu_limit`` and ``memory_limit`` limits (Kubernetes quantities);
     ``gpus`` (``nvidia.com/gpu``) and ``extended_resources`` (``{"rdma/ib": 1}``) are whole devices, written as
-    requests and limits alike. ``env`` values are strings, or a mapping that is the variable's ``valueFrom``
-    (``{"secretKeyRef": {"name": ..., "key": ...}}``). These, and the ``volumes``' mounts, go to the role's main
-    container; the rest to the pod. ``patch`` merges last into the whole pod template ``{"metadata": ...,
-    "spec": ...}`` (see :func:`merge_pod_template`), for anything the other settings do not cover.
+    requests and limits alike. ``env`` values are strings, a mapping that is the variable's ``valueFrom``
+    (``{"secretKeyRef": {"name": ..., "key": ...}}``), or a text known at run time (``Placeholder.input(...)``,
+    ``.workflow_parameter(...)``, ``.workflow_parameter_json(...)``), which the process gets byte for byte. These,
+    and the ``volumes``' mounts, go to the role's main container; the rest to the pod. ``patch`` merges last into
+    the whole pod template ``{"metadata": ..., "spec": ...}`` (see :func:`merge_pod_template`), for anything the
+    other settings do not cover.
 
     Settings compare equal (and hash alike) when they render the same, so jobs of a pipeline that share them share
     one template.
@@ -251,7 +255,7 @@ class PodSettings:
     memory_limit: Quantity | None = None
     gpus: int = 0
     extended_resources: Mapping[str, int | str] = field(default_factory=dict)
-    env: Mapping[str, str | Mapping[str, Any]] = field(default_factory=dict)
+    env: Mapping[str, str | Mapping[str, Any] | Placeholder] = field(default_factory=dict)
     volumes: Sequence[PodVolume] = ()
     image_pull_secrets: Sequence[str] = ()
     node_selector: Mapping[str, str] = field(default_factory=dict)
@@ -318,7 +322,7 @@ class PodSettings:
             container["resources"] = resources
         if self.env:
             container["env"] = [
-                {"name": k, "value": v} if isinstance(v, str) else {"name": k, "valueFrom": dict(v)}
+                {"name": k, "value": v} if isinstance(v, str | Placeholder) else {"name": k, "valueFrom": dict(v)}
                 for k, v in self.env.items()
             ]
         if self.volumes:
@@ -339,7 +343,7 @@ class PodSettings:
 
     def key(self) -> str:
         """The settings as canonical text: equal exactly when two settings render the same."""
-        return json.dumps([*self._parts(), self.patch], sort_keys=True, separators=(",", ":"))
+        return json.dumps([*self._parts(), self.patch], sort_keys=True, separators=(",", ":"), default=str)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, PodSettings) and self.key() == other.key()
@@ -471,10 +475,10 @@ def _extended(value: object) -> dict[str, int | str]:
     return out
 
 
-def _env(value: object) -> dict[str, str | dict[str, Any]]:
+def _env(value: object) -> dict[str, str | dict[str, Any] | Placeholder]:
     if not isinstance(value, Mapping):
         raise ValidationError("env", "must be a mapping of variable names to values")
-    out: dict[str, str | dict[str, Any]] = {}
+    out: dict[str, str | dict[str, Any] | Placeholder] = {}
     for name, item in value.items():
         if not isinstance(name, str) or not _ENV_NAME.fullmatch(name):
             raise ValidationError(
@@ -484,10 +488,14 @@ def _env(value: object) -> dict[str, str | dict[str, Any]]:
         if isinstance(item, str):
             out[name] = item
             continue
+        if isinstance(item, Placeholder):
+            out[name] = runtime_text(item, f"env[{name!r}]")
+            continue
         source = _plain_mapping(f"env[{name!r}]", item) if isinstance(item, Mapping) else None
         if source is None or len(source) != 1 or next(iter(source)) not in _ENV_SOURCES:
             raise ValidationError(
-                f"env[{name!r}]", f"must be a string or a valueFrom: one of {', '.join(_ENV_SOURCES)}"
+                f"env[{name!r}]",
+                f"must be a string, a Placeholder or a valueFrom: one of {', '.join(_ENV_SOURCES)}",
             )
         out[name] = source
     return out

@@ -11,13 +11,16 @@ are also what ``torch.distributed.init_process_group`` reads from the environmen
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-from hera_volcano.builders import gang
+from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
+from hera_volcano.builders import gang, program
 from hera_volcano.builders.pod import PodSettings, apply_settings, check_settings
 from hera_volcano.kube.images import check_image
 from hera_volcano.shared import checks
+from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder
 from hera_volcano.volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
 from hera_volcano.volcano.queue import Queue
@@ -31,6 +34,9 @@ PORT_NAME: Final = "pytorchjob-port"
 PLUGIN_ENV: Final = ("MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK")
 #: Processes per pod: more than any node has GPUs or cores to give them.
 MAX_PROCESSES: Final = 4096
+#: torchrun options for a function, script or module: stderr tee'd to the log (and a file), stdout untouched (rank
+#: 0's report lines). Debian 12's torch 1.13 on Python 3.11 fails on the default ``0`` of these flags.
+TORCHRUN_OPTIONS: Final = ("--redirects=2", "--tee=2")
 
 
 def torchrun(*args: str, nproc_per_node: int = 1) -> list[str]:
@@ -56,7 +62,12 @@ def pytorch_job(
     name: str | Placeholder | None = None,
     *,
     image: str,
-    command: Sequence[str],
+    command: Sequence[str] | None = None,
+    func: Callable[..., Any] | None = None,
+    func_args: Mapping[str, Any] | None = None,
+    script: str | os.PathLike[str] | None = None,
+    module: str | None = None,
+    nproc_per_node: int = 1,
     workers: int = 2,
     port: int = PORT,
     generate_name: str | None = None,
@@ -75,12 +86,26 @@ def pytorch_job(
     master completes, the job completes; a pod that fails ends it (Terminated). ``pod`` settings apply to every
     pod, ``master_pod`` and ``worker_pod`` on top of them. Without ``name`` the job gets ``generate_name``
     (default ``pytorch-job-``).
+
+    Instead of ``command``, ``func`` (a module-level function, called with ``func_args``; global rank 0's return
+    value is the job's report), ``script`` (a Python file, read now) or ``module`` (in the image) runs under
+    ``torchrun`` on every pod, ``nproc_per_node`` processes each: one node per pod, the master's pod the rendezvous
+    point, so the program sees torchrun's ``RANK`` (global), ``LOCAL_RANK`` and ``WORLD_SIZE`` (processes).
     """
     generate_name = gang.job_names(name, generate_name, "pytorch-job-")
     checks.integer("workers", workers, minimum=1, maximum=gang.MAX_WORKERS)
     checks.integer("port", port, minimum=1, maximum=65535)
     check_image(image, "image")
-    command = gang.command(command, script=False)
+    checks.integer("nproc_per_node", nproc_per_node, minimum=1, maximum=MAX_PROCESSES)
+    launch = program.from_arguments(command=command, func=func, func_args=func_args, script=script, module=module)
+    if launch is None:
+        command = gang.command(command, script=False)
+        if nproc_per_node != 1:
+            raise ValidationError(
+                "nproc_per_node", "goes with func=, script= or module= (with command=: hv.torchrun(nproc_per_node=))"
+            )
+    else:
+        command = torchrun(*TORCHRUN_OPTIONS, "--no_python", *launch.command("torchrun"), nproc_per_node=nproc_per_node)
     gang.service_account(service_account)
     if working_dir is not None:
         gang.working_dir(working_dir)
@@ -90,9 +115,12 @@ def pytorch_job(
         "worker_pod": check_settings("worker_pod", worker_pod),
     }
     gang.reserved_env("pytorch", PLUGIN_ENV, roles)
+    if launch is not None:
+        program.check_env(roles)
+    env = None if launch is None else launch.env()
 
     def template(task: str, role: PodSettings | None) -> dict[str, Any]:
-        container = gang.framework_container(task, image, command, (port, PORT_NAME), working_dir)
+        container = gang.framework_container(task, image, command, (port, PORT_NAME), working_dir, env)
         return apply_settings({"spec": gang.framework_pod(container, service_account)}, task, roles["pod"], role)
 
     return VolcanoJob(
@@ -103,6 +131,7 @@ def pytorch_job(
         scheduler_name="volcano",
         queue=queue,
         priority_class_name=priority_class_name,
+        annotations={LEAD_TASK_ANNOTATION: MASTER},
         # svc is what makes MASTER_ADDR resolve (Volcano's webhook would add it too).
         plugins=[Plugin.pytorch(master=MASTER, worker=WORKER, port=port), Plugin.svc()],
         tasks=[

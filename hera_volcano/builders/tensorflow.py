@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
+from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
 from hera_volcano.builders import gang
 from hera_volcano.builders.pod import PodSettings, apply_settings, check_settings
 from hera_volcano.kube.images import check_image
@@ -98,6 +99,7 @@ def tensorflow_job(
         scheduler_name="volcano",
         queue=queue,
         priority_class_name=priority_class_name,
+        annotations={LEAD_TASK_ANNOTATION: CHIEF if chief else WORKER},
         # svc is what makes the addresses in TF_CONFIG resolve (Volcano's webhook would add it too).
         plugins=[
             Plugin.tensorflow(ps=PS if ps else None, worker=WORKER, chief=CHIEF if chief else None, port=port),

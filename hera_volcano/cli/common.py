@@ -1,4 +1,5 @@
-"""The CLI edge shared by every command: one-line errors with exit code 2, safe standard streams and output files."""
+"""The CLI edge shared by every command: one-line errors with the exit code they mean, safe standard streams and
+output files, the output formats, and each command's help (from :mod:`hera_volcano.cli.commands`)."""
 
 from __future__ import annotations
 
@@ -7,19 +8,49 @@ import contextlib
 import os
 import re
 import sys
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, Final, NoReturn
 
+from hera_volcano.cli.commands import COMMANDS, PROG
 from hera_volcano.cli.files import WriteError, write_atomic
+from hera_volcano.examples.defaults import NAMESPACE, SERVICE_ACCOUNT
 from hera_volcano.kube import names
 from hera_volcano.shared.errors import ClusterError, ValidationError
 
-USAGE_ERROR = 2
+#: Exit codes: the workflow Failed or Errored (or lint found errors); bad input; the cluster could not be used;
+#: a --timeout ran out.
+WORKFLOW_FAILED: Final = 1
+USAGE_ERROR: Final = 2
+CLUSTER_ERROR: Final = 3
+TIMED_OUT: Final = 4
+#: What the API server refuses about the request itself: bad input (2), not a cluster that cannot be used (3).
+REQUEST_ERRORS: Final = frozenset({"NotFound", "AlreadyExists", "Invalid", "BadRequest", "Conflict"})
+
+
+#: Where a command's description is wrapped in its help (its examples keep their own lines).
+HELP_WIDTH: Final = 100
 
 
 class UsageError(Exception):
     """Bad command-line input; reported as one line on stderr with exit code 2."""
+
+
+class TimedOut(Exception):
+    """A --timeout ran out; reported as one line on stderr with exit code 4."""
+
+
+class _Describe(str):
+    """An argument no command line can hold: asks a command for its parser instead of running it."""
+
+
+class Described(Exception):
+    """A command's parser, raised instead of parsing when it is asked to describe itself (:func:`parser_of`)."""
+
+    def __init__(self, parser: argparse.ArgumentParser) -> None:
+        super().__init__(parser.prog)
+        self.parser = parser
 
 
 class Parser(argparse.ArgumentParser):
@@ -28,9 +59,33 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
 
+    def parse_args(self, args: Sequence[str] | None = None, namespace: None = None) -> argparse.Namespace:  # type: ignore[override]
+        if args and isinstance(args[0], _Describe):
+            raise Described(self)
+        return super().parse_args(args, namespace)
+
 
 def parser(prog: str, description: str) -> Parser:
-    return Parser(prog=prog, description=description, allow_abbrev=False)
+    """A command's parser; its help ends with the command's examples and exit codes."""
+    command = COMMANDS.get(prog.removeprefix(f"{PROG} "))
+    return Parser(
+        prog=prog,
+        description=textwrap.fill(
+            description, HELP_WIDTH, break_on_hyphens=False
+        ),  # filled here: the examples below must keep their lines
+        epilog=command.epilog() if command else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
+    )
+
+
+def parser_of(main: Callable[[Sequence[str]], int]) -> argparse.ArgumentParser:
+    """The parser a command's ``main`` builds, without running the command (for shell completion)."""
+    try:
+        main([_Describe()])
+    except Described as d:
+        return d.parser
+    raise RuntimeError(f"{main.__qualname__} did not parse its arguments")
 
 
 def positive_int(text: str) -> int:
@@ -52,6 +107,33 @@ def _int(text: str, minimum: int, rule: str) -> int:
     return value
 
 
+def duration(text: str) -> float:
+    """argparse type: a positive duration in seconds, as ``90``, ``90s``, ``15m``, ``2h`` or ``1h30m``."""
+    match = re.fullmatch(r"(?:([0-9]{1,5})h)?(?:([0-9]{1,6})m)?(?:([0-9]{1,7}(?:\.[0-9]+)?)s?)?", text)
+    if not text or match is None:
+        raise argparse.ArgumentTypeError(f"must be a duration such as 90s, 15m, 2h or 1h30m, got {text!r}")
+    hours, minutes, seconds = (float(g) if g else 0.0 for g in match.groups())
+    total = hours * 3600 + minutes * 60 + seconds
+    if total <= 0:
+        raise argparse.ArgumentTypeError(f"must be longer than 0 s, got {text!r}")
+    return total
+
+
+class OutputFormat:
+    """argparse type for ``-o/--output``: one of ``formats`` (which shell completion offers); with ``files``, what
+    looks like a file name (``-o`` once named the file) gets a pointer to ``--output-file``."""
+
+    def __init__(self, *formats: str, files: bool = False) -> None:
+        self.formats = formats
+        self.files = files
+
+    def __call__(self, text: str) -> str:
+        if text in self.formats:
+            return text
+        hint = f" (to write a file: --output-file {text})" if self.files and ("." in text or "/" in text) else ""
+        raise argparse.ArgumentTypeError(f"must be one of {', '.join(self.formats)}, got {text!r}{hint}")
+
+
 def named(rule: Callable[[str], str | None]) -> Callable[[str], str]:
     """An argparse type that accepts a name ``rule`` (from :mod:`hera_volcano.kube.names`) finds nothing wrong with."""
 
@@ -70,12 +152,38 @@ service_account_name = named(names.dns1123_subdomain)
 
 def add_common(p: argparse.ArgumentParser) -> None:
     """The options every bundled workflow command takes."""
-    p.add_argument("--namespace", type=namespace_name, default="argo", help="namespace of the workflow (argo)")
     p.add_argument(
-        "--service-account", type=service_account_name, default="argo", help="service account of its pods (argo)"
+        "-n", "--namespace", type=namespace_name, default=NAMESPACE, help=f"namespace of the workflow ({NAMESPACE})"
+    )
+    p.add_argument(
+        "--service-account",
+        type=service_account_name,
+        default=SERVICE_ACCOUNT,
+        metavar="NAME",
+        help=f"service account of its pods ({SERVICE_ACCOUNT}, which hera-volcano rbac creates)",
     )
     p.add_argument("--template", action="store_true", help="print the WorkflowTemplate instead of a Workflow")
-    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically) instead of stdout")
+    add_document_output(p)
+
+
+def add_document_output(p: argparse.ArgumentParser) -> None:
+    """``-o yaml|json`` (the format, as in kubectl and argo) and ``--output-file FILE`` (where)."""
+    p.add_argument(
+        "-o",
+        "--output",
+        type=OutputFormat("yaml", "json", files=True),
+        default="yaml",
+        metavar="FORMAT",
+        help="yaml (default) or json",
+    )
+    p.add_argument("--output-file", metavar="FILE", help="write to FILE (atomically) instead of stdout")
+
+
+def documents(fmt: str, *objects: Any) -> str:
+    """Objects (Hera workflows or dicts) as deterministic YAML (one document each) or JSON (several: a ``List``)."""
+    from hera_volcano.kube.emit import to_json, to_yaml
+
+    return to_json(*objects) if fmt == "json" else to_yaml(*objects)
 
 
 def read_stdin() -> bytes:
@@ -121,7 +229,7 @@ def emit(text: str, output: str | None) -> None:
             raise UsageError(f"cannot write to standard output: {e.strerror or e}") from None
         return
     if not output:
-        raise UsageError("argument -o/--output: must name a file")
+        raise UsageError("argument --output-file: must name a file")
     write_atomic(Path(output), text)
 
 
@@ -131,14 +239,29 @@ def say(line: str) -> None:
         sys.stderr.write(line + "\n")
 
 
+def cluster_exit(e: ClusterError) -> int:
+    """2 when the API server refused the request itself (bad input, a workflow that is not there), 3 when the cluster
+    could not be used: unreachable, no configuration or client, credentials refused, forbidden, failing, or not
+    serving the kind (a NotFound with no namespace: the CRDs are not installed)."""
+    if e.reason == "NotFound" and e.namespace is None:
+        return CLUSTER_ERROR
+    return USAGE_ERROR if e.reason in REQUEST_ERRORS else CLUSTER_ERROR
+
+
 def run(prog: str, main: Callable[[Sequence[str]], int], argv: Sequence[str] | None = None) -> int:
-    """Run a command, turning bad input or a cluster error into one line on stderr and exit code 2 (never a
-    traceback)."""
+    """Run a command, turning bad input, a cluster error or a timeout into one line on stderr and its exit code
+    (never a traceback)."""
     try:
         return main(sys.argv[1:] if argv is None else list(argv))
-    except (UsageError, ValidationError, WriteError, ClusterError) as e:
+    except (UsageError, ValidationError, WriteError) as e:
         say(f"{prog}: error: {e}")
         return USAGE_ERROR
+    except ClusterError as e:
+        say(f"{prog}: error: {e}")
+        return cluster_exit(e)
+    except TimedOut as e:
+        say(f"{prog}: error: {e}")
+        return TIMED_OUT
     except BrokenPipeError:
         # The reader went away (``| head``); nothing more to say.
         devnull = os.open(os.devnull, os.O_WRONLY)

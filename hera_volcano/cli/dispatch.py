@@ -1,37 +1,46 @@
-"""``hera-volcano COMMAND``: one entry point for every bundled command."""
+"""``hera-volcano COMMAND``: one entry point for every command, ``--help`` listing them, ``--version``."""
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from hera_volcano.cli.commands import ALL_EXIT_CODES, COMMANDS, GROUPS, PROG
 from hera_volcano.cli.common import USAGE_ERROR, emit, run, say
+from hera_volcano.shared.version import __version__
 
-#: command -> (module, its function ``(argv) -> exit code``), imported only when the command runs
-COMMANDS = {
-    "mpi-hello": ("hera_volcano.cli.mpi_hello", "main"),
-    "pytorch-hello": ("hera_volcano.cli.pytorch_hello", "main"),
-    "steps": ("hera_volcano.cli.hello_jobs", "steps"),
-    "dag": ("hera_volcano.cli.hello_jobs", "dag"),
-    "rbac": ("hera_volcano.cli.rbac", "main"),
-    "render": ("hera_volcano.cli.render", "main"),
-    "lint": ("hera_volcano.cli.lint", "main"),
-    "submit": ("hera_volcano.cli.runs", "submit"),
-    "status": ("hera_volcano.cli.runs", "status"),
-    "explain": ("hera_volcano.cli.runs", "explain"),
-    "logs": ("hera_volcano.cli.runs", "logs"),
-    "stop": ("hera_volcano.cli.runs", "stop"),
-    "delete": ("hera_volcano.cli.runs", "delete"),
-}
-
-_USAGE = "usage: hera-volcano {" + ",".join(COMMANDS) + "} [options]   (hera-volcano COMMAND --help for details)"
+_USAGE = f"usage: {PROG} [--help] [--version] COMMAND [OPTIONS]   ({PROG} COMMAND --help: its options and examples)"
 
 
-def _help(argv: Sequence[str]) -> int:
-    """Print the usage through ``emit``, so a closed or full stdout is one line, not a traceback."""
-    emit(_USAGE + "\n", None)
-    return 0
+def command_main(name: str) -> Callable[[Sequence[str]], int]:
+    """The function that runs command ``name`` (its module is imported now, not before)."""
+    command = COMMANDS[name]
+    main: Callable[[Sequence[str]], int] = getattr(importlib.import_module(command.module), command.function)
+    return main
+
+
+def help_text() -> str:
+    """Every command with its one-line summary, under its group's heading."""
+    width = max(len(name) for name in COMMANDS) + 2
+    lines = [
+        _USAGE,
+        "",
+        "Volcano batch jobs for Argo Workflows: print, check and render workflows; run them on a cluster.",
+    ]
+    for group, heading in GROUPS.items():
+        lines += ["", f"{heading}:"]
+        lines += [f"  {name:<{width}}{c.summary}" for name, c in COMMANDS.items() if c.group == group]
+    lines += ["", "options:", f"  {'-h, --help':<{width}}this help", f"  {'--version':<{width}}print the version"]
+    lines += ["", ALL_EXIT_CODES]
+    return "\n".join(lines) + "\n"
+
+
+def _unknown(command: str) -> str:
+    close = difflib.get_close_matches(command, list(COMMANDS), n=1)
+    hint = f" (did you mean {close[0]}?)" if close else f"; expected one of {', '.join(COMMANDS)}"
+    return f"{PROG}: error: unknown command {command!r}{hint}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -40,11 +49,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         say(_USAGE)
         return USAGE_ERROR
     if args[0] in ("-h", "--help"):
-        return run("hera-volcano", _help, [])
+        return run(PROG, lambda _: _print(help_text()), [])
+    if args[0] == "--version":
+        return run(PROG, lambda _: _print(f"{PROG} {__version__}\n"), [])
     command, rest = args[0], args[1:]
-    target = COMMANDS.get(command)
-    if target is None:
-        say(f"hera-volcano: error: unknown command {command!r}; expected one of {', '.join(COMMANDS)}")
+    if command not in COMMANDS:
+        say(_unknown(command))
         return USAGE_ERROR
-    module, function = target
-    return run(f"hera-volcano {command}", getattr(importlib.import_module(module), function), rest)
+    return run(f"{PROG} {command}", command_main(command), rest)
+
+
+def _print(text: str) -> int:
+    """Print through ``emit``, so a closed or full stdout is one line, not a traceback."""
+    emit(text, None)
+    return 0

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 
 from hera_volcano.cli import common as c
 from hera_volcano.examples.hello_jobs import DAG, STEPS, Bundled
-from hera_volcano.kube.emit import to_yaml
 
 
 def steps(argv: Sequence[str]) -> int:
@@ -24,5 +23,5 @@ def _print(bundled: Bundled, command: str, argv: Sequence[str]) -> int:
     c.add_common(p)
     args = p.parse_args(argv)
     wf = bundled.build(namespace=args.namespace, service_account=args.service_account, template=args.template)
-    c.emit(to_yaml(wf), args.output)
+    c.emit(c.documents(args.output, wf), args.output_file)
     return 0

@@ -1,18 +1,21 @@
 """``hera-volcano lint PATH...``: check Argo workflows and their Volcano Jobs in files, as a pre-commit hook would.
 
-Prints one finding a line, ``FILE: PATH: SEVERITY: MESSAGE`` (or a JSON list with ``--format json``). Exits 0 when
-there is no error (warnings allowed), 1 when there is one, 2 on a usage error such as a missing file.
+Prints one finding a line on stdout, ``FILE:LINE: PATH: SEVERITY: MESSAGE``, then a summary line on stderr
+(``2 errors, 1 warning in 1 of 3 files``), so that stdout holds findings only. With ``--format json`` stdout is one
+JSON document, ``{"findings": [...], "summary": {...}}``, and stderr stays empty. Exits 0 when there is no error
+(warnings allowed), 1 when there is one, 2 on a usage error such as a missing file.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import stat
 from collections.abc import Iterator, Sequence
 
 from hera_volcano.cli import common as c
-from hera_volcano.tools.lint import LintFinding, has_errors, lint_bytes, lint_file
+from hera_volcano.tools.lint import LintFinding, Summary, has_errors, lint_bytes, lint_file
 
 STDIN = "-"
 STDIN_NAME = "<stdin>"
@@ -65,33 +68,61 @@ def sources(paths: Sequence[str]) -> list[str | LintFinding]:
     return list(dict.fromkeys(found))
 
 
-def _lint(source: str | LintFinding) -> list[LintFinding]:
-    if isinstance(source, LintFinding):
-        return [source]
+EXAMPLES = """\
+examples:
+  hera-volcano lint workflows rbac              every *.yaml under the two folders
+  hera-volcano mpi-hello | hera-volcano lint -  what a command prints, before submitting it
+  hera-volcano lint --allow-unknown deploy/     a folder that holds other manifests too
+  hera-volcano lint --format json . > lint.json for CI: {"findings": [...], "summary": {...}}
+"""
+
+
+def _lint(source: str, allow_unknown: bool) -> list[LintFinding]:
     if source == STDIN:
-        return lint_bytes(c.read_stdin(), STDIN_NAME)
-    return lint_file(source)
+        return lint_bytes(c.read_stdin(), STDIN_NAME, allow_unknown=allow_unknown)
+    return lint_file(source, allow_unknown=allow_unknown)
 
 
 def main(argv: Sequence[str]) -> int:
     p = c.parser(
         "hera-volcano lint",
-        "Check Argo Workflows, WorkflowTemplates and CronWorkflows, and the Volcano Jobs their resource steps"
-        " create, against Argo's validation and Volcano's admission rules. Exit 0 without errors, 1 with errors.",
+        "Check Argo Workflows, WorkflowTemplates, ClusterWorkflowTemplates and CronWorkflows (Argo's fields, as"
+        " strictly as argo lint decodes them, and its validation rules), the Volcano Jobs their resource steps create"
+        " (Volcano's admission rules, and conditions that end the step), bare Volcano Jobs and Volcano Queues (the"
+        " Queue CRD and Volcano's queue rules). RBAC objects, ServiceAccounts and kustomizations are known; any other"
+        " kind is an error unless --allow-unknown. Findings go to stdout as FILE:LINE: PATH: SEVERITY: MESSAGE, a"
+        " summary line to stderr."
+        " Exit 0 without errors (warnings allowed), 1 with errors, 2 on a usage error.",
     )
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = EXAMPLES
     p.add_argument(
         "paths",
         nargs="+",
         metavar="PATH",
         help="YAML file, directory (searched for *.yaml and *.yml) or - for stdin",
     )
-    p.add_argument("--format", choices=("text", "json"), default="text", help="output format (text)")
+    p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text (default), or json: one document with the findings and the summary",
+    )
+    p.add_argument(
+        "--allow-unknown",
+        action="store_true",
+        help="kinds lint does not know (and non-Kubernetes YAML, empty files) are warnings, not errors",
+    )
     args = p.parse_args(argv)
     findings: list[LintFinding] = []
-    for source in sources(args.paths):
-        findings.extend(_lint(source))
+    found = sources(args.paths)
+    for source in found:
+        findings.extend([source] if isinstance(source, LintFinding) else _lint(source, args.allow_unknown))
+    summary = Summary.of(findings, len(found))  # a folder it could not list counts as one file it looked at
     if args.format == "json":
-        c.emit(json.dumps([f.to_dict() for f in findings], indent=2) + "\n", None)
+        document = {"findings": [f.to_dict() for f in findings], "summary": summary.to_dict()}
+        c.emit(json.dumps(document, indent=2) + "\n", None)
     else:
         c.emit("".join(f"{f}\n" for f in findings), None)
+        c.say(str(summary))
     return 1 if has_errors(findings) else 0

@@ -6,18 +6,20 @@ import argparse
 from collections.abc import Sequence
 
 from hera_volcano.cli import common as c
-from hera_volcano.examples.mpi_hello import MPI_EXAMPLE_IMAGE, Options, render
+from hera_volcano.examples.mpi_hello import MPI_EXAMPLE_IMAGE, Options, build
 from hera_volcano.shared.errors import ValidationError
 
 
 def _parser() -> argparse.ArgumentParser:
     p = c.parser("hera-volcano mpi-hello", "Print the Volcano MPI hello world as an Argo Workflow.")
     c.add_common(p)
-    p.add_argument("--job-name", default="", help="fixed Volcano job name (default: generated per run)")
-    p.add_argument("--workers", type=c.positive_int, default=2, help="MPI workers (2)")
-    p.add_argument("--slots-per-worker", type=c.positive_int, default=1, help="MPI ranks per worker (1)")
-    p.add_argument("--gpus-per-worker", type=c.non_negative_int, default=0, help="nvidia.com/gpu per worker (0)")
-    p.add_argument("--rdma-per-worker", type=c.non_negative_int, default=0, help="rdma/ib per worker (0)")
+    p.add_argument("--job-name", default="", metavar="NAME", help="fixed Volcano job name (default: generated per run)")
+    p.add_argument("--workers", type=c.positive_int, default=2, metavar="N", help="MPI workers (2)")
+    p.add_argument("--slots-per-worker", type=c.positive_int, default=1, metavar="N", help="MPI ranks per worker (1)")
+    p.add_argument(
+        "--gpus-per-worker", type=c.non_negative_int, default=0, metavar="N", help="nvidia.com/gpu per worker (0)"
+    )
+    p.add_argument("--rdma-per-worker", type=c.non_negative_int, default=0, metavar="N", help="rdma/ib per worker (0)")
     p.add_argument("--image", default=MPI_EXAMPLE_IMAGE, help=f"MPI image ({MPI_EXAMPLE_IMAGE})")
     p.add_argument("--mpi-plugin", action="store_true", help="use Volcano's mpi plugin (Volcano >= 1.6)")
     return p
@@ -51,8 +53,8 @@ def main(argv: Sequence[str]) -> int:
         template=args.template,
     )
     try:
-        text = render(options)
+        text = c.documents(args.output, build(options))
     except ValidationError as e:
         raise c.as_option(e, _OPTION) from None
-    c.emit(text, args.output)
+    c.emit(text, args.output_file)
     return 0

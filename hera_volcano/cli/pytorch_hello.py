@@ -6,14 +6,16 @@ import argparse
 from collections.abc import Sequence
 
 from hera_volcano.cli import common as c
-from hera_volcano.examples.pytorch_hello import PYTORCH_IMAGE, Options, render
+from hera_volcano.examples.pytorch_hello import PYTORCH_IMAGE, Options, build
 from hera_volcano.shared.errors import ValidationError
 
 
 def _parser() -> argparse.ArgumentParser:
     p = c.parser("hera-volcano pytorch-hello", "Print the Volcano PyTorch hello world as an Argo Workflow.")
     c.add_common(p)
-    p.add_argument("--workers", type=c.positive_int, default=2, help="PyTorch workers beside the master (2)")
+    p.add_argument(
+        "--workers", type=c.positive_int, default=2, metavar="N", help="PyTorch workers beside the master (2)"
+    )
     p.add_argument("--image", default=PYTORCH_IMAGE, help=f"image with torch and torchrun ({PYTORCH_IMAGE})")
     return p
 
@@ -36,8 +38,8 @@ def main(argv: Sequence[str]) -> int:
         template=args.template,
     )
     try:
-        text = render(options)
+        text = c.documents(args.output, build(options))
     except ValidationError as e:
         raise c.as_option(e, _OPTION) from None
-    c.emit(text, args.output)
+    c.emit(text, args.output_file)
     return 0

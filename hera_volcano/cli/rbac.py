@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hera_volcano.cli import common as c
+from hera_volcano.examples.defaults import NAMESPACE, SERVICE_ACCOUNT
 
 
 def read_workflows(paths: Sequence[str]) -> list[Any]:
@@ -30,15 +31,33 @@ def read_workflows(paths: Sequence[str]) -> list[Any]:
 
 
 def main(argv: Sequence[str]) -> int:
-    from hera_volcano.kube.emit import to_yaml
     from hera_volcano.tools.rbac import rbac_for
 
-    p = c.parser("hera-volcano rbac", "Print least-privilege Roles and RoleBindings for workflows.")
+    p = c.parser(
+        "hera-volcano rbac",
+        "Print least-privilege Roles and RoleBindings for workflows: for the bundled ones (with the ServiceAccount"
+        " they run as), or derived from workflow files. A workflow that names no service account is refused rather"
+        " than granting rights to the namespace's default account: give --service-account.",
+    )
     p.add_argument("files", nargs="*", metavar="FILE", help="workflow files (- for stdin); default: bundled workflows")
-    p.add_argument("--namespace", type=c.namespace_name, default=None, help="namespace (default: the workflows', argo)")
-    p.add_argument("--service-account", type=c.service_account_name, default=None, help="workflow service account")
+    p.add_argument(
+        "-n",
+        "--namespace",
+        type=c.namespace_name,
+        default=None,
+        help=f"namespace (default: the workflows', {NAMESPACE})",
+    )
+    p.add_argument(
+        "--service-account",
+        type=c.service_account_name,
+        default=None,
+        metavar="NAME",
+        help=f"the workflows' service account (default: their own; bundled: {SERVICE_ACCOUNT})",
+    )
     p.add_argument("--openshift", action="store_true", help="add update on workflows/finalizers (owner references)")
-    p.add_argument("--with-service-account", action="store_true", help="also emit the ServiceAccounts")
+    p.add_argument(
+        "--with-service-account", action="store_true", help="also emit the ServiceAccounts (always for bundled ones)"
+    )
     p.add_argument(
         "--submitter",
         action="append",
@@ -52,22 +71,22 @@ def main(argv: Sequence[str]) -> int:
         action="store_true",
         help="leave out the read-only ClusterRole for nodes and queues that explain uses (--submitter)",
     )
-    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically) instead of stdout")
+    c.add_document_output(p)
     args = p.parse_args(argv)
     if args.files:
         workflows = read_workflows(args.files)
     else:
         from hera_volcano.examples.bundled import bundled
 
-        workflows = bundled(args.namespace or "argo", args.service_account or "argo")
+        workflows = bundled(args.namespace or NAMESPACE, args.service_account or SERVICE_ACCOUNT)
     objects = rbac_for(
         *workflows,
         namespace=args.namespace,
         service_account=args.service_account,
         owner_reference_permissions=args.openshift,
-        service_accounts=args.with_service_account,
+        service_accounts=args.with_service_account or not args.files,  # the bundled workflows' account is ours
         submitters=args.submitter,
         cluster_reads=not args.no_cluster_reads,
     )
-    c.emit(to_yaml(*objects), args.output)
+    c.emit(c.documents(args.output, *objects), args.output_file)
     return 0

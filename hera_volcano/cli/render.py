@@ -138,20 +138,37 @@ def write(root: Path, files: Mapping[str, str]) -> list[str]:
 
 
 def main(argv: Sequence[str]) -> int:
-    p = c.parser("hera-volcano render", "Write (or --check) the GitOps files: workflows/ and rbac/.")
+    p = c.parser(
+        "hera-volcano render",
+        "Write (or --check) the GitOps files of your module's workflows and Volcano Queues: one YAML file per workflow"
+        " and a kustomization.yaml, each queue in queues/ with its own. --bundled renders hera-volcano's own examples"
+        " instead (workflows/ and rbac/).",
+    )
     p.add_argument("--out", metavar="DIR", default=".", help="root to render into (default: the current directory)")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 with a diff if anything drifted")
-    p.add_argument(
-        "--module", metavar="PKG.MODULE[:FUNCTION]", help="render the workflows of your own module into --out"
+    what = p.add_mutually_exclusive_group()
+    what.add_argument(
+        "--module",
+        metavar="PKG.MODULE[:FUNCTION]",
+        help="your module's workflows and queues (its module-level ones, or what FUNCTION returns)",
+    )
+    what.add_argument(
+        "--bundled", action="store_true", help="hera-volcano's own example workflows and their RBAC, nothing of yours"
     )
     args = p.parse_args(argv)
+    if args.module is None and not args.bundled:
+        raise c.UsageError(
+            "name what to render: --module PKG.MODULE[:FUNCTION] (your workflows), or --bundled (hera-volcano's own"
+            " examples)"
+        )
     files = module_files(module_workflows(args.module)) if args.module is not None else bundled_files()
     root = Path(args.out)
     if args.check:
         problems = drift(root, files)
         c.emit("".join(problems), None)
         if problems:
-            c.say(f"hera-volcano render: {len(problems)} file(s) out of sync; run hera-volcano render")
+            again = "hera-volcano render " + ("--bundled" if args.bundled else f"--module {args.module}")
+            c.say(f"hera-volcano render: {len(problems)} file(s) out of sync; run {again}")
             return 1
         return 0
     try:

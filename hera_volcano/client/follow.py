@@ -1,12 +1,14 @@
 """Following one task's pod logs across restarts, decided from what the API shows: the same steps as the log follower
-that runs inside the workflow (``hera_volcano/argo/follow_logs.py``), in Python.
+that runs inside the workflow (``hera_volcano/argo/scripts/follow_logs.sh``), in Python; tests/follow_cases.py holds
+both to the same cases.
 
 The newest pod of the task is the one to follow. Its container is streamed when it has started and was not streamed
 yet (a new pod, or a restarted container: a new container ID), or again after a dropped stream while it still runs
-(reattaching without repeating lines). While the container has not started, each failed attempt of an init
-container (the master's wait for its workers giving up) is shown. It stops once the Volcano Job is finished, when
-no job appears within a grace period or one seen is gone, or when the workflow has finished; if the container never
-started by then, the end of the pod's container logs says why.
+and the job has not finished (reattaching without repeating lines). While the container has not started, each
+failed attempt of an init container (the master's wait for its workers giving up) is shown. It stops once the
+Volcano Job has finished, when a job it saw is gone, when the job's step has ended and ``step_grace`` seconds passed
+without the job finishing, when neither the step nor a job appeared within ``grace`` seconds, or when the workflow
+has finished; if the container never started by then, the end of the pod's container logs says why.
 """
 
 from __future__ import annotations
@@ -22,8 +24,14 @@ from hera_volcano.client.result import JobStatus
 from hera_volcano.kube import names
 from hera_volcano.shared.findings import as_list, as_map
 
-#: Seconds to wait for a Volcano Job of the run to appear before concluding that none will (the follower's default).
-DEFAULT_GRACE = 120.0
+#: Seconds to wait while neither the job's step nor a Volcano Job exists (the in-workflow follower's default).
+DEFAULT_GRACE = 600.0
+#: Seconds after the job's step ended (its pod finished or went) before concluding the job will not finish.
+STEP_GRACE = 15.0
+#: Seconds a log stream gets to end by itself once its job has finished (a fake node's never does).
+DRAIN = 5.0
+#: Phases of a pod that has ended.
+_ENDED = ("Succeeded", "Failed")
 #: Lines of each container shown when the followed container never started, or an init container failed.
 TAIL_LINES = 20
 #: The leading task of a Volcano Job that names none: hera-volcano made only MPI jobs before jobs named theirs.
@@ -123,35 +131,53 @@ class Follower:
 
     selector: str
     grace: float = DEFAULT_GRACE
+    step_grace: float = STEP_GRACE
     streamed: tuple[str, str] | None = None
     seen_pod: PodState | None = None
-    seen_job: bool = False
+    seen_job: str | None = None
+    seen_step: bool = False
+    step_ended: float | None = None
     shown_inits: dict[tuple[str, str], int] = field(default_factory=dict)
 
-    def next(self, pod: PodState | None, job: JobStatus | None, workflow: str | None, elapsed: float) -> list[Step]:
-        """The steps to take now, given the newest pod, the newest Volcano Job, the workflow's final phase (None
-        while it runs) and the seconds since following began: any :class:`ShowInit` first, then exactly one
-        :class:`Stream`, :class:`Stop` or :class:`Wait`."""
+    def next(
+        self, pod: PodState | None, job: JobStatus | None, step: str | None, workflow: str | None, elapsed: float
+    ) -> list[Step]:
+        """The steps to take now, given the newest pod of the task, the newest Volcano Job, the phase of the newest pod
+        of the job's step (None when there is none), the workflow's final phase (None while it runs) and the seconds
+        since following began: any :class:`ShowInit` first, then exactly one :class:`Stream`, :class:`Stop` or
+        :class:`Wait`."""
         steps: list[Step] = []
+        finished = job is not None and job.finished
         if pod is not None:
             self.seen_pod = pod
             if not pod.container_id:
                 steps += self._failed_inits(pod)
             run = (pod.uid, pod.container_id)
-            # A stream that ended while its container still runs is reattached, unless the job has finished: the
-            # pod's status can lag behind the job's, and the job's end is the follower's end.
-            again = pod.running and not (job is not None and job.finished)
-            if pod.container_id and (run != self.streamed or again):
+            # A container run not streamed yet is streamed even when the job has finished (it ran while following
+            # began); a stream that ended while its container still runs is reattached, unless the job has finished:
+            # the pod's status can lag behind the job's, and the job's end is the follower's end.
+            if pod.container_id and (run != self.streamed or (pod.running and not finished)):
                 reattach = run == self.streamed
                 self.streamed = run
                 header = f"=== reattaching to {pod.name}" if reattach else f"=== logs of {pod.name} ({pod.phase})"
                 return [*steps, Stream(pod.name, header, reattach)]
-        if job is not None and job.finished:
+        if job is not None and finished:
             return [*steps, Stop(f"Job {job.name} is {job.phase}", self._never_started())]
         if job is not None:
-            self.seen_job = True
-        elif self.seen_job or elapsed > self.grace:
-            return [*steps, Stop(f"No Volcano Job labelled {self.selector}", self._never_started())]
+            self.seen_job = job.name
+        elif self.seen_job is not None:
+            return [*steps, Stop(f"Job {self.seen_job} is gone", self._never_started())]
+        self.seen_step = self.seen_step or step is not None
+        ended = step in _ENDED if step is not None else self.seen_step
+        self.step_ended = (elapsed if self.step_ended is None else self.step_ended) if ended else None
+        if self.step_ended is not None and elapsed - self.step_ended >= self.step_grace:
+            message = "The job's step has ended without creating a job"
+            if job is not None:
+                message = f"The job's step has ended; job {job.name} is {job.phase or 'Pending'}"
+            return [*steps, Stop(message, self._never_started())]
+        if not self.seen_step and self.seen_job is None and elapsed >= self.grace:
+            message = f"Neither the job's step nor a job labelled {self.selector} appeared within {self.grace:g} s"
+            return [*steps, Stop(message, self._never_started())]
         if workflow is not None:
             return [*steps, Stop(f"Workflow is {workflow}", self._never_started())]
         return [*steps, Wait()]

@@ -42,10 +42,10 @@ def _network_error(e: BaseException) -> bool:
     return isinstance(e, OSError | HTTPError)
 
 
-def connect(kubeconfig: str | os.PathLike[str] | None, context: str | None) -> tuple[Any, str]:
-    """An ``ApiClient`` and the namespace its configuration names: the pod's own service account inside a cluster
-    (no kubeconfig or context given and ``KUBERNETES_SERVICE_HOST`` set), else the kubeconfig (``KUBECONFIG``, else
-    ``~/.kube/config``) with its current or the given context."""
+def connect(kubeconfig: str | os.PathLike[str] | None, context: str | None) -> tuple[Any, str | None]:
+    """An ``ApiClient`` and the namespace its configuration names (None when it names none): the pod's own service
+    account inside a cluster (no kubeconfig or context given and ``KUBERNETES_SERVICE_HOST`` set), else the kubeconfig
+    (``KUBECONFIG``, else ``~/.kube/config``) with its current or the given context."""
     kubernetes = _kubernetes()
     config, configuration = kubernetes.config, kubernetes.client.Configuration()
     try:
@@ -53,15 +53,15 @@ def connect(kubeconfig: str | os.PathLike[str] | None, context: str | None) -> t
             config.load_incluster_config(client_configuration=configuration)
             with contextlib.suppress(OSError):
                 return kubernetes.client.ApiClient(configuration), _SERVICE_ACCOUNT_NAMESPACE.read_text().strip()
-            return kubernetes.client.ApiClient(configuration), "default"
+            return kubernetes.client.ApiClient(configuration), None
         path = os.fspath(kubeconfig) if kubeconfig is not None else os.environ.get("KUBECONFIG") or "~/.kube/config"
         config.load_kube_config(config_file=path, context=context, client_configuration=configuration)
         contexts, current = config.list_kube_config_contexts(path)
         active = next((c for c in contexts if c.get("name") == context), current) if context else current
-        namespace = (active or {}).get("context", {}).get("namespace") or "default"
+        namespace = (active or {}).get("context", {}).get("namespace")
     except (config.ConfigException, OSError, ValueError) as e:
         raise ClusterError(f"no usable Kubernetes configuration: {e}", reason="NoConfiguration") from None
-    return kubernetes.client.ApiClient(configuration), str(namespace)
+    return kubernetes.client.ApiClient(configuration), str(namespace) if namespace else None
 
 
 class _NotJson(Exception):

@@ -81,7 +81,6 @@ class Live:
         self._condition = threading.Condition()
         self._stop = threading.Event()
         self._streams: set[Stream] = set()
-        self._calling: set[threading.Thread] = set()
         self._threads = [
             threading.Thread(target=self._follow, args=(key, query), name=f"hera-volcano-watch-{key}", daemon=True)
             for key, query in queries.items()
@@ -96,16 +95,17 @@ class Live:
         self.close()
 
     def close(self) -> None:
-        """Stop watching: end the streams in progress and let the threads finish. A thread inside a request the
-        server has not answered yet is not waited for: it makes no other call once the answer comes."""
+        """Stop watching: end the streams in progress and let the threads finish, each within a bound. A thread
+        inside a request the server has not answered yet makes no other call once the answer comes; it is waited for
+        too (within the bound): a process that exits while one of its threads is inside a request can abort."""
         self._stop.set()
         with self._condition:
-            streams, calling = list(self._streams), set(self._calling)
+            streams = list(self._streams)
             self._condition.notify_all()
         for stream in streams:
             stream.close()
         for thread in self._threads:
-            if thread.is_alive() and thread is not threading.current_thread() and thread not in calling:
+            if thread.is_alive() and thread is not threading.current_thread():
                 thread.join(timeout=_JOIN_SECONDS)
 
     # ------------------------------------------------------------------------------------------------ readers
@@ -191,17 +191,11 @@ class Live:
                 self._stop.wait(self._patience.retry)
 
     def _request(self, call: Callable[[], T]) -> T:
-        """``call()``, marked as a request in progress for :meth:`close` (never one started after it)."""
-        me = threading.current_thread()
+        """``call()``, unless :meth:`close` came first (no request starts after it)."""
         with self._condition:
             if self._stop.is_set():
                 raise _Closed
-            self._calling.add(me)
-        try:
-            return call()
-        finally:
-            with self._condition:
-                self._calling.discard(me)
+        return call()
 
     def _list(self, key: str, query: Query, position: _Position) -> None:
         listing = self._request(

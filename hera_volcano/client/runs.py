@@ -12,10 +12,11 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TextIO
 
-from hera_volcano.argo.labels import JOB_LABEL, TASK_LABEL, WORKFLOW_LABEL
+from hera_volcano.argo.labels import JOB_LABEL, POD_WORKFLOW_LABEL, TASK_LABEL, WORKFLOW_LABEL
 from hera_volcano.client import failures, kubeapi, submission
 from hera_volcano.client.explain import Observed, Unreadable, explain
 from hera_volcano.client.follow import (
+    DRAIN,
     TAIL_LINES,
     Follower,
     LineCursor,
@@ -69,9 +70,11 @@ class Client:
     ) -> None:
         if namespace is not None:
             names.check("namespace", namespace, names.dns1123_label)
-        api_client, default = kubeapi.connect(kubeconfig, context)
+        api_client, configured = kubeapi.connect(kubeconfig, context)
         self._api = KubeApi(api_client)
-        self.namespace = namespace or default
+        #: The namespace the kubeconfig context (or, in a pod, its service account) names; None when it names none.
+        self.configured_namespace = configured
+        self.namespace = namespace or configured or "default"
         self._explicit = namespace is not None
         self._patience = patience or Patience()
 
@@ -109,6 +112,12 @@ class Client:
         created = self._api.create(WORKFLOWS, namespace, body)
         return Run(self._api, namespace, str(as_map(created.get("metadata")).get("name")), patience=self._patience)
 
+    def workflows(self) -> list[dict[str, Any]]:
+        """The namespace's Workflows as the API server sends them, newest first (then by name)."""
+        items = [w for w in self._api.list(WORKFLOWS, self.namespace).get("items") or [] if isinstance(w, dict)]
+        by_name = sorted(items, key=lambda w: str(as_map(w.get("metadata")).get("name", "")))
+        return sorted(by_name, key=lambda w: str(as_map(w.get("metadata")).get("creationTimestamp", "")), reverse=True)
+
     def get(self, name: str) -> Run:
         """The run of an existing Workflow (ClusterError NotFound when there is none)."""
         names.check("name", name, names.dns1123_subdomain)
@@ -132,6 +141,10 @@ class Run:
 
     def _workflow_query(self) -> Query:
         return Query(WORKFLOWS, fields=f"metadata.name={self.name}")
+
+    def _pods_selector(self, job: str | None = None) -> str:
+        """The pods of the run's jobs and of their steps (not Argo's label: see hera_volcano.argo.labels)."""
+        return f"{POD_WORKFLOW_LABEL}={self.name}" + (f",{JOB_LABEL}={job}" if job else "")
 
     def _jobs_selector(self, job: str | None = None) -> str:
         return f"{WORKFLOW_LABEL}={self.name}" + (f",{JOB_LABEL}={job}" if job else "")
@@ -210,14 +223,14 @@ class Run:
             names.check("container", container, names.dns1123_label)
         if job is not None:
             names.check("job", job, names.label_value)
-        jobs = self._jobs_selector(job)
+        jobs, pods = self._jobs_selector(job), self._pods_selector(job)
         if follow:
-            return self._follow(jobs, task, container, timeout)
-        return self._logs_now(jobs, task, container)
+            return self._follow(jobs, pods, task, container, timeout)
+        return self._logs_now(jobs, pods, task, container)
 
-    def _logs_now(self, jobs: str, task: str | None, container: str | None) -> Iterator[str]:
+    def _logs_now(self, jobs: str, pods: str, task: str | None, container: str | None) -> Iterator[str]:
         lead = task or lead_task(newest(self._list(JOBS, jobs)))
-        pod = newest(self._list(PODS, f"{jobs},{TASK_LABEL}={lead}"))
+        pod = newest(self._list(PODS, f"{pods},{TASK_LABEL}={lead}"))
         if pod is None:
             return
         name = container or lead
@@ -230,12 +243,14 @@ class Run:
             yield f"=== {name} has not started in {state.name}"
             yield from self._tails(state.name, state.containers)
 
-    def _follow(self, jobs: str, task: str | None, container: str | None, timeout: float | None) -> Iterator[str]:
+    def _follow(
+        self, jobs: str, pods: str, task: str | None, container: str | None, timeout: float | None
+    ) -> Iterator[str]:
         queries = {
             "workflow": self._workflow_query(),
             "jobs": Query(JOBS, labels=jobs),
-            # Without a task, every pod of the run's jobs: the leading task is the newest job's, known as it comes.
-            "pods": Query(PODS, labels=jobs if task is None else f"{jobs},{TASK_LABEL}={task}"),
+            # Every pod of the run's jobs (the leading task is the newest job's, known as it comes) and of their steps.
+            "pods": Query(PODS, labels=pods),
         }
         follower = Follower(jobs)
         cursors: dict[tuple[str, str], tuple[LineCursor, list[float]]] = {}
@@ -257,13 +272,18 @@ class Run:
                 job = newest(live.objects("jobs"))
                 lead = task or lead_task(job)
                 name = container or lead
-                pod = newest(p for p in live.objects("pods") if _labels(p).get(TASK_LABEL) == lead)
+                every = live.objects("pods")
+                pod = newest(p for p in every if _labels(p).get(TASK_LABEL) == lead)
+                step_pod = newest(p for p in every if TASK_LABEL not in _labels(p))
                 if streamed and pod is not None:
                     pod, streamed = self._fresh(pod), False
                 workflow = self._only(live.objects("workflow"))
                 final = str(as_map(workflow.get("status")).get("phase")) if workflow_finished(workflow) else None
                 state = pod_state(pod, name) if pod is not None else None
-                steps = follower.next(state, job_status(job) if job else None, final, time.monotonic() - started)
+                step_phase = None if step_pod is None else str(as_map(step_pod.get("status")).get("phase") or "Pending")
+                steps = follower.next(
+                    state, job_status(job) if job else None, step_phase, final, time.monotonic() - started
+                )
                 for step in steps:
                     if isinstance(step, ShowInit):
                         yield step.header
@@ -271,7 +291,7 @@ class Run:
                     elif isinstance(step, Stream) and state is not None:
                         yield step.header
                         cursor, received = cursors.setdefault((state.uid, state.container_id), (LineCursor(), [0.0]))
-                        yield from self._stream(step, name, cursor, received, failing, deadline)
+                        yield from self._stream(step, name, cursor, received, failing, deadline, live)
                         streamed = True
                     elif isinstance(step, Stop):
                         yield step.message
@@ -298,11 +318,13 @@ class Run:
         received: list[float],
         failing: Failing,
         deadline: float | None,
+        live: Live,
     ) -> Iterator[str]:
         """One container run's log as it comes; reattached, from a little before the last line received (measured
         on this machine's clock, so the server's may differ), without repeating lines. A stream that breaks is the
         follower's to reattach; requests that fail in a way that may pass are too, for the grace period. At
-        ``deadline`` the stream is cut."""
+        ``deadline`` the stream is cut, and ``DRAIN`` seconds after the job has finished (the stream of a fake node's
+        pod never ends)."""
         since = None
         if step.reattach:
             cursor.reattach()
@@ -319,7 +341,7 @@ class Run:
             raise
         failing.passed()
         try:
-            with stream, _cut_at(deadline, stream):
+            with stream, _cut_at(deadline, stream), _cut_when_finished(live, stream):
                 for line in stream:
                     text = cursor.accept(line)
                     if text is not None:
@@ -351,7 +373,7 @@ class Run:
         workflow = self._get(WORKFLOWS, self.namespace, self.name)
         jobs = self._read("Volcano Jobs", lambda: self._list(JOBS, self._jobs_selector()))
         groups = self._read("PodGroups", lambda: self._list(PODGROUPS))
-        pods = self._read("pods", lambda: self._list(PODS, self._jobs_selector()))
+        pods = self._read("pods", lambda: self._list(PODS, self._pods_selector()))
         events = self._read("events", lambda: self._list(EVENTS))
         nodes = self._read("nodes", lambda: self._list(NODES))
         queues: dict[str, Mapping[str, Any] | Unreadable | None] = {}
@@ -410,6 +432,32 @@ def _cut_at(deadline: float | None, stream: LineStream) -> Iterator[None]:
         yield
     finally:
         timer.cancel()
+
+
+@contextlib.contextmanager
+def _cut_when_finished(live: Live, stream: LineStream) -> Iterator[None]:
+    """Close ``stream`` ``DRAIN`` seconds after the run's newest Volcano Job has finished, unless it ended before."""
+    ended = threading.Event()
+
+    def watch() -> None:
+        seen = 0
+        while not ended.is_set():
+            try:
+                seen = live.wait(seen, 0.5)
+            except ClusterError:
+                return  # the follower's own loop reports it
+            job = newest(live.objects("jobs"))
+            if job is not None and job_status(job).finished:
+                if not ended.wait(DRAIN):
+                    stream.close()
+                return
+
+    thread = threading.Thread(target=watch, name="hera-volcano-drain", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        ended.set()
 
 
 def _gone_or_transient(e: ClusterError) -> bool:

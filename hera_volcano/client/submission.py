@@ -67,17 +67,7 @@ def from_template(template: str, parameters: Mapping[str, object], namespace: st
     """A Workflow that runs WorkflowTemplate ``template`` with ``parameters`` (strings, or numbers and booleans,
     which Argo reads as their text), named ``TEMPLATE-xxxxx`` as Argo names it."""
     names.check("template", template, names.dns1123_subdomain)
-    arguments = []
-    for key, value in parameters.items():
-        if not isinstance(key, str) or not key:
-            raise ValidationError("parameters", f"names must be non-empty strings, not {key!r}")
-        if isinstance(value, bool):
-            text = "true" if value else "false"
-        elif isinstance(value, str | int | float):
-            text = str(value)
-        else:
-            raise ValidationError(f"parameters[{key}]", f"must be a string or a number, not {type(value).__name__}")
-        arguments.append({"name": key, "value": text})
+    arguments = [{"name": key, "value": text} for key, text in _texts(parameters).items()]
     spec: dict[str, Any] = {"workflowTemplateRef": {"name": template}}
     if arguments:
         spec["arguments"] = {"parameters": arguments}
@@ -93,6 +83,35 @@ def from_template(template: str, parameters: Mapping[str, object], namespace: st
     }
 
 
+def _texts(parameters: Mapping[str, object]) -> dict[str, str]:
+    """Parameter values as the text Argo substitutes: strings, or numbers and booleans as Argo reads them."""
+    if not isinstance(parameters, Mapping):
+        raise ValidationError("parameters", "must be a mapping of parameter names to values")
+    texts = {}
+    for key, value in parameters.items():
+        if not isinstance(key, str) or not key:
+            raise ValidationError("parameters", f"names must be non-empty strings, not {key!r}")
+        if isinstance(value, bool):
+            texts[key] = "true" if value else "false"
+        elif isinstance(value, str | int | float):
+            texts[key] = str(value)
+        else:
+            raise ValidationError(f"parameters[{key}]", f"must be a string or a number, not {type(value).__name__}")
+    return texts
+
+
+def with_parameters(body: dict[str, Any], parameters: Mapping[str, object]) -> dict[str, Any]:
+    """``body`` (a Workflow from :func:`workflow_body`) with the values of some of its declared arguments replaced,
+    as ``argo submit FILE -p KEY=VALUE`` does; a parameter it does not declare is a ValidationError."""
+    texts = _texts(parameters)
+    check_parameters(body, texts)
+    for parameter in as_map(as_map(body.get("spec")).get("arguments")).get("parameters") or []:
+        if isinstance(parameter, dict) and parameter.get("name") in texts:
+            parameter["value"] = texts[parameter["name"]]
+            parameter.pop("valueFrom", None)
+    return body
+
+
 def template_parameters(template: Mapping[str, Any]) -> set[str]:
     """The parameter names a WorkflowTemplate declares (``spec.arguments.parameters``)."""
     parameters = as_map(as_map(template.get("spec")).get("arguments")).get("parameters")
@@ -104,6 +123,7 @@ def check_parameters(template: Mapping[str, Any], parameters: Mapping[str, objec
     declared = template_parameters(template)
     unknown = sorted(set(parameters) - declared)
     if unknown:
-        name = as_map(template.get("metadata")).get("name")
+        meta = as_map(template.get("metadata"))
+        name = meta.get("name") or meta.get("generateName") or "the workflow"
         offered = ", ".join(sorted(declared)) or "none"
         raise ValidationError("parameters", f"{', '.join(unknown)}: not declared by {name} (it declares {offered})")

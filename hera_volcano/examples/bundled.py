@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+from hera_volcano.examples.defaults import NAMESPACE, SERVICE_ACCOUNT
+
 if TYPE_CHECKING:
     from hera.workflows import Workflow
 
@@ -44,6 +46,8 @@ BUNDLED: Mapping[str, Builder] = {
 }
 
 
-def bundled(namespace: str = "argo", service_account: str = "argo", *, template: bool = True) -> list[Workflow]:
+def bundled(
+    namespace: str = NAMESPACE, service_account: str = SERVICE_ACCOUNT, *, template: bool = True
+) -> list[Workflow]:
     """Every bundled workflow, as WorkflowTemplates (the GitOps form) or Workflows."""
     return [build(namespace, service_account, template) for build in BUNDLED.values()]

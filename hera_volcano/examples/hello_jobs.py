@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hera_volcano.builders.pipeline import JobShape, Pipeline, PipelineJob
+from hera_volcano.examples.defaults import NAMESPACE, SERVICE_ACCOUNT
 from hera_volcano.shared.placeholders import Placeholder
 from hera_volcano.volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
 
@@ -93,7 +94,9 @@ class Bundled:
     pipeline: Callable[[], Pipeline]
     as_steps: bool
 
-    def build(self, *, namespace: str = "argo", service_account: str = "argo", template: bool = False) -> Workflow:
+    def build(
+        self, *, namespace: str = NAMESPACE, service_account: str = SERVICE_ACCOUNT, template: bool = False
+    ) -> Workflow:
         return self.pipeline().workflow(
             self.name, namespace=namespace, service_account=service_account, template=template, as_steps=self.as_steps
         )

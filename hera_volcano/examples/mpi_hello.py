@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from hera_volcano.examples.defaults import NAMESPACE, SERVICE_ACCOUNT
 from hera_volcano.kube import names
 from hera_volcano.shared.errors import ValidationError
 
@@ -26,8 +27,8 @@ MPI_EXAMPLE_IMAGE = "volcanosh/example-mpi:0.0.3"
 class Options:
     """What a user may change; the defaults keep the upstream example's semantics."""
 
-    namespace: str = "argo"
-    service_account: str = "argo"
+    namespace: str = NAMESPACE
+    service_account: str = SERVICE_ACCOUNT
     job_name: str = ""
     workers: int = 2
     slots_per_worker: int = 1

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from hera_volcano.examples.defaults import NAMESPACE, SERVICE_ACCOUNT
 from hera_volcano.kube import names
 
 if TYPE_CHECKING:
@@ -50,8 +51,8 @@ if total != size * (size + 1) // 2:
 class Options:
     """What a user may change."""
 
-    namespace: str = "argo"
-    service_account: str = "argo"
+    namespace: str = NAMESPACE
+    service_account: str = SERVICE_ACCOUNT
     workers: int = 2
     image: str = PYTORCH_IMAGE
     template: bool = False

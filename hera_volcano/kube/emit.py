@@ -8,6 +8,7 @@ Python serializer: the same output, dumped about 5x faster (see ``benchmarks/``)
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -25,7 +26,7 @@ from yaml.events import (
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from hera_volcano.shared.errors import ValidationError
-from hera_volcano.shared.placeholders import Placeholder
+from hera_volcano.shared.placeholders import Placeholder, Verbatim
 
 try:
     _Base: type[yaml.SafeDumper] = yaml.CSafeDumper  # type: ignore[assignment,unused-ignore]
@@ -162,6 +163,7 @@ def _unordered(dumper: yaml.SafeDumper, data: Any) -> yaml.Node:
 
 
 _Dumper.add_representer(str, _str)
+_Dumper.add_representer(Verbatim, lambda dumper, data: _str(dumper, str(data)))
 _Dumper.add_representer(dict, _dict)
 _Dumper.add_representer(Placeholder, _placeholder_text)
 _Dumper.add_representer(set, _unordered)
@@ -180,6 +182,31 @@ def _token(data: Placeholder) -> str:
 
 _TOKEN = re.compile(r"__hera_volcano_placeholder__([0-9a-f]+)__")
 _ManifestDumper.add_representer(Placeholder, _placeholder)
+
+
+def _verbatim(dumper: yaml.SafeDumper, data: Verbatim) -> yaml.ScalarNode:
+    """Text holding ``{{`` stands as a token, swapped for its escaped double-quoted form after dumping."""
+    if "{{" not in data:
+        return _str(dumper, str(data))
+    return dumper.represent_scalar("tag:yaml.org,2002:str", _VERBATIM_TOKEN.format(data.encode().hex()))
+
+
+class _QuotedDumper(_Base):  # type: ignore[misc,valid-type,unused-ignore]
+    """Writes a string double-quoted (escapes for everything YAML cannot hold as it is)."""
+
+
+_QuotedDumper.add_representer(str, lambda dumper, data: dumper.represent_scalar("tag:yaml.org,2002:str", data, '"'))
+
+
+def _double_quoted(text: str) -> str:
+    """``text`` as a YAML double-quoted string in which no ``{`` is written as such (Argo finds no expression)."""
+    quoted = yaml.dump(text, Dumper=_QuotedDumper, width=_WIDTH, allow_unicode=True)
+    return quoted.rstrip("\n").replace("{", "\\u007b")
+
+
+_VERBATIM_TOKEN = "__hera_volcano_verbatim__{}__"
+_VERBATIM = re.compile(r"__hera_volcano_verbatim__([0-9a-f]+)__")
+_ManifestDumper.add_representer(Verbatim, _verbatim)
 
 
 def plain(obj: Any, field: str = "objects") -> Mapping[str, Any]:
@@ -203,9 +230,31 @@ def dump_manifest(data: Any) -> str:
     text = yaml.dump(
         data, Dumper=_ManifestDumper, sort_keys=False, default_flow_style=False, width=_WIDTH, allow_unicode=True
     )
-    return _TOKEN.sub(lambda m: "{{" + bytes.fromhex(m.group(1)).decode() + "}}", text)
+    text = _TOKEN.sub(lambda m: "{{" + bytes.fromhex(m.group(1)).decode() + "}}", text)
+    if "__hera_volcano_verbatim__" in text:
+        text = _VERBATIM.sub(lambda m: _double_quoted(bytes.fromhex(m.group(1)).decode()), text)
+    return text
 
 
 def to_yaml(*objects: Any) -> str:
     """Deterministic multi-document YAML for Hera workflows, templates and plain dicts (``---`` between them)."""
     return "---\n".join(dump(plain(o)) for o in objects)
+
+
+def to_json(*objects: Any) -> str:
+    """Deterministic JSON for what :func:`to_yaml` takes (keys sorted, two-space indent): one object as itself,
+    several as a Kubernetes ``List`` of them, which kubectl takes as it takes a multi-document YAML file."""
+    items = [plain(o) for o in objects]
+    data = items[0] if len(items) == 1 else {"apiVersion": "v1", "kind": "List", "items": items}
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False, default=_json) + "\n"
+
+
+def _json(value: Any) -> Any:
+    """What ``json`` cannot write by itself: other mappings, and placeholders as their ``{{...}}`` text."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, Placeholder):
+        return str(value)
+    if isinstance(value, set | frozenset):
+        raise ValidationError("objects", "a set has no order, so its JSON would differ between runs: use a sorted list")
+    raise ValidationError("objects", f"holds a {type(value).__name__}, which JSON cannot represent")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import types
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 import yaml
@@ -43,6 +44,9 @@ class _Loader(_LoaderBase):  # type: ignore[misc,valid-type,unused-ignore]
         _LoaderBase.yaml_implicit_resolvers
     )
     _WILDCARD: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(_LoaderBase.yaml_implicit_resolvers.get(None, ()))
+    #: Where repeated keys are reported (None: not looked for), and the index of the document being built.
+    duplicates: list[DuplicateKey] | None = None
+    document = 0
 
     def resolve(self, kind: type[Node], value: Any, implicit: tuple[bool, bool]) -> str:
         """PyYAML's resolution without its per-call list building (safe loaders have no path resolvers)."""
@@ -99,6 +103,8 @@ class _Loader(_LoaderBase):  # type: ignore[misc,valid-type,unused-ignore]
                     break  # merge keys: PyYAML's constructor flattens them
                 else:
                     key = self._build(key_node, memo, sizes)
+                if self.duplicates is not None and key in mapping:
+                    self._duplicate(node, key_node)
                 try:
                     mapping[key] = self._build(value_node, memo, sizes)
                 except TypeError:
@@ -109,6 +115,13 @@ class _Loader(_LoaderBase):  # type: ignore[misc,valid-type,unused-ignore]
         data = self.construct_object(node, deep=True)
         memo[id(node)] = data
         return data
+
+    def _duplicate(self, node: Node, key_node: Node) -> None:
+        assert self.duplicates is not None
+        first = next(k for k, _ in node.value if k.tag == key_node.tag and k.value == key_node.value)
+        self.duplicates.append(
+            DuplicateKey(self.document, str(key_node.value), key_node.start_mark.line + 1, first.start_mark.line + 1)
+        )
 
     @staticmethod
     def _sized(node: Node, data: Any, size: int, sizes: dict[int, int]) -> Any:
@@ -124,12 +137,28 @@ class _Loader(_LoaderBase):  # type: ignore[misc,valid-type,unused-ignore]
 MAX_EXPANDED_NODES: Final = 5_000_000
 
 
-def load_all(text: str) -> Iterator[Any]:
-    """Every document of a YAML stream, as ``yaml.safe_load_all`` gives them, about 1.5x faster."""
+@dataclass(frozen=True)
+class DuplicateKey:
+    """A key written twice in one mapping: YAML readers keep the last value, Kubernetes' strict decoding (``kubectl
+    apply``, ``argo submit``) refuses the object. Lines count from 1."""
+
+    document: int
+    key: str
+    line: int
+    first_line: int
+
+
+def load_all(text: str, duplicates: list[DuplicateKey] | None = None) -> Iterator[Any]:
+    """Every document of a YAML stream, as ``yaml.safe_load_all`` gives them, about 1.5x faster.
+
+    With a ``duplicates`` list, every repeated plain key is appended to it (the document still loads, last value
+    wins, as with ``yaml.safe_load``)."""
     loader = _Loader(text)
+    loader.duplicates = duplicates
     try:
         while loader.check_data():
             yield loader.get_data()
+            loader.document += 1
     finally:
         loader.dispose()
 

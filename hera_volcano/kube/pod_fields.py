@@ -13,8 +13,9 @@ from __future__ import annotations
 import functools
 import json
 import sys
+from collections.abc import Collection, Mapping, Sequence
 from importlib import resources
-from typing import Any
+from typing import Any, Final
 
 CORE = "hera.workflows.models.io.k8s.api.core.v1"
 META = "hera.workflows.models.io.k8s.apimachinery.pkg.apis.meta.v1"
@@ -36,6 +37,12 @@ ROOTS = (
 FILE = "pod_fields.json"
 #: Fields Hera's generated models type more narrowly than Kubernetes (an IntOrString typed as int).
 CORRECTIONS: dict[tuple[str, str], str] = {("HTTPGetAction", "port"): "int-or-str"}
+#: Fields newer than Hera's models (Kubernetes 1.34+) that the API servers of Argo 4.1 and Volcano 1.14 know.
+NEWER_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
+    "Container": ("restartPolicyRules",),
+    "EnvVarSource": ("fileKeyRef",),
+    "VolumeProjection": ("podCertificate",),
+}
 
 
 def key(module: str, name: str) -> str:
@@ -50,15 +57,18 @@ def table() -> dict[str, dict[str, Any]]:
     return data
 
 
-def snapshot() -> dict[str, dict[str, Any]]:
-    """The table from the installed Hera (imports ``hera.workflows``): every model reachable from :data:`ROOTS`."""
+def snapshot(
+    roots: Sequence[tuple[str, str]] = ROOTS, elsewhere: Collection[str] = frozenset()
+) -> dict[str, dict[str, Any]]:
+    """The table from the installed Hera (imports ``hera.workflows``): every model reachable from ``roots``, except
+    those keyed in ``elsewhere`` (another table has them; references to them stay)."""
     import importlib
 
     out: dict[str, dict[str, Any]] = {}
-    todo = list(ROOTS)
+    todo = list(roots)
     while todo:
         module, name = todo.pop()
-        if key(module, name) in out:
+        if key(module, name) in out or key(module, name) in elsewhere:
             continue
         cls = getattr(importlib.import_module(module), name)
         fields = {}
@@ -96,16 +106,20 @@ def _kind(annotation: object, todo: list[tuple[str, str]]) -> Any:
     if issubclass(annotation, Enum):
         return "str"
     if issubclass(annotation, RootModel):
-        return {"Quantity": "quantity", "IntOrString": "int-or-str"}.get(annotation.__name__, "any")
+        special = {"Quantity": "quantity", "IntOrString": "int-or-str"}.get(annotation.__name__)
+        # Others wrap a type of their own (Argo's ParallelSteps: a list of steps).
+        return special or _kind(annotation.model_fields["root"].annotation, todo)
     if issubclass(annotation, BaseModel) and annotation.model_fields:
         todo.append((annotation.__module__, annotation.__name__))
         return {"model": key(annotation.__module__, annotation.__name__)}
     return "any"
 
 
-def render() -> str:
-    """The JSON file's text: sorted, one type per line, so a Hera upgrade shows as a readable diff."""
-    lines = [f"  {json.dumps(k)}: {json.dumps(v, sort_keys=True)}" for k, v in snapshot().items()]
+def render(table: Mapping[str, Mapping[str, Any]] | None = None) -> str:
+    """A table's JSON text (this module's by default): sorted, one type per line, so a Hera upgrade shows as a
+    readable diff."""
+    items = (snapshot() if table is None else table).items()
+    lines = [f"  {json.dumps(k)}: {json.dumps(v, sort_keys=True)}" for k, v in items]
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 

@@ -26,7 +26,10 @@ def integer(field: str, value: object, *, minimum: int = 0, maximum: int | None 
 
 def strings(field: str, value: object, *, non_empty: bool = False) -> list[str]:
     """A list (or tuple) of strings; a lone string is refused rather than split into characters."""
-    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+    if isinstance(value, str):
+        shown = repr(value) if len(value) <= 40 else repr(value[:37] + "...")
+        raise ValidationError(field, f"must be a list of strings, not the string {shown} (read letter by letter)")
+    if isinstance(value, bytes) or not isinstance(value, Sequence):
         raise ValidationError(field, "must be a list of strings")
     items = list(value)
     for i, item in enumerate(items):

@@ -70,6 +70,14 @@ class Placeholder:
         return str(self)
 
 
+class Verbatim(str):
+    """Text that Argo must leave alone, such as a program's source in an env value: a manifest writes it as it is
+    unless it holds ``{{`` (which Argo would take for an expression), then as a double-quoted YAML string whose
+    ``{`` are escapes. It reads back as the same text; elsewhere it is an ordinary string."""
+
+    __slots__ = ()
+
+
 def _parameter_name(name: object) -> str:
     """Argo's rule for parameter names; it also keeps a name from breaking out of the expression around it."""
     if not isinstance(name, str) or not _PARAMETER_NAME.fullmatch(name):

@@ -19,6 +19,7 @@ from hera_volcano.client.resources import CLUSTER_READS, SUBMITTER, TEMPLATES, P
 from hera_volcano.kube import names
 from hera_volcano.kube.emit import plain
 from hera_volcano.kube.loading import describe_error, load_all
+from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.findings import as_list, as_map
 from hera_volcano.shared.placeholders import substitute_text
@@ -40,8 +41,12 @@ _KIND = re.compile(r"[A-Z][A-Za-z0-9]*")
 _VERB_ORDER = ("get", "list", "watch", "create", "update", "patch", "delete")
 _KUBECTL = re.compile(r"\bkubectl\b")
 _KUBECTL_LOGS = re.compile(r"\bkubectl\b[^\n|;&]*\blogs\b")
-#: ``kubectl ... get RESOURCE.GROUP`` (a fully qualified custom resource, such as the follower's Volcano Jobs).
-_KUBECTL_GET_QUALIFIED = re.compile(r"\bkubectl\b[^\n|;&]*?\bget\s+([a-z0-9-]+)\.([a-z0-9.-]+\.[a-z0-9-]+)\b")
+#: ``kubectl ... get RESOURCE.GROUP ...`` (a fully qualified custom resource, such as the follower's Volcano Jobs),
+#: with the rest of its command (``--watch`` or ``-w`` also watches).
+_KUBECTL_GET_QUALIFIED = re.compile(
+    r"\bkubectl\b[^\n|;&]*?\bget\s+([a-z0-9-]+)\.([a-z0-9.-]+\.[a-z0-9-]+)\b([^\n|;&]*)"
+)
+_WATCH_FLAG = re.compile(r"(?:^|\s)(?:--watch|-w)(?:[\s=]|$)")
 
 
 def plural(kind: str) -> str:
@@ -80,15 +85,18 @@ def _scripts(container: Mapping[str, Any]) -> str:
 
 def _kubectl_needs(sa: str, containers: Iterable[Mapping[str, Any]], why: str) -> list[_Need]:
     """Pods running ``kubectl`` read pods (``get``/``wait``/``logs -f`` all list and watch); ``logs`` reads logs;
-    ``get RESOURCE.GROUP`` gets and lists that resource."""
+    ``get RESOURCE.GROUP`` gets and lists that resource, and watches it with ``--watch``."""
     text = "\n".join(_scripts(c) for c in containers)
     needs = []
     if _KUBECTL.search(text):
         needs.append(_Need(sa, "", "pods", ("get", "list", "watch"), why))
     if _KUBECTL_LOGS.search(text):
         needs.append(_Need(sa, "", "pods/log", ("get",), why))
-    for resource, group in sorted(set(_KUBECTL_GET_QUALIFIED.findall(text))):
-        needs.append(_Need(sa, group, resource, ("get", "list"), why))
+    verbs: dict[tuple[str, str], set[str]] = {}
+    for resource, group, rest in _KUBECTL_GET_QUALIFIED.findall(text):
+        verbs.setdefault((resource, group), {"get", "list"}).update(["watch"] if _WATCH_FLAG.search(rest) else [])
+    for (resource, group), wanted in sorted(verbs.items()):
+        needs.append(_Need(sa, group, resource, tuple(v for v in _VERB_ORDER if v in wanted), why))
     return needs
 
 
@@ -149,16 +157,25 @@ def _manifest_objects(resource: Mapping[str, Any], field: str) -> list[Mapping[s
     return docs
 
 
+#: Why a pod without a named service account is refused: the rights would go to every pod of the namespace.
+_DEFAULT_ACCOUNT = "would run as the namespace's `default` account, which is not granted rights silently"
+
+
 def _template_needs(
-    wf_name: str, template: Mapping[str, Any], default_sa: str, owner_permissions: bool, i: int
+    wf_name: str, template: Mapping[str, Any], default_sa: str | None, owner_permissions: bool, i: int, j: int
 ) -> list[_Need]:
-    name = template.get("name", f"templates[{i}]")
+    name = template.get("name", f"templates[{j}]")
     why = f"{wf_name}/{name}"
     sa = _service_account(template.get("serviceAccountName"), f"{why}.serviceAccountName") or default_sa
-    runs_pod = any(k in template for k in ("container", "script", "resource", "containerSet", "data"))
-    needs: list[_Need] = []
-    if runs_pod:
-        needs.append(_Need(sa, "argoproj.io", "workflowtaskresults", ("create", "patch"), why))
+    if not any(k in template for k in ("container", "script", "resource", "containerSet", "data")):
+        return []  # a DAG, steps or suspend: the controller does it, no pod runs
+    if sa is None:
+        raise ValidationError(
+            f"workflows[{i}].spec.serviceAccountName",
+            f"is not set (nor on template {name}), so its pods {_DEFAULT_ACCOUNT}: name the account on the workflow"
+            " (or each template), or pass service_account= (--service-account)",
+        )
+    needs = [_Need(sa, "argoproj.io", "workflowtaskresults", ("create", "patch"), why)]
     containers = [template[k] for k in ("container", "script") if isinstance(template.get(k), Mapping)]
     containers += [c for c in as_list(template.get("initContainers")) if isinstance(c, Mapping)]
     containers += [c for c in as_list(template.get("sidecars")) if isinstance(c, Mapping)]
@@ -195,11 +212,18 @@ def _volcano_pod_needs(obj: Mapping[str, Any], why: str) -> list[_Need]:
         task = as_map(task)
         spec = as_map(as_map(task.get("template")).get("spec"))
         where = f"{why} (Volcano task {task.get('name', '?')})"
-        sa = _service_account(spec.get("serviceAccountName") or spec.get("serviceAccount"), where) or "default"
+        sa = _service_account(spec.get("serviceAccountName") or spec.get("serviceAccount"), where)
         containers = [
             c for c in as_list(spec.get("initContainers")) + as_list(spec.get("containers")) if isinstance(c, Mapping)
         ]
-        needs += _kubectl_needs(sa, containers, where)
+        task_needs = _kubectl_needs(sa or "default", containers, where)
+        if task_needs and sa is None:
+            raise ValidationError(
+                f"{where}.serviceAccountName",
+                f"is not set, so its pods, which run kubectl, {_DEFAULT_ACCOUNT}: name one"
+                " (service_account= of mpi_job)",
+            )
+        needs += task_needs
     return needs
 
 
@@ -229,7 +253,9 @@ def rbac_for(
     ``namespace`` and ``service_account`` override the workflows' own (the latter replaces the workflow-level
     ``serviceAccountName``; template-level ones stay). ``owner_reference_permissions`` adds ``update`` on
     ``workflows/finalizers`` for resource steps owned by the Workflow, which clusters enforcing owner-reference
-    permissions (OpenShift) require; ``service_accounts`` also emits the ServiceAccounts.
+    permissions (OpenShift) require; ``service_accounts`` also emits the ServiceAccounts. A pod whose account is named
+    nowhere (not on its template, not on the workflow, no ``service_account``) is a ValidationError: it would run as
+    the namespace's ``default`` account, and rights granted to that go to every pod that names no account.
 
     Each of ``submitters`` (see :func:`submitter`) gets what the client needs to run the workflows from Python or
     ``hera-volcano submit`` (a Role and RoleBinding in each of their namespaces; reading the WorkflowTemplates when
@@ -242,7 +268,7 @@ def rbac_for(
         names.check("namespace", namespace, names.dns1123_label)
     if service_account is not None:
         names.check("service_account", service_account, names.dns1123_subdomain)
-    subjects = [submitter(text, f"submitters[{i}]") for i, text in enumerate(submitters)]
+    subjects = [submitter(text, f"submitters[{i}]") for i, text in enumerate(checks.strings("submitters", submitters))]
     by_scope: dict[tuple[str, str], list[_Need]] = {}
     namespaces: set[str] = set()
     templates_used = False
@@ -260,10 +286,8 @@ def rbac_for(
         names.check(f"workflows[{i}].metadata.namespace", ns, names.dns1123_label)
         namespaces.add(ns)
         templates_used = templates_used or kind == "WorkflowTemplate"
-        default_sa = (
-            service_account
-            or _service_account(spec.get("serviceAccountName"), f"workflows[{i}].spec.serviceAccountName")
-            or "default"
+        default_sa = service_account or _service_account(
+            spec.get("serviceAccountName"), f"workflows[{i}].spec.serviceAccountName"
         )
         templates = spec.get("templates")
         if not isinstance(templates, list) or not templates:
@@ -271,7 +295,7 @@ def rbac_for(
         for j, template in enumerate(templates):
             if not isinstance(template, Mapping):
                 raise ValidationError(f"workflows[{i}].spec.templates[{j}]", "must be a mapping: a template")
-            for need in _template_needs(wf_name, template, default_sa, owner_reference_permissions, j):
+            for need in _template_needs(wf_name, template, default_sa, owner_reference_permissions, i, j):
                 by_scope.setdefault((ns, need.service_account), []).append(need)
     objects: list[dict[str, Any]] = []
     for (ns, sa), needs in sorted(by_scope.items()):

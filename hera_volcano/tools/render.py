@@ -107,9 +107,11 @@ def module_files(objects: Sequence[Any]) -> dict[str, str]:
 
 
 def bundled_files() -> dict[str, str]:
-    """Every file of the repository's ``workflows/`` and ``rbac/`` folders, by relative path."""
+    """Every file of the repository's ``workflows/`` and ``rbac/`` folders, by relative path (the RBAC creates the
+    service account the workflows run as)."""
     templates = bundled(template=True)
     files = {f"{WORKFLOWS_DIR}/{k}": v for k, v in workflow_files(templates).items()}
-    files[f"{RBAC_DIR}/{RBAC_FILE}"] = HEADER + to_yaml(*rbac_for(*templates))
+    # The bundled workflows run as an account of their own, which their RBAC therefore creates.
+    files[f"{RBAC_DIR}/{RBAC_FILE}"] = HEADER + to_yaml(*rbac_for(*templates, service_accounts=True))
     files[f"{RBAC_DIR}/{KUSTOMIZATION}"] = _kustomization([RBAC_FILE])
     return files

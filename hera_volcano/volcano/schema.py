@@ -70,12 +70,6 @@ _ANY: Final = _Leaf("any")
 _QUANTITY_LEAF: Final = _Leaf("quantity")
 _CRD_QUANTITY: Final = _Leaf("crd-quantity")
 _INT_OR_STR: Final = _Leaf("int-or-str")
-#: Fields newer than Hera's models (Kubernetes 1.34+) that the Volcano CRD's pod template already has.
-_NEWER_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
-    "Container": ("restartPolicyRules",),
-    "EnvVarSource": ("fileKeyRef",),
-    "VolumeProjection": ("podCertificate",),
-}
 
 
 def _core(name: str) -> _Model:
@@ -235,7 +229,7 @@ _QUEUE: Final = _struct(
 def _model_struct(name: str) -> _Struct:
     """The field table of one Kubernetes type, keyed by JSON name; built once per type from the snapshot."""
     fields = {field: _node(kind) for field, kind in pod_fields.table()[name].items()}
-    fields.update(dict.fromkeys(_NEWER_FIELDS.get(name, ()), _ANY))
+    fields.update(dict.fromkeys(pod_fields.NEWER_FIELDS.get(name, ()), _ANY))  # the Volcano CRD has them
     return _Struct(f"a Kubernetes {name.removeprefix('meta.')}", fields)
 
 

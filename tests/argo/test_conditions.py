@@ -55,3 +55,13 @@ def test_bad_phase_sets_are_rejected(success: tuple[str, ...], failure: tuple[st
 
 def test_single_phase_is_an_equality() -> None:
     assert phase_condition(["Failed"], "f") == "status.state.phase == Failed"
+
+
+@pytest.mark.parametrize("field", ["success_phases", "failure_phases"])
+def test_a_lone_string_is_refused_not_read_letter_by_letter(field: str) -> None:
+    import hera_volcano as hv
+
+    job = hv.mpi_job(image="x:1", command=["a"], workers=1)
+    with pytest.raises(ValidationError) as e:
+        hv.job_template(job, name="t", **{field: "Completed" if field == "success_phases" else "Failed"})
+    assert e.value.field == field and "not the string" in e.value.rule

@@ -90,3 +90,23 @@ def test_workflow_parameter_values_are_resolved_once_more() -> None:
     values = workflow_values(wf)
     assert values["workflow.parameters.queue"] == "q-sample-workflow"
     assert values["=toJson(workflow.parameters['queue'])"] == '"q-sample-workflow"'
+
+
+def test_escaping_expressions_become_the_json_string_with_doubled_dollars() -> None:
+    wf = {
+        "spec": {
+            "arguments": {"parameters": [{"name": "w", "value": 'a"$(b)'}]},
+            "templates": [
+                {
+                    "name": "t",
+                    "inputs": {"parameters": [{"name": "lr", "default": "$1"}]},
+                    "resource": {
+                        "manifest": "w: {{=toJson(replace(workflow.parameters['w'], '$', '$$'))}}\n"
+                        "lr: {{=toJson(replace(inputs.parameters['lr'], '$', '$$'))}}\n"
+                    },
+                }
+            ],
+        }
+    }
+    ((_, _, text),) = resolved_manifests(wf)
+    assert yaml.safe_load(text) == {"w": 'a"$$(b)', "lr": "$$1"}

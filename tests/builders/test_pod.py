@@ -3,11 +3,13 @@ naming the setting; the patch merges as documented."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from hera_volcano import (
+    Placeholder,
     PodSettings,
     PodVolume,
     Toleration,
@@ -345,3 +347,20 @@ def test_the_builders_stay_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
     assert out.strip() == "False"
+
+
+def test_env_values_known_at_run_time_reach_the_process_as_they_are() -> None:
+    settings = PodSettings(env={"LR": Placeholder.input("lr", "0.1"), "N": Placeholder.workflow_parameter("n", 2)})
+    pod = {"spec": {"containers": [{"name": "main", "image": IMAGE}]}}
+    container = settings.apply(pod, container="main")["spec"]["containers"][0]
+    assert [(e["name"], str(e["value"])) for e in container["env"]] == [
+        ("LR", "{{=toJson(replace(inputs.parameters['lr'], '$', '$$'))}}"),
+        ("N", "{{=toJson(replace(workflow.parameters['n'], '$', '$$'))}}"),
+    ]
+    assert settings == PodSettings(
+        env={"LR": Placeholder.input("lr", "0.5"), "N": Placeholder.workflow_parameter("n", 2)}
+    )
+    assert replace(settings, cpu="1").env == settings.env, "re-checked settings keep their values"
+    with pytest.raises(ValidationError) as e:
+        PodSettings(env={"A": Placeholder("workflow.name", "x")})
+    assert e.value.field == "env['A']"

@@ -23,7 +23,7 @@ def test_workflow_and_template(module: str, name: str) -> None:
 
 def test_options_reach_the_workflow(tmp_path: Path) -> None:
     out = tmp_path / "dag.yaml"
-    r = run("hera_volcano.dag", "--namespace", "ml", "--service-account", "runner", "-o", str(out))
+    r = run("hera_volcano.dag", "--namespace", "ml", "--service-account", "runner", "--output-file", str(out))
     assert r.code == 0 and r.out == ""
     wf = yaml.safe_load(out.read_text())
     assert wf["metadata"]["namespace"] == "ml" and wf["spec"]["serviceAccountName"] == "runner"

@@ -21,7 +21,7 @@ def test_default_is_a_self_contained_workflow_for_argo_submit() -> None:
     wf = rendered()
     assert wf["kind"] == "Workflow"
     assert wf["metadata"] == {"generateName": "volcano-mpi-hello-", "namespace": "argo"}
-    assert wf["spec"]["serviceAccountName"] == "argo"
+    assert wf["spec"]["serviceAccountName"] == "volcano-workflows"
     assert "workflowTemplateRef" not in wf["spec"]
     job = manifests(wf)[0]
     assert job["spec"]["minAvailable"] == 3
@@ -49,7 +49,7 @@ def test_a_submitted_job_name_stays_one_string(value: str) -> None:
     substituted = manifest.replace("{{=toJson(workflow.parameters['job-name'])}}", json.dumps(value))
     job = yaml.safe_load(substituted.replace("{{workflow.name}}", "wf"))
     assert job["metadata"]["name"] == value
-    assert set(job["metadata"]) == {"name", "generateName", "labels"}
+    assert set(job["metadata"]) == {"name", "generateName", "labels", "annotations"}
     assert job["spec"]["minAvailable"] == 3
 
 
@@ -77,7 +77,7 @@ def test_options_reach_the_job() -> None:
 
 def test_output_file_is_written_and_stdout_stays_empty(tmp_path: Path) -> None:
     target = tmp_path / "out" / "wf.yaml"
-    r = run("hera_volcano.mpi_hello", "-o", str(target))
+    r = run("hera_volcano.mpi_hello", "--output-file", str(target))
     assert r.code == 0 and r.out == "" and r.err == ""
     assert yaml.safe_load(target.read_text())["kind"] == "Workflow"
 
@@ -105,7 +105,7 @@ def test_output_file_is_written_and_stdout_stays_empty(tmp_path: Path) -> None:
 )
 def test_bad_input_exits_2_with_one_line_naming_the_option(args: list[str], option: str, tmp_path: Path) -> None:
     target = tmp_path / "never.yaml"
-    r = run("hera_volcano.mpi_hello", *args, "-o", str(target))
+    r = run("hera_volcano.mpi_hello", *args, "--output-file", str(target))
     assert r.code == 2
     assert r.out == ""
     assert len(r.err.splitlines()) == 1, r.err
@@ -117,7 +117,7 @@ def test_bad_input_exits_2_with_one_line_naming_the_option(args: list[str], opti
 def test_unwritable_output_is_a_usage_error(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    r = run("hera_volcano.mpi_hello", "-o", str(blocker / "wf.yaml"))
+    r = run("hera_volcano.mpi_hello", "--output-file", str(blocker / "wf.yaml"))
     assert r.code == 2 and r.out == "" and len(r.err.splitlines()) == 1
 
 
@@ -143,12 +143,14 @@ def test_output_through_a_symlink_replaces_the_target_and_keeps_its_mode(tmp_pat
     target.chmod(0o644)
     link = tmp_path / "link.yaml"
     link.symlink_to(target)
-    assert run("hera_volcano.mpi_hello", "-o", str(link)).code == 0
+    assert run("hera_volcano.mpi_hello", "--output-file", str(link)).code == 0
     assert link.is_symlink() and yaml.safe_load(target.read_text())["kind"] == "Workflow"
     assert target.stat().st_mode & 0o777 == 0o644
 
 
-@pytest.mark.parametrize("args", [["-o", ""], ["--workers", "+3"], ["--workers", "3_0"], ["--workers", " 3"]])
+@pytest.mark.parametrize(
+    "args", [["--output-file", ""], ["--workers", "+3"], ["--workers", "3_0"], ["--workers", " 3"]]
+)
 def test_odd_values_are_usage_errors(args: list[str]) -> None:
     r = run("hera_volcano.mpi_hello", *args)
     assert r.code == 2 and r.out == "" and len(r.err.splitlines()) == 1

@@ -20,7 +20,7 @@ def test_default_is_a_self_contained_workflow_for_argo_submit() -> None:
     wf = rendered()
     assert wf["kind"] == "Workflow"
     assert wf["metadata"] == {"generateName": "volcano-pytorch-hello-", "namespace": "argo"}
-    assert wf["spec"]["serviceAccountName"] == "argo"
+    assert wf["spec"]["serviceAccountName"] == "volcano-workflows"
     [job] = manifests(wf)
     assert job["spec"]["minAvailable"] == 3 and "pytorch" in job["spec"]["plugins"]
 
@@ -33,7 +33,7 @@ def test_template_is_the_gitops_form() -> None:
 def test_options_reach_the_workflow_and_the_job(tmp_path: Path) -> None:
     out = tmp_path / "sub" / "wf.yaml"
     args = ["--namespace", "ml", "--service-account", "runner", "--workers", "4", "--image", "example.com/t:1"]
-    r = run("hera_volcano.pytorch_hello", *args, "-o", str(out))
+    r = run("hera_volcano.pytorch_hello", *args, "--output-file", str(out))
     assert (r.code, r.out, r.err) == (0, "", "")
     wf = yaml.safe_load(out.read_text())
     assert wf["metadata"]["namespace"] == "ml" and wf["spec"]["serviceAccountName"] == "runner"
@@ -58,7 +58,7 @@ def test_options_reach_the_workflow_and_the_job(tmp_path: Path) -> None:
 )
 def test_bad_input_exits_2_with_one_line_naming_the_option(args: list[str], option: str, tmp_path: Path) -> None:
     target = tmp_path / "never.yaml"
-    r = run("hera_volcano.pytorch_hello", *args, "-o", str(target))
+    r = run("hera_volcano.pytorch_hello", *args, "--output-file", str(target))
     assert r.code == 2 and r.out == ""
     assert len(r.err.splitlines()) == 1 and option in r.err and "Traceback" not in r.err, r.err
     assert r.err.startswith("hera-volcano pytorch-hello: error: ")

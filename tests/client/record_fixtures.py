@@ -265,9 +265,7 @@ def snapshot(cp: ControlPlane, scenario: str, wf: dict[str, Any], job: dict[str,
     save(f"{scenario}/podgroups.json", groups)
     save(
         f"{scenario}/pods.json",
-        cp.request(
-            "GET", "/api/v1/namespaces/argo/pods", query={"labelSelector": f"workflows.argoproj.io/workflow={name}"}
-        ),
+        cp.request("GET", "/api/v1/namespaces/argo/pods", query={"labelSelector": f"hera-volcano/workflow={name}"}),
     )
     events = cp.request("GET", "/api/v1/namespaces/argo/events")
     involved = {uid} | {g["metadata"]["uid"] for g in groups["items"]}

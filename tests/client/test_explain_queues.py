@@ -119,7 +119,8 @@ def test_the_report_shows_the_queue_the_gang_and_the_finding() -> None:
         "    - nvidia.com/gpu: queue default (Open, under research) has 2 of its capability 4 left (2 allocated,"
         f" deserved 2, guarantee 1); the gang (4 pods) asks 3; Volcano: {REFUSAL}\n"
     ) in text
-    assert f"event Unschedulable (Normal, 4x, last 2026-12-01T18:14:31Z): {REFUSAL}" in text
+    [event] = [e for e in queue_bound(q).events if e["type"] == "Normal"]
+    assert f"event Unschedulable (Normal, {event['count']}x, last {event['lastTimestamp']}): {REFUSAL}" in text
 
 
 def test_run_explain_reads_the_queue_from_the_api(world: World) -> None:

@@ -57,27 +57,27 @@ def test_a_recorded_pods_state() -> None:
 
 def test_streams_a_run_once_then_stops_when_the_job_has_finished() -> None:
     f, pod = follower(), pod_state(master(), "mpimaster")
-    assert f.next(pod, RUNNING, None, 1) == [Stream(pod.name, f"=== logs of {pod.name} (Running)")]
+    assert f.next(pod, RUNNING, None, None, 1) == [Stream(pod.name, f"=== logs of {pod.name} (Running)")]
     done = pod_state(terminated(master()), "mpimaster")
-    assert f.next(done, RUNNING, None, 2) == [Wait()]
-    assert f.next(done, COMPLETED, None, 3) == [Stop("Job mpi-x is Completed")]
+    assert f.next(done, RUNNING, None, None, 2) == [Wait()]
+    assert f.next(done, COMPLETED, None, None, 3) == [Stop("Job mpi-x is Completed")]
 
 
 def test_a_dropped_stream_of_a_running_container_is_reattached() -> None:
     f, pod = follower(), pod_state(master(), "mpimaster")
-    f.next(pod, RUNNING, None, 1)
-    assert f.next(pod, RUNNING, None, 2) == [Stream(pod.name, f"=== reattaching to {pod.name}", reattach=True)]
+    f.next(pod, RUNNING, None, None, 1)
+    assert f.next(pod, RUNNING, None, None, 2) == [Stream(pod.name, f"=== reattaching to {pod.name}", reattach=True)]
 
 
 def test_a_restarted_container_or_a_new_pod_is_streamed_from_its_start() -> None:
     f = follower()
-    f.next(pod_state(master(), "mpimaster"), RUNNING, None, 1)
+    f.next(pod_state(master(), "mpimaster"), RUNNING, None, None, 1)
     again = pod_state(restarted(master()), "mpimaster")
-    assert f.next(again, RUNNING, None, 2) == [Stream(again.name, f"=== logs of {again.name} (Running)")]
+    assert f.next(again, RUNNING, None, None, 2) == [Stream(again.name, f"=== logs of {again.name} (Running)")]
     new = copy.deepcopy(master())
     new["metadata"]["uid"] = "another-uid"  # Volcano recreates a pod under the same name
     pod = pod_state(new, "mpimaster")
-    assert f.next(pod, RUNNING, None, 3) == [Stream(pod.name, f"=== logs of {pod.name} (Running)")]
+    assert f.next(pod, RUNNING, None, None, 3) == [Stream(pod.name, f"=== logs of {pod.name} (Running)")]
 
 
 def test_each_failed_init_attempt_is_shown_once_and_a_container_that_never_started_at_the_end() -> None:
@@ -86,19 +86,21 @@ def test_each_failed_init_attempt_is_shown_once_and_a_container_that_never_start
     pod["status"]["initContainerStatuses"] = [{"name": "wait-for-workers", "restartCount": 1, "state": {}}]
     state = pod_state(pod, "mpimaster")
     header = f"=== {state.name}: init container wait-for-workers failed (restart 1); the end of its output:"
-    assert f.next(state, RUNNING, None, 1) == [ShowInit(state.name, "wait-for-workers", header), Wait()]
-    assert f.next(state, RUNNING, None, 2) == [Wait()]
-    assert f.next(state, JobStatus("mpi-x", "Terminated"), None, 3) == [Stop("Job mpi-x is Terminated", state)]
+    assert f.next(state, RUNNING, None, None, 1) == [ShowInit(state.name, "wait-for-workers", header), Wait()]
+    assert f.next(state, RUNNING, None, None, 2) == [Wait()]
+    assert f.next(state, JobStatus("mpi-x", "Terminated"), None, None, 3) == [Stop("Job mpi-x is Terminated", state)]
 
 
 def test_no_job_within_the_grace_period_or_a_job_gone_or_the_workflow_finished_stops_it() -> None:
     f = follower()
-    assert f.next(None, None, None, 119) == [Wait()]
-    assert f.next(None, None, None, 121) == [Stop(f"No Volcano Job labelled {f.selector}")]
+    assert f.next(None, None, None, None, 119) == [Wait()]
+    assert f.next(None, None, None, None, 121) == [
+        Stop(f"Neither the job's step nor a job labelled {f.selector} appeared within 120 s")
+    ]
     seen = follower()
-    seen.next(None, RUNNING, None, 1)
-    assert seen.next(None, None, None, 2) == [Stop(f"No Volcano Job labelled {seen.selector}")]
-    assert follower().next(None, None, "Failed", 1) == [Stop("Workflow is Failed")]
+    seen.next(None, RUNNING, None, None, 1)
+    assert seen.next(None, None, None, None, 2) == [Stop("Job mpi-x is gone")]
+    assert follower().next(None, None, None, "Failed", 1) == [Stop("Workflow is Failed")]
 
 
 def test_the_newest_object_wins() -> None:

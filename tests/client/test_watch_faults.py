@@ -33,10 +33,12 @@ from tests.client.faults import (
     status,
 )
 from tests.client.harness import BOUND, Background, Progress, finish, job_phase, run_of
-from tests.client.recorded import World, error, items
+from tests.client.recorded import World, error, items, load
 
 JOB = items("running", "jobs")[0]["metadata"]["name"]
 RUNNING = f"  job {JOB} (mpi): Running, pods 3 running, 0 pending"
+#: The recorded running scenario's workflow.
+WORKFLOW = load("running/workflow.json")["metadata"]["name"]
 COMPLETING = f"  job {JOB} (mpi): Completing, pods 3 running, 0 pending"
 COMPLETED = f"  job {JOB} (mpi): Completed, pods 0 running, 0 pending, 3 succeeded"
 #: A watch refused by RBAC, as the API server words it (the shape of fixtures/errors/forbidden-*.json).
@@ -209,14 +211,14 @@ UNRECOVERABLE: list[tuple[str, Resource, tuple[Fault, ...], str]] = [
         "watch",
         WORKFLOWS,
         (Raise(RuntimeError("the library tripped")),),
-        r"the watch of workflows\.argoproj\.io \(metadata\.name=fits-24bpm\) in namespace argo failed:"
+        rf"the watch of workflows\.argoproj\.io \(metadata\.name={WORKFLOW}\) in namespace argo failed:"
         " RuntimeError: the library tripped",
     ),
     (
         "list",
         JOBS,
         (Raise(KeyError("metadata")),),
-        r"the watch of jobs\.batch\.volcano\.sh \(workflows\.argoproj\.io/workflow=fits-24bpm\) in namespace argo"
+        rf"the watch of jobs\.batch\.volcano\.sh \(workflows\.argoproj\.io/workflow={WORKFLOW}\) in namespace argo"
         " failed: KeyError: 'metadata'",
     ),
     ("list", JOBS, (Answer(*error("unauthorized")),), r"does not accept these credentials \(401 Unauthorized\)"),
@@ -239,7 +241,7 @@ def test_a_watcher_ended_by_something_not_even_an_exception_ends_the_wait(world:
     run = run_of(world, "running")
     world.fault("list", WORKFLOWS, Raise(SystemExit(3)))
     message = (
-        r"the watch of workflows\.argoproj\.io \(metadata\.name=fits-24bpm\) in namespace argo stopped unexpectedly"
+        rf"the watch of workflows\.argoproj\.io \(metadata\.name={WORKFLOW}\) in namespace argo stopped unexpectedly"
     )
     with pytest.raises(ClusterError, match=message):
         waiting(run, Progress(), None).result()

@@ -20,7 +20,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the harness, whatever pytest's import mode
 
-from harness import NAMESPACE, SERVICE_ACCOUNT, Batch, Cluster, layout
+from harness import Batch, Cluster, layout
 from host import HostError
 from node import Node
 from procs import StartError
@@ -97,10 +97,10 @@ def cluster(node: Node, request: pytest.FixtureRequest) -> Iterator[Cluster]:
     if node.current_argo_line() != request.param:
         node.use_argo(request.param)
     c = Cluster(node)
-    c.kubectl("-n", NAMESPACE, "create", "serviceaccount", SERVICE_ACCOUNT)  # exists already on the second line
-    c.kubectl("apply", "-f", "-", input=c.hera("rbac")).ok()
+    c.kubectl("apply", "-f", "-", input=c.hera("rbac")).ok()  # creates the service account too
     yield c
     c.close()
+    assert not c.recorder.errors, "the recorder missed events:\n" + "\n".join(c.recorder.errors)
 
 
 @pytest.fixture(scope="session")

@@ -27,8 +27,10 @@ sys.path.insert(0, str(ROOT / "cluster" / "e2e"))
 import layout  # noqa: E402
 from node import Node  # noqa: E402
 
+from hera_volcano.examples.defaults import SERVICE_ACCOUNT as DEFAULT_SERVICE_ACCOUNT  # noqa: E402
+
 NAMESPACE = layout.ARGO_NAMESPACE
-SERVICE_ACCOUNT = "argo"
+SERVICE_ACCOUNT = DEFAULT_SERVICE_ACCOUNT  # the bundled workflows' own, which their RBAC creates
 VOLCANO = ("batch.volcano.sh", "v1alpha1", "jobs")
 PODGROUPS = ("scheduling.volcano.sh", "v1beta1", "podgroups")
 WORKFLOWS = ("argoproj.io", "v1alpha1", "workflows")
@@ -53,6 +55,17 @@ class Run:
         if self.code != 0:
             raise CommandFailed(f"exit {self.code}\nstdout:\n{self.out[-3000:]}\nstderr:\n{self.err[-3000:]}")
         return self
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request to the API server, from its audit log: when, by which pod, the verb and what it asked for (a
+    resource, or a path such as /api for discovery)."""
+
+    at: float
+    pod: str
+    verb: str
+    what: str
 
 
 @dataclass
@@ -80,6 +93,8 @@ class Recorder:
         self.job_phases: dict[str, list[str]] = {}  # Volcano Job name -> the phases it went through
         self.jobs: dict[str, dict[str, Any]] = {}  # Volcano Job name -> its last version seen
         self.deleted: dict[str, float] = {}  # "pod/NAME", "podgroup/UID", "job/NAME" -> when it was deleted
+        #: What went wrong while watching (the suite fails on any at the end: a gap in the record is a test bug).
+        self.errors: list[str] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
         group_list = functools.partial(custom.list_namespaced_custom_object, *PODGROUPS[:2], namespace, PODGROUPS[2])
@@ -108,12 +123,22 @@ class Recorder:
                         w.stop()
                 version = w.resource_version or version
             except client.ApiException as e:
-                if e.status == 410:  # Gone: too old, list again
+                if e.status == 410:  # Gone: too old, list again (the watch resumes without a gap)
                     version = None
+                else:
+                    self._error(f"{lister.func.__name__}: {e.status} {e.reason}")  # type: ignore[attr-defined]
                 time.sleep(0.5)
-            except Exception:
+            except Exception as e:
+                if self._stop.is_set():
+                    return
+                self._error(f"{lister.func.__name__}: {type(e).__name__}: {e}")  # type: ignore[attr-defined]
                 version = w.resource_version or version
                 time.sleep(0.5)
+
+    def _error(self, message: str) -> None:
+        print(f"recorder: {message}", file=sys.stderr)
+        with self._lock:
+            self.errors.append(message)
 
     def _pod(self, kind: str, pod: Any) -> None:
         meta, spec, status = pod.metadata, pod.spec, pod.status
@@ -294,6 +319,25 @@ class Cluster:
                     ref = event.get("objectRef", {})
                     sub = ref.get("subresource")
                     found.add(ref.get("resource", "?") + (f"/{sub}" if sub else ""))
+        return found
+
+    def requests(self, service_account: str = SERVICE_ACCOUNT) -> list[Request]:
+        """Every request the pods of ``service_account`` (of the workflows' namespace) made, from the API server's
+        audit log, with the pod that made it (service-account tokens of pods name their pod)."""
+        user = f"system:serviceaccount:{NAMESPACE}:{service_account}"
+        found = []
+        with open(self.node.paths.audit_log) as f:
+            for line in f:
+                if user not in line:
+                    continue
+                event = json.loads(line)
+                if event["user"]["username"] != user:
+                    continue
+                pod = (event["user"].get("extra", {}).get("authentication.kubernetes.io/pod-name") or ["?"])[0]
+                ref = event.get("objectRef") or {}
+                what = ref.get("resource", "") + (f"/{ref['subresource']}" if ref.get("subresource") else "")
+                at = datetime.fromisoformat(event["requestReceivedTimestamp"][:26].rstrip("Z") + "+00:00").timestamp()
+                found.append(Request(at, pod, event["verb"], what or event["requestURI"].split("?")[0]))
         return found
 
     def restart(self, component: str, ready: Callable[[], bool], timeout: float = 120) -> None:

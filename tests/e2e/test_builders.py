@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 import yaml
-from harness import NAMESPACE, ROOT, Batch, Cluster, Entry, Record, took
+from harness import NAMESPACE, ROOT, SERVICE_ACCOUNT, Batch, Cluster, Entry, Record, took
 from test_bundled import follower_lines
 
 import hera_volcano as hv
@@ -50,7 +50,9 @@ def workflow(name: str, job: hv.VolcanoJob, follow_task: str) -> str:
     from hera.workflows import DAG, Workflow
     from hera.workflows.models import ContinueOn
 
-    with Workflow(generate_name=f"{name}-", namespace=NAMESPACE, entrypoint="main", service_account_name="argo") as w:
+    with Workflow(
+        generate_name=f"{name}-", namespace=NAMESPACE, entrypoint="main", service_account_name=SERVICE_ACCOUNT
+    ) as w:
         submit = hv.job_template(job, name="submit", job_label=name)
         follow = hv.follow_logs_template(name="follow", job_label=name, task=follow_task)
         with DAG(name="main"):
@@ -142,7 +144,7 @@ def mpi_settings_job() -> hv.VolcanoJob:
             ' file=$FILE"',
         ],
         workers=2,
-        service_account="argo",
+        service_account=SERVICE_ACCOUNT,
         generate_name="mpi-settings-",
         pod=hv.PodSettings(
             cpu="100m",

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from harness import NAMESPACE, ROOT, Cluster, Run
+from harness import NAMESPACE, ROOT, SERVICE_ACCOUNT, Cluster, Run
 from test_bundled import hello_ranks
 from workloads import mpi_workflow
 
@@ -106,7 +106,7 @@ def test_stop_and_exit_codes(cluster: Cluster, client: hv.Client) -> None:
             "metadata": {"generateName": "exit-3-", "namespace": NAMESPACE},
             "spec": {
                 "entrypoint": "main",
-                "serviceAccountName": "argo",
+                "serviceAccountName": SERVICE_ACCOUNT,
                 "templates": [
                     {"name": "main", "container": {"image": "busybox:1.37.0", "command": ["sh", "-c", "exit 3"]}}
                 ],
@@ -155,7 +155,7 @@ def test_forbidden_names_what_was_refused(cluster: Cluster, tmp_path: Path) -> N
     assert err.user == f"system:serviceaccount:{NAMESPACE}:{nobody}"
     assert "create" in str(err) and "workflows" in str(err) and "\n" not in str(err)
     r = cli(cluster, "submit", "-", input=cluster.hera("mpi_hello"), kubeconfig=kubeconfig)
-    assert (r.code, r.out) == (2, ""), r
+    assert (r.code, r.out) == (3, ""), r  # forbidden: the cluster refuses, exit code 3
     [line] = r.err.splitlines()
     assert line.startswith("hera-volcano submit: error: ") and "create" in line and "workflows" in line, line
     # What `rbac --submitter` grants is what the client needs: with it applied, the same account submits and waits.

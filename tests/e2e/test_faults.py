@@ -31,6 +31,8 @@ NEVER_READY = 360  # 4 waits of 20 s for Ready workers, the back-off between the
 GONE = 90  # argo stop / argo delete of a running workflow to its Job, pods and PodGroup gone
 RBAC_RUN = 420  # a run without one RBAC rule: deadline 240 s and the exit handler
 RULES = ("pods", "pods/log", "workflowtaskresults", "jobs")
+#: The master's maxRetry (mpi_job's master_max_retry): its container restarts this often before the job ends.
+MASTER_RETRIES = 3
 
 
 def running_job(cluster: Cluster, workflow: str, pods: int, timeout: float = 240) -> str:
@@ -152,7 +154,9 @@ def test_a_failing_program_fails_the_workflow(cluster: Cluster, batch: Batch, re
     wf = finished(cluster, entry, FAILING_PROGRAM, record_property)
     assert wf["status"]["phase"] == "Failed"
     [job] = cluster.recorder.jobs_of(entry.name)
-    assert cluster.recorder.phases(job)[-1] in ("Terminating", "Terminated", "Failed"), cluster.recorder.phases(job)
+    assert "Terminated" in cluster.recorder.phases(job), cluster.recorder.phases(job)
+    [master] = cluster.recorder.select(**{"volcano.sh/job-name": job, "volcano.sh/task-spec": "mpimaster"})
+    assert master.restarts.get("mpimaster") == MASTER_RETRIES, f"retried {master.restarts}, maxRetry {MASTER_RETRIES}"
     assert_nothing_left(cluster, job, _ts(wf["status"]["finishedAt"]), 45)
 
 
@@ -201,9 +205,12 @@ def test_workers_that_never_become_ready_fail_the_workflow_visibly(
     wf = finished(cluster, entry, NEVER_READY, record_property)
     assert wf["status"]["phase"] == "Failed"
     out = follower_output(cluster, entry.name)
-    assert "Only 0 of 2 workers Ready after 20 s" in out, out
+    shown = re.findall(r"init container wait-for-workers failed \(restart (\d+)\)", out)
+    # Each restart's failure as it happened, and the last attempt's when the job ended (the master never started).
+    assert shown == [str(i) for i in range(1, MASTER_RETRIES + 1)], out
+    assert out.count("Only 0 of 2 workers Ready after 20 s") == MASTER_RETRIES + 1, out
     [job] = cluster.recorder.jobs_of(entry.name)
-    assert cluster.recorder.phases(job)[-1] in ("Terminating", "Terminated", "Failed"), cluster.recorder.phases(job)
+    assert "Terminated" in cluster.recorder.phases(job), cluster.recorder.phases(job)
 
 
 @pytest.mark.batch
@@ -242,13 +249,13 @@ def test_every_rule_of_the_generated_role_is_needed(
         # The follower cannot fail the workflow; what needs the rule is the MPI output reaching `argo logs`.
         assert wf["status"]["phase"] == "Succeeded" and not hellos
     else:
-        # The executor's reports (outputs, exit codes) are refused. Argo then reads the pod's status instead; the
-        # bundled workflows have no outputs, so the run itself goes on (recorded, not asserted: Argo's behaviour).
-        print(f"without workflowtaskresults: the workflow {wf['status']['phase']} on Argo {cluster.line}")
+        # The executor's reports (outputs, exit codes) are refused. Argo then reads the pods' status instead, and
+        # the run itself goes on to Succeeded (the job step's outputs, job-name and job-phase, are lost).
+        assert wf["status"]["phase"] == "Succeeded" and hellos, wf["status"].get("message")
 
 
 @pytest.mark.scenario("13.6 MPI hello worlds submitted at once: all Succeeded, distinct jobs, no cross-talk")
-@pytest.mark.parametrize("variant", [("3 at once", 3), ("10 at once", 10)], ids=["3", "10"])
+@pytest.mark.parametrize("variant", [("3 at once", 3), ("20 at once", 20)], ids=["3", "20"])
 def test_concurrent_submissions_do_not_interfere(cluster: Cluster, variant: tuple[str, int]) -> None:
     manifest = cluster.hera("mpi_hello")
     names: list[str] = [""] * variant[1]
@@ -266,8 +273,10 @@ def test_concurrent_submissions_do_not_interfere(cluster: Cluster, variant: tupl
     jobs = [cluster.recorder.jobs_of(n) for n in names]
     assert all(len(j) == 1 for j in jobs) and len({j[0] for j in jobs}) == variant[1], jobs
     for name, [job] in zip(names, jobs, strict=True):
-        seen = processors(follower_output(cluster, name))
-        assert seen == {f"{job}-mpiworker-0", f"{job}-mpiworker-1"}, (name, job, seen)
+        out = follower_output(cluster, name)
+        assert processors(out) == {f"{job}-mpiworker-0", f"{job}-mpiworker-1"}, (name, job, out)
+        # No follower gave up before its job existed (issue 19: under load the step creates its job late).
+        assert f"=== logs of {job}-mpimaster-0" in out and f"Job {job} is Completed" in out, out
 
 
 @pytest.mark.scenario("13.7 the controllers restart mid-run (Argo's, then Volcano's): the workflow still Succeeded")

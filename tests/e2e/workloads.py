@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 import hera_volcano as hv
+from hera_volcano.examples.defaults import SERVICE_ACCOUNT
 
 MPI_IMAGE = "volcanosh/example-mpi:0.0.3"
 WORKER = "mpiworker"
@@ -36,7 +37,7 @@ def mpi_workflow(
     follow_timeout: int | None = None,
     wait_seconds: int = 600,
     worker: dict[str, Any] | None = None,
-    service_account: str = "argo",
+    service_account: str = SERVICE_ACCOUNT,
 ) -> str:
     """The YAML of a Workflow ``NAME-xxxxx`` running ``command`` under mpiexec on ``workers`` workers."""
     from hera.workflows import DAG, Workflow
@@ -65,10 +66,12 @@ def mpi_workflow(
 
 
 def kubectl_probe(commands: str) -> str:
-    """A Workflow whose one pod runs ``commands`` (bash) in the kubectl image as the service account ``argo``."""
+    """A Workflow whose one pod runs ``commands`` (bash) in the kubectl image as the bundled workflows' account."""
     from hera.workflows import Container, Workflow
 
-    with Workflow(generate_name="probe-", namespace="argo", entrypoint="probe", service_account_name="argo") as w:
+    with Workflow(
+        generate_name="probe-", namespace="argo", entrypoint="probe", service_account_name=SERVICE_ACCOUNT
+    ) as w:
         Container(
             name="probe", image="mcr.microsoft.com/oss/kubernetes/kubectl:v1.26.3", command=["bash", "-c", commands]
         )

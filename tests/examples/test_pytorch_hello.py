@@ -33,8 +33,8 @@ def test_a_dag_of_the_job_and_its_log_follower_with_the_exit_handler() -> None:
     ]
     assert main[1]["continueOn"] == {"failed": True, "error": True}
     env = {e["name"]: e.get("value") for e in templates["follow-master-logs"]["container"]["env"]}
-    assert env["SELECTOR"].endswith("hera-volcano/job=pytorch-hello,volcano.sh/task-spec=master")
-    assert env["CONTAINER"] == "master"
+    assert env["POD_SELECTOR"].endswith("hera-volcano/job=pytorch-hello")
+    assert env["TASK"] == "master"
     assert wf["spec"]["onExit"] == "cleanup-volcano-jobs"
 
 

@@ -7,7 +7,7 @@ import yaml
 
 from hera_volcano import to_yaml
 from hera_volcano.kube.emit import dump_manifest
-from hera_volcano.shared.placeholders import Placeholder
+from hera_volcano.shared.placeholders import Placeholder, Verbatim
 
 # What YAML 1.1 (go-yaml v2, behind kubectl and Argo) would read as something other than a string.
 RETYPED = ["1e-5", "08", "0x1F", "0o17", "1_000", "y", "N", "yes", "Off", "true", "null", "~", "", ".inf", "1:30", "3"]
@@ -92,3 +92,24 @@ def test_placeholders_keep_their_type_after_argo_substitution() -> None:
         .replace("{{inputs.parameters.task}}", "t")
     )
     assert yaml.safe_load(substituted) == {"replicas": 3, "command": ["sh", "-c"], "name": "08", "prefix": "job-t-"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'print(f"{{x}}")\n',
+        "{{inputs.parameters.x}} {{=1}} {{{ }}}",
+        'quote " backslash \\ tab \t nel \x85 ls \u2028 emoji 😀 del \x7f',
+        "{{\n  two lines\n",
+    ],
+)
+def test_verbatim_text_holds_no_argo_expression_and_reads_back_the_same(text: str) -> None:
+    manifest = dump_manifest({"env": [{"name": "SOURCE", "value": Verbatim(text)}], "args": [Verbatim(text)]})
+    assert "{{" not in manifest
+    assert yaml.safe_load(manifest) == {"env": [{"name": "SOURCE", "value": text}], "args": [text]}
+    assert yaml.safe_load(to_yaml({"value": Verbatim(text)})) == {"value": text}, "elsewhere an ordinary string"
+
+
+def test_verbatim_text_without_braces_is_written_as_any_string() -> None:
+    text = "def f():\n    return 1\n"
+    assert dump_manifest({"v": Verbatim(text)}) == dump_manifest({"v": text}) == "v: |\n  def f():\n      return 1\n"

@@ -152,7 +152,7 @@ def test_multiline_strings_are_block_scalars(big_yaml: str) -> None:
     out = hv.to_yaml({"script": "echo a\necho b\n", "args": ["x\ny"]})
     assert "script: |\n  echo a\n  echo b\n" in out
     assert "- |-\n  x\n  y\n" in out
-    assert re.search(r"\n *args:\n *- \|\n +SA_DIR=/var/run/secrets/", big_yaml), "the follower script"
+    assert re.search(r"\n *args:\n *- \|\n +SA_DIR=\$\{SA_DIR:-/var/run/secrets/", big_yaml), "the follower script"
     assert "\n      manifest: |\n        apiVersion: batch.volcano.sh/v1alpha1\n" in big_yaml
 
 

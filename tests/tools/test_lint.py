@@ -161,7 +161,7 @@ def test_cron_workflow_name_at_most_52_characters() -> None:
             "apiVersion": "argoproj.io/v1alpha1",
             "kind": "CronWorkflow",
             "metadata": {"name": name, "namespace": "argo"},
-            "spec": {"schedule": "0 * * * *", "workflowSpec": wf["spec"]},
+            "spec": {"schedules": ["0 * * * *"], "workflowSpec": wf["spec"]},
         }
 
     assert findings(cron("a" * 52)) == []
@@ -173,7 +173,7 @@ def test_cron_workflow_spec_is_linted() -> None:
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "CronWorkflow",
         "metadata": {"name": "nightly"},
-        "spec": {"schedule": "0 * * * *", "workflowSpec": {"entrypoint": "nope", "templates": []}},
+        "spec": {"schedules": ["0 * * * *"], "workflowSpec": {"entrypoint": "nope", "templates": []}},
     }
     assert "no template 'nope'" in errors(doc)["spec.workflowSpec.entrypoint"]
 
@@ -429,7 +429,7 @@ def test_resource_action_enum() -> None:
     for action in ("get", "create", "apply", "delete", "replace", "patch"):
         doc = workflow()
         resource(doc)["action"] = action
-        assert f"{R}.action" not in errors(doc)
+        assert "must be one of" not in errors(doc).get(f"{R}.action", ""), action
     assert (
         "must be one of get, create"
         in errors(changed(lambda d: resource(d).__setitem__("action", "Create")))[f"{R}.action"]
@@ -536,22 +536,25 @@ def test_bare_volcano_jobs_are_checked() -> None:
     assert lint_text(JOB, "job.yaml") == []
 
 
-def test_other_kinds_are_ignored() -> None:
+def test_the_kinds_the_project_renders_are_known_and_pass() -> None:
     text = """\
 apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata: {name: x}
 rules: []
 ---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: x}
+---
 apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources: [a.yaml]
 ---
-apiVersion: argoproj.io/v1alpha1
-kind: WorkflowEventBinding
-metadata: {name: e}
----
-just a string
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: q}
+spec: {weight: 1}
 ---
 """
     assert lint_text(text, "x.yaml") == []
@@ -661,13 +664,15 @@ def test_failure_condition_missing_terminated_or_aborted_is_a_warning() -> None:
     assert warnings(workflow()) == {}
 
 
-def test_conditions_that_hold_too_early_or_never_are_warnings() -> None:
+def test_conditions_that_hold_too_early_are_errors_and_those_that_never_hold_for_completed_warnings() -> None:
     early = changed(lambda d: resource(d).__setitem__("failureCondition", "status.state.phase != Running"))
-    assert "holds before Volcano writes the job's status" in warnings(early)[f"{R}.failureCondition"]
-    never = changed(lambda d: resource(d).__setitem__("successCondition", "status.state.phase = Complete"))
+    assert "holds before Volcano writes the job's status" in errors(early)[f"{R}.failureCondition"]
+    never = changed(lambda d: resource(d).__setitem__("successCondition", "status.state.phase = Running"))
     assert "does not hold for a Completed job" in warnings(never)[f"{R}.successCondition"]
+    assert "holds while the job is Running" in warnings(never)[f"{R}.successCondition"]
+    assert errors(never) == {}
     at_once = changed(lambda d: resource(d).__setitem__("successCondition", "!status.state.phase"))
-    assert "as soon as the job is created" in warnings(at_once)[f"{R}.successCondition"]
+    assert "as soon as the job is created" in errors(at_once)[f"{R}.successCondition"]
 
 
 def test_missing_conditions_are_warnings() -> None:
@@ -750,10 +755,10 @@ spec:
 
 
 def test_unparsable_yaml_is_an_error_finding() -> None:
-    text = "apiVersion: v1\nkind: ConfigMap\n---\nkey: [unclosed\n"
+    text = "apiVersion: v1\nkind: ServiceAccount\n---\nkey: [unclosed\n"
     out = lint_text(text, "bad.yaml")
     assert len(out) == 1
-    assert out[0].path == "[1]" and out[0].severity == "error"
+    assert out[0].path == "[1]" and out[0].severity == "error" and out[0].line == 5
     assert "not valid YAML" in out[0].message and "line 5" in out[0].message
 
 
@@ -853,50 +858,70 @@ BROKEN = yaml.safe_dump(changed(lambda d: template(d, 2).__setitem__("name", "ba
 WARNED = yaml.safe_dump(changed(lambda d: template(d, 1).pop("activeDeadlineSeconds")), sort_keys=False)
 
 
-def test_cli_clean_file_exits_0_silently(tmp_path: Path) -> None:
+def line_of(text: str, needle: str) -> int:
+    """The 1-based line of the first line of ``text`` holding ``needle``."""
+    return next(n for n, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+BROKEN_LINE = line_of(BROKEN, "bad.name")
+
+
+def test_cli_clean_file_prints_nothing_on_stdout_and_the_summary_on_stderr(tmp_path: Path) -> None:
     (tmp_path / "wf.yaml").write_text(CLEAN)
     r = run("hera_volcano.lint", str(tmp_path / "wf.yaml"))
-    assert (r.code, r.out, r.err) == (0, "", "")
+    assert (r.code, r.out, r.err) == (0, "", "no problems in 1 file\n")
 
 
-def test_cli_errors_exit_1_one_line_each(tmp_path: Path) -> None:
+def test_cli_errors_exit_1_one_line_each_with_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "wf.yaml"
     path.write_text(BROKEN)
     r = run("hera_volcano.lint", str(path))
     assert r.code == 1
-    assert r.out.splitlines() == [f"{path}: [0].spec.templates[2].name: error: {ARGO_NAME_MESSAGE}"]
+    assert r.out.splitlines() == [f"{path}:{BROKEN_LINE}: [0].spec.templates[2].name: error: {ARGO_NAME_MESSAGE}"]
+    assert r.err == "1 error, 0 warnings in 1 of 1 file\n"
 
 
 def test_cli_warnings_only_exit_0(tmp_path: Path) -> None:
     (tmp_path / "wf.yaml").write_text(WARNED)
     r = run("hera_volcano.lint", str(tmp_path / "wf.yaml"))
     assert r.code == 0
-    assert r.out.startswith(f"{tmp_path / 'wf.yaml'}: [0].spec.templates[1]: warning: ")
+    assert r.out.startswith(
+        f"{tmp_path / 'wf.yaml'}:{line_of(WARNED, 'resource:') - 1}: [0].spec.templates[1]: warning: "
+    )
+    assert r.err == "0 errors, 1 warning in 1 of 1 file\n"
 
 
 def test_cli_reads_stdin_for_dash() -> None:
     r = run("hera_volcano.lint", "-", stdin=BROKEN)
     assert r.code == 1
-    assert r.out.startswith("<stdin>: [0].spec.templates[2].name: error: ")
+    assert r.out.startswith(f"<stdin>:{BROKEN_LINE}: [0].spec.templates[2].name: error: ")
     assert run("hera_volcano.lint", "-", stdin=CLEAN).code == 0
 
 
-def test_cli_json_output(tmp_path: Path) -> None:
+def test_cli_json_output_is_one_document_with_findings_and_summary(tmp_path: Path) -> None:
     (tmp_path / "a.yaml").write_text(BROKEN)
     (tmp_path / "b.yaml").write_text(WARNED)
-    r = run("hera_volcano.lint", "--format", "json", str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml"))
-    assert r.code == 1
+    (tmp_path / "c.yaml").write_text(CLEAN)
+    paths = [str(tmp_path / name) for name in ("a.yaml", "b.yaml", "c.yaml")]
+    r = run("hera_volcano.lint", "--format", "json", *paths)
+    assert (r.code, r.err) == (1, "")
     data = json.loads(r.out)
-    assert data[0] == {
+    assert data["findings"][0] == {
         "file": str(tmp_path / "a.yaml"),
+        "line": BROKEN_LINE,
         "path": "[0].spec.templates[2].name",
         "severity": "error",
         "message": ARGO_NAME_MESSAGE,
     }
-    assert {d["severity"] for d in data} == {"error", "warning"}
-    assert {tuple(d) for d in data} == {("file", "path", "severity", "message")}
+    assert {d["severity"] for d in data["findings"]} == {"error", "warning"}
+    assert {tuple(d) for d in data["findings"]} == {("file", "line", "path", "severity", "message")}
+    assert data["summary"] == {"errors": 1, "warnings": 1, "files": 3, "files_with_findings": 2}
     clean = run("hera_volcano.lint", "--format", "json", "-", stdin=CLEAN)
-    assert (clean.code, json.loads(clean.out)) == (0, [])
+    assert clean.code == 0
+    assert json.loads(clean.out) == {
+        "findings": [],
+        "summary": {"errors": 0, "warnings": 0, "files": 1, "files_with_findings": 0},
+    }
 
 
 def test_cli_recurses_into_directories(tmp_path: Path) -> None:
@@ -908,14 +933,17 @@ def test_cli_recurses_into_directories(tmp_path: Path) -> None:
     (tmp_path / ".git" / "hidden.yaml").write_text(BROKEN)
     r = run("hera_volcano.lint", str(tmp_path))
     assert r.code == 1
-    assert [line.split(": ")[0] for line in r.out.splitlines()] == [str(tmp_path / "sub" / "deeper" / "broken.yml")]
+    assert [line.split(": ")[0] for line in r.out.splitlines()] == [
+        f"{tmp_path / 'sub' / 'deeper' / 'broken.yml'}:{BROKEN_LINE}"
+    ]
+    assert r.err == "1 error, 0 warnings in 1 of 2 files\n"
 
 
 def test_cli_unparsable_yaml_exits_1(tmp_path: Path) -> None:
     (tmp_path / "bad.yaml").write_text("a: [1\n")
     r = run("hera_volcano.lint", str(tmp_path / "bad.yaml"))
     assert r.code == 1
-    assert ": [0]: error: not valid YAML" in r.out
+    assert ":2: [0]: error: not valid YAML" in r.out
 
 
 def test_cli_usage_errors_exit_2_with_one_line(tmp_path: Path) -> None:
@@ -931,6 +959,11 @@ def test_cli_usage_errors_exit_2_with_one_line(tmp_path: Path) -> None:
 def test_cli_through_the_dispatcher() -> None:
     r = run("hera_volcano", "lint", "-", stdin=BROKEN)
     assert r.code == 1 and "[0].spec.templates[2].name: error:" in r.out
+
+
+def test_cli_help_shows_examples() -> None:
+    r = run("hera_volcano.lint", "--help")
+    assert r.code == 0 and "examples:" in r.out and "--allow-unknown" in r.out and "--format json" in r.out
 
 
 @pytest.mark.parametrize(
@@ -963,7 +996,7 @@ def test_rendered_gitops_folders_lint_clean() -> None:
 def test_upstream_examples_lint_with_warnings_only(upstream: Path) -> None:
     r = run("hera_volcano.lint", "--format", "json", str(upstream))
     assert r.code == 0, r.out
-    found = [LintFinding(**d) for d in json.loads(r.out)]
+    found = [LintFinding(**d) for d in json.loads(r.out)["findings"]]
     assert found, "the upstream examples have known weaknesses the linter should warn about"
     assert {f.severity for f in found} == {"warning"}
     assert any(f.path.endswith("resource.failureCondition") and "Terminated" in f.message for f in found)
@@ -974,6 +1007,7 @@ def test_pre_commit_hooks_are_declared() -> None:
     assert hooks["hera-volcano-render-check"]["entry"] == "hera-volcano render --check"
     assert hooks["hera-volcano-render-check"]["pass_filenames"] is False
     assert hooks["hera-volcano-lint"]["entry"] == "hera-volcano lint"
+    assert hooks["hera-volcano-lint"]["args"] == ["--allow-unknown"]  # a repository's other YAML files
     assert hooks["hera-volcano-lint"]["files"] == r"\.ya?ml$"
     assert {h["language"] for h in hooks.values()} == {"python"}
 
@@ -1019,10 +1053,11 @@ def test_alias_bombs_are_refused_quickly() -> None:
 
 
 def test_a_dangling_symlink_in_a_folder_is_a_finding(tmp_path: Path) -> None:
-    (tmp_path / "ok.yaml").write_text("kind: ConfigMap\n")
+    (tmp_path / "ok.yaml").write_text("apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: a}\n")
     (tmp_path / "gone.yaml").symlink_to(tmp_path / "nowhere.yaml")
     r = run("hera_volcano", "lint", str(tmp_path))
-    assert r.code == 1 and "gone.yaml" in r.out and "cannot read" in r.out and r.err == ""
+    assert r.code == 1 and r.out.startswith(f"{tmp_path / 'gone.yaml'}: [0]: error: cannot read")
+    assert len(r.out.splitlines()) == 1 and r.err == "1 error, 0 warnings in 1 of 2 files\n"
 
 
 def test_a_short_ttl_on_a_waited_on_job_is_a_warning() -> None:
@@ -1106,7 +1141,9 @@ def test_values_only_known_at_run_time_are_not_type_checked() -> None:
         data["spec"]["tasks"][0]["replicas"] = "{{inputs.parameters.n}}"
         template(doc, 1)["inputs"] = {"parameters": [{"name": "n"}]}  # no default: only a submission gives one
         resource(doc)["manifest"] = yaml.safe_dump(data, sort_keys=False).replace("'{{", "{{").replace("}}'", "}}")
-        resource(doc)["successCondition"] = "status.state.succeeded > {{inputs.parameters.n}}"
+        resource(doc)["successCondition"] = (
+            "status.state.phase == Completed, status.minAvailable > {{inputs.parameters.n}}"
+        )
 
     assert errors(changed(replicas, "WorkflowTemplate")) == {}
 

@@ -61,4 +61,4 @@ def test_the_cli_fails_on_a_bad_queue_and_passes_a_good_one(tmp_path: Path) -> N
     assert good.code == 0, good.out + good.err
     bad = run("hera_volcano", "lint", str(tmp_path / "bad.yaml"))
     assert bad.code == 1
-    assert f"{tmp_path / 'bad.yaml'}: [0].spec.weight: error: must be between 1 and 65535" in bad.out
+    assert f"{tmp_path / 'bad.yaml'}:7: [0].spec.weight: error: must be between 1 and 65535" in bad.out

@@ -10,6 +10,7 @@ import yaml
 
 from hera_volcano import ValidationError, rbac_for
 from hera_volcano.examples.bundled import bundled
+from hera_volcano.examples.defaults import SERVICE_ACCOUNT
 from hera_volcano.kube import names
 from hera_volcano.tools.rbac import plural
 from tests.commands import run
@@ -127,9 +128,38 @@ def test_several_service_accounts_get_several_bindings() -> None:
         assert b["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": b["metadata"]["name"]}
 
 
-def test_default_service_account_when_none_is_set() -> None:
-    objects = rbac_for(wf([{"name": "a", "container": {"image": "x"}}], sa=None))
-    assert objects[1]["subjects"] == [{"kind": "ServiceAccount", "name": "default", "namespace": "ns"}]
+def test_no_service_account_is_refused_rather_than_binding_default() -> None:
+    nameless = wf([{"name": "d", "dag": {"tasks": [{"name": "a", "template": "a"}]}}, {"name": "a", "container": {}}])
+    nameless["spec"].pop("serviceAccountName", None)
+    with pytest.raises(ValidationError) as e:
+        rbac_for(nameless)
+    assert e.value.field == "workflows[0].spec.serviceAccountName"
+    assert "`default`" in e.value.rule and "template a" in e.value.rule
+    # Named by the caller, or by every template that runs a pod: no refusal, and nothing bound to default.
+    for objects in (
+        rbac_for(nameless, service_account="runner"),
+        rbac_for(wf([{"name": "d", "dag": {"tasks": []}}, {"name": "a", "serviceAccountName": "own", "container": {}}],
+                    sa=None)),
+    ):  # fmt: skip
+        subjects = [s for o in objects if o["kind"] == "RoleBinding" for s in o["subjects"]]
+        assert subjects and all(s["name"] != "default" for s in subjects)
+
+
+def test_a_volcano_pod_running_kubectl_without_an_account_is_refused() -> None:
+    job = (
+        "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata:\n  name: j\nspec:\n  tasks:\n  - name: m\n"
+        "    template:\n      spec:\n        containers:\n        - name: w\n          image: k\n"
+        "          command: [kubectl, wait]\n"
+    )
+    with pytest.raises(ValidationError) as e:
+        rbac_for(wf([resource("create", job)]))
+    assert e.value.field == "w/r (Volcano task m).serviceAccountName" and "`default`" in e.value.rule
+
+
+def test_a_string_where_submitters_belong_is_refused_not_read_letter_by_letter() -> None:
+    with pytest.raises(ValidationError) as e:
+        rbac_for(wf([{"name": "a", "container": {}}]), submitters="alice")  # type: ignore[arg-type]
+    assert e.value.field == "submitters"
 
 
 def test_every_rule_says_which_templates_need_it() -> None:
@@ -156,9 +186,9 @@ def test_overrides_and_no_wildcards() -> None:
         for rule in o.get("rules", []):
             assert "*" not in rule["verbs"] + rule["resources"] + rule["apiGroups"]
     subjects = {o["subjects"][0]["name"] for o in objects if o["kind"] == "RoleBinding"}
-    # The override replaces the workflow's service account; the MPI master's pod names its own (argo) in the job.
-    assert subjects == {"runner", "argo"}
-    assert rules(objects, "argo") == {("", "pods"): ["get", "list", "watch"]}
+    # The override replaces the workflow's service account; the MPI master's pod names its own in the job.
+    assert subjects == {"runner", SERVICE_ACCOUNT}
+    assert rules(objects, SERVICE_ACCOUNT) == {("", "pods"): ["get", "list", "watch"]}
 
 
 @pytest.mark.parametrize(
@@ -218,6 +248,17 @@ def test_cli_derives_rbac_from_files_and_stdin(tmp_path: Path) -> None:
     assert rules(list(yaml.safe_load_all(r.out)))[("batch.volcano.sh", "jobs")] == ["get", "list", "watch", "delete"]
     r2 = run("hera_volcano", "rbac", "-", stdin=path.read_text())
     assert r2.out == r.out
+
+
+def test_cli_refuses_a_workflow_without_service_account_unless_one_is_given(tmp_path: Path) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(yaml.safe_dump(wf([resource("create", VOLCANO_JOB)], sa=None)))
+    refused = run("hera_volcano", "rbac", str(path))
+    assert (refused.code, refused.out) == (2, "") and len(refused.err.splitlines()) == 1
+    assert "serviceAccountName: is not set" in refused.err and "--service-account" in refused.err
+    given = run("hera_volcano", "rbac", str(path), "--service-account", "runner")
+    assert given.code == 0, given.err
+    assert ("batch.volcano.sh", "jobs") in rules(list(yaml.safe_load_all(given.out)))
 
 
 BAD_ACTION = "kind: Workflow\nspec:\n  templates:\n  - name: r\n    resource: {action: x}\n"

@@ -1,0 +1,319 @@
+"""Python as a job's program: a function (``func=``), a file (``script=``) or a module in the image (``module=``),
+with keyword arguments (``func_args=``), as an alternative to ``command=``.
+
+Every rank runs the launcher (``scripts/launch_function.py``, inlined into the pod when the workflow is rendered)
+with ``python3``; what it runs and the arguments travel in environment variables (:data:`RUN`, :data:`SOURCE`,
+:data:`ARGS`, and for values known at run time :data:`RUNTIME_ARGS` and ``HERA_VOLCANO_ARG_<name>``), written so
+that neither Argo's substitution nor Kubernetes' ``$(VAR)`` expansion changes a byte. Everything that can be checked
+is checked here, naming the argument: a function that cannot travel (a lambda, a nested function, a closure, one
+whose source cannot be read, one using its module's names), arguments that do not survive JSON, too much code.
+"""
+
+from __future__ import annotations
+import __future__
+
+import ast
+import builtins
+import inspect
+import json
+import keyword
+import os
+import re
+import symtable
+import textwrap
+import types
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from hera_volcano.builders.pod import PodSettings
+from hera_volcano.kube import pod_scripts
+from hera_volcano.kube.expansion import escape, runtime_text
+from hera_volcano.shared.errors import ValidationError
+from hera_volcano.shared.placeholders import Placeholder, Verbatim
+
+RUN: Final = "HERA_VOLCANO_RUN"
+SOURCE: Final = "HERA_VOLCANO_SOURCE"
+ARGS: Final = "HERA_VOLCANO_ARGS"
+RUNTIME_ARGS: Final = "HERA_VOLCANO_RUNTIME_ARGS"
+ARG_PREFIX: Final = "HERA_VOLCANO_ARG_"
+#: The launcher's variables: users' pod settings may not set names starting so.
+ENV_PREFIX: Final = "HERA_VOLCANO_"
+PYTHON: Final = "python3"
+#: How the launcher finds global rank 0 (whose return value is the report), per builder.
+KINDS: Final = ("torchrun", "mpi", "replica")
+#: Inlined source plus arguments, in bytes (UTF-8, as written): half of Linux's limit on one environment string
+#: (MAX_ARG_STRLEN, 128 KiB), and small enough that the Workflow, the Volcano Job and every pod, each holding it
+#: once per job, stay far below etcd's object limit (~1.5 MiB). Larger code belongs in the image (``module=``).
+MAX_INLINE: Final = 64 * 1024
+_MODULE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+#: What a function's module namespace holds in the pod besides what the source defines.
+_MODULE_NAMES: Final = frozenset({"__name__", "__doc__", "__package__", "__loader__", "__spec__", "__builtins__"})
+
+
+@dataclass(frozen=True)
+class RuntimeArg:
+    """An argument whose value Argo gives when the job's step runs: it arrives as text, or parsed from JSON when
+    its placeholder's sample is not a string (so ``Placeholder.input("epochs", 3)`` gives the function an int)."""
+
+    name: str
+    value: Placeholder  # the rewritten placeholder (kube.expansion.runtime_text)
+    kind: str  # "text" or "json"
+
+
+@dataclass(frozen=True)
+class Program:
+    """What every rank runs, as the launcher's environment. ``args`` is the JSON of the arguments known when the
+    workflow is rendered, escaped; the rest is what jobs running the same code share (a batch job's shape)."""
+
+    run: str
+    source: Verbatim | None
+    runtime: tuple[RuntimeArg, ...]
+    args: str
+
+    def command(self, kind: str) -> list[str]:
+        """``python3`` running the launcher; ``kind`` says how it finds global rank 0."""
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}")
+        return [PYTHON, "-u", "-c", escape(launcher()), kind]
+
+    def env(self, args: str | Placeholder | None = None) -> list[dict[str, Any]]:
+        """The launcher's variables (``args`` instead of the program's own arguments: a batch job's per-job input)."""
+        out: list[dict[str, Any]] = [{"name": RUN, "value": self.run}]
+        if self.source is not None:
+            out.append({"name": SOURCE, "value": self.source})
+        out.append({"name": ARGS, "value": self.args if args is None else args})
+        if self.runtime:
+            kinds = {arg.name: arg.kind for arg in self.runtime}
+            out.append({"name": RUNTIME_ARGS, "value": json.dumps(kinds, separators=(",", ":"))})
+            out.extend({"name": ARG_PREFIX + arg.name, "value": arg.value} for arg in self.runtime)
+        return out
+
+    def env_names(self) -> list[str]:
+        return [str(item["name"]) for item in self.env()]
+
+
+def launcher() -> str:
+    """The launcher's text, read from the package when the workflow is rendered."""
+    return pod_scripts.read("hera_volcano.builders", "launch_function.py")
+
+
+def from_arguments(
+    *, command: object, func: object, func_args: object, script: object, module: object
+) -> Program | None:
+    """The program a builder's arguments ask for, or None for ``command=`` (which the builder checks itself).
+
+    Exactly one of ``command``, ``func``, ``script`` and ``module``; ``func_args`` only with one of the last three.
+    """
+    choices = {"command": command, "func": func, "script": script, "module": module}
+    given = [name for name, value in choices.items() if value is not None]
+    if not given:
+        raise ValidationError("command", "give one of command=, func=, script= or module=")
+    if len(given) > 1:
+        raise ValidationError(given[1], f"give only one of command=, func=, script=, module= (also given: {given[0]})")
+    if command is not None:
+        if func_args is not None:
+            raise ValidationError("func_args", "goes with func=, script= or module=, not with command=")
+        return None
+    args, runtime = _arguments(func_args)
+    field = given[0]
+    source: str | None = None
+    if func is not None:
+        if not isinstance(func, types.FunctionType):
+            raise ValidationError(
+                "func", f"must be a function defined with def at a module's top level, not {type(func).__name__}"
+            )
+        run, source = _function(func)
+        _check_call(func, [*args, *(a.name for a in runtime)])
+    elif script is not None:
+        run, source = _script(script)
+    else:
+        if not isinstance(module, str) or not _MODULE.fullmatch(module) or _has_keyword(module):
+            raise ValidationError("module", "must be a module name such as pkg.train (identifiers joined by '.')")
+        run = {"module": module}
+    args_text = _env_json(args)
+    escaped = None if source is None else escape(source)
+    inlined = len(args_text.encode()) + len((escaped or "").encode())
+    if inlined > MAX_INLINE:
+        over = field if len((escaped or "").encode()) > MAX_INLINE else "func_args"
+        raise ValidationError(
+            over,
+            f"inlines {inlined} bytes of source and arguments, over {MAX_INLINE} (Kubernetes' limits): put the code "
+            "in the image and use module=, and large data on a volume",
+        )
+    return Program(
+        run=_env_json(run),
+        source=None if escaped is None else Verbatim(escaped),
+        runtime=tuple(runtime),
+        args=args_text,
+    )
+
+
+def _has_keyword(module: str) -> bool:
+    return any(map(keyword.iskeyword, module.split(".")))
+
+
+def check_env(roles: Mapping[str, PodSettings | None]) -> None:
+    """Refuse pod settings that set one of the launcher's variables."""
+    for field_name, settings in roles.items():
+        for variable in settings.env if settings is not None else ():
+            if variable.startswith(ENV_PREFIX):
+                raise ValidationError(
+                    f"{field_name}.env[{variable!r}]", f"is the launcher's ({ENV_PREFIX}*): choose another name"
+                )
+
+
+def _env_json(value: Any) -> str:
+    """Compact JSON for an env value: ``$`` doubled for Kubernetes, ``{{`` (only ever inside a JSON string) written
+    ``{\\u007b`` for Argo; it parses back to ``value``."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return escape(text.replace("{{", "{\\u007b"))
+
+
+def _arguments(value: object) -> tuple[dict[str, Any], list[RuntimeArg]]:
+    """``func_args`` split into JSON values known now and values Argo gives at run time."""
+    if value is None:
+        return {}, []
+    if not isinstance(value, Mapping):
+        raise ValidationError("func_args", "must be a mapping of argument names to JSON values")
+    args: dict[str, Any] = {}
+    runtime: list[RuntimeArg] = []
+    for name, item in value.items():
+        field = f"func_args[{name!r}]"
+        if not isinstance(name, str) or not name.isidentifier() or not name.isascii() or keyword.iskeyword(name):
+            raise ValidationError(field, "must be a keyword argument's name (a Python identifier, ASCII)")
+        if isinstance(item, Placeholder):
+            placeholder = runtime_text(item, field)
+            kind = "text" if isinstance(item.sample, str) else "json"
+            if kind == "json":
+                _json_value(field, item.sample)
+            runtime.append(RuntimeArg(name, placeholder, kind))
+        else:
+            args[name] = _json_value(field, item)
+    return args, runtime
+
+
+def _json_value(field: str, value: object) -> object:
+    """``value`` if JSON gives it back exactly (same types: no tuples, no non-string keys, no NaN)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise ValidationError(field, f"must be a JSON value ({e})") from None
+    if not _same(json.loads(text), value):
+        raise ValidationError(
+            field, "does not survive a JSON round trip (a tuple comes back a list, a non-string key a string...)"
+        )
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in text):
+        raise ValidationError(field, "must be valid Unicode text (it holds a lone surrogate)")
+    return value
+
+
+def _same(a: object, b: object) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(map(_same, a, b))
+    return a == b
+
+
+def _function(func: types.FunctionType) -> tuple[dict[str, Any], str]:
+    """The launcher's run spec and the source of a function that can travel alone."""
+    name = func.__name__
+    if hasattr(func, "__wrapped__"):
+        raise ValidationError("func", f"{name} is decorated: the decorator would not travel with it")
+    if name == "<lambda>":
+        raise ValidationError("func", "is a lambda, which has no name to call: define it with def at top level")
+    if "<locals>" in func.__qualname__ or func.__closure__:
+        raise ValidationError(
+            "func", f"{name} is a nested function or a closure: define it at a module's top level (only it travels)"
+        )
+    if func.__qualname__ != name:
+        raise ValidationError("func", f"{func.__qualname__} is defined in a class: define it at a module's top level")
+    if inspect.iscoroutinefunction(func) or inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func):
+        raise ValidationError("func", f"{name} must be a plain function (not async, not a generator)")
+    try:
+        source = textwrap.dedent(inspect.getsource(func))
+    except (OSError, TypeError):
+        raise ValidationError(
+            "func", f"the source of {name} cannot be read (typed in an interpreter, or made by exec?): put it in a file"
+        ) from None
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        raise ValidationError("func", f"the source of {name} cannot be parsed on its own") from None
+    node = tree.body[0] if len(tree.body) == 1 else None
+    if not isinstance(node, ast.FunctionDef) or node.name != name:
+        raise ValidationError("func", f"the source found for {name} is not its definition alone")
+    if node.decorator_list:
+        raise ValidationError("func", f"{name} is decorated: the decorator would not travel with it")
+    future = [
+        feature for feature in ("annotations",) if func.__code__.co_flags & getattr(__future__, feature).compiler_flag
+    ]
+    missing = _module_names(("from __future__ import annotations\n" if future else "") + source)
+    if missing:
+        raise ValidationError(
+            "func",
+            f"{name} uses {', '.join(missing)} from its module, which does not travel with it: import or define "
+            "what it needs inside the function",
+        )
+    filename = inspect.getsourcefile(func) or func.__code__.co_filename
+    run: dict[str, Any] = {"function": name, "file": os.path.basename(filename), "line": func.__code__.co_firstlineno}
+    if future:
+        run["future"] = future
+    return run, source
+
+
+def _module_names(source: str) -> list[str]:
+    """Names the source reads from its module's namespace that it does not define itself (nor are builtins)."""
+    top = symtable.symtable(source, "<func>", "exec")
+    defined = set(_MODULE_NAMES) | set(dir(builtins))
+    used: set[str] = set()
+
+    def walk(table: symtable.SymbolTable) -> None:
+        for symbol in table.get_symbols():
+            name = symbol.get_name()
+            if table is top:
+                if symbol.is_assigned() or symbol.is_imported():
+                    defined.add(name)
+                elif symbol.is_referenced():
+                    used.add(name)
+            elif symbol.is_global():
+                if symbol.is_declared_global() and symbol.is_assigned():
+                    defined.add(name)
+                if symbol.is_referenced():
+                    used.add(name)
+        for child in table.get_children():
+            walk(child)
+
+    walk(top)
+    return sorted(used - defined)
+
+
+def _check_call(func: types.FunctionType, names: list[str]) -> None:
+    """The arguments fit the function's signature (a missing or unknown one fails here, not in the pod)."""
+    try:
+        inspect.signature(func).bind(**dict.fromkeys(names))
+    except TypeError as e:
+        raise ValidationError("func_args", f"do not fit {func.__name__}{inspect.signature(func)}: {e}") from None
+
+
+def _script(path: object) -> tuple[dict[str, Any], str]:
+    """The run spec and source of a Python file, read now."""
+    if not isinstance(path, str | os.PathLike):
+        raise ValidationError("script", "must be the path of a Python file")
+    file = Path(path)
+    try:
+        source = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ValidationError("script", f"{file} is not UTF-8 text") from None
+    except OSError as e:
+        raise ValidationError("script", f"{file} cannot be read: {e.strerror or e}") from None
+    try:
+        compile(source, file.name, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as e:
+        where = f" (line {e.lineno})" if isinstance(e, SyntaxError) and e.lineno else ""
+        raise ValidationError("script", f"{file} is not valid Python{where}: {getattr(e, 'msg', e)}") from None
+    return {"script": file.name}, source

@@ -1,0 +1,108 @@
+"""Linting files: reading, parsing (each file once, with the C loader), checking every document by its kind, and
+locating each finding on its line.
+
+Whatever a file holds, the answer is findings, never an exception: unreadable files, text that is not UTF-8,
+YAML that does not parse, a key written twice, an empty file, a document so malformed that a check trips over it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Final
+
+import yaml
+
+from hera_volcano.kube.loading import DuplicateKey, describe_error, load_all
+from hera_volcano.shared.findings import Finding, error, join
+from hera_volcano.tools.lint.context import Source
+from hera_volcano.tools.lint.kinds import EXPECTED, check_document, unknown
+from hera_volcano.tools.lint.locations import Locator, duplicate_finding
+from hera_volcano.tools.lint.report import LintFinding
+
+_TAB_HINT: Final = ": YAML indents with spaces, never tabs"
+
+
+def lint_file(path: Path | str, display: str | None = None, *, allow_unknown: bool = False) -> list[LintFinding]:
+    """Lint one file; ``display`` is the name findings carry (the path by default). A file that cannot be read is
+    an error finding. Files a kustomization lists are looked for next to it."""
+    name = str(path) if display is None else display
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        return [LintFinding(name, "[0]", "error", f"cannot read: {e.strerror or e}")]
+    return lint_bytes(data, name, allow_unknown=allow_unknown, directory=Path(path).parent)
+
+
+def lint_bytes(
+    data: bytes, file: str, *, allow_unknown: bool = False, directory: Path | None = None
+) -> list[LintFinding]:
+    """Lint raw file contents: text that is not UTF-8 is an error finding, as kubectl and Argo refuse it."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        message = f"not UTF-8 text (byte {e.start}): YAML files must be UTF-8"
+        return [LintFinding(file, "[0]", "error", message, line)]
+    return lint_text(text, file, allow_unknown=allow_unknown, directory=directory)
+
+
+def lint_text(text: str, file: str, *, allow_unknown: bool = False, directory: Path | None = None) -> list[LintFinding]:
+    """Lint every document of a YAML stream (document ``i`` is ``[i]`` in paths), each finding on its line."""
+    source = Source(file, directory, allow_unknown)
+    docs: list[object] = []
+    duplicates: list[DuplicateKey] = []
+    problem: LintFinding | None = None
+    try:
+        for doc in load_all(text, duplicates):
+            docs.append(doc)
+    except Exception as e:  # PyYAML raises more than YAMLError on odd input (e.g. IndexError for `a: !!int`)
+        message = f"not valid YAML: {describe_error(e)}"
+        message += _TAB_HINT if _tab(text, e) else ""
+        problem = LintFinding(file, f"[{len(docs)}]", "error", message, _line(e))
+    found = lint_documents(docs, source)
+    if problem is None and all(doc is None for doc in docs):
+        message = f"holds no YAML document (nothing but blank lines or comments): expected {EXPECTED}"
+        found.append(unknown("[0]", message, source))
+    locator = Locator(text)  # composes the text only if a finding needs a line
+    # A finding about nothing in the file (an empty file) is on its first line.
+    out = [LintFinding(file, f.path, f.severity, f.message, locator.line(f.path) or 1) for f in found]
+    for d in duplicates:
+        f = duplicate_finding(text, d, f"[{d.document}]")
+        out.append(LintFinding(file, f.path, f.severity, f.message, d.line))
+    return out if problem is None else [*out, problem]
+
+
+def _tab(text: str, e: BaseException) -> bool:
+    """Whether the line a parse error points at holds a tab (the usual cause; PyYAML's message does not say so)."""
+    mark = getattr(e, "problem_mark", None)
+    lines = text.split("\n")
+    return mark is not None and mark.line < len(lines) and "\t" in lines[mark.line]
+
+
+def _line(e: BaseException) -> int | None:
+    if isinstance(e, yaml.MarkedYAMLError):
+        mark = e.problem_mark or e.context_mark
+        return None if mark is None else mark.line + 1
+    return None
+
+
+def lint_documents(docs: Iterable[object], source: Source) -> list[Finding]:
+    """Findings for parsed documents, with paths from ``[i]``. A document so malformed that a check trips over it
+    (a map where a list belongs, nesting deep enough to exhaust the stack) is one error finding, so one bad file never
+    stops a run over many."""
+    found: list[Finding] = []
+    for i, doc in enumerate(docs):
+        try:
+            findings = lint_document(doc, source)
+        except Exception as e:  # the rules read untrusted data; report what they could not, never crash
+            findings = [error("", f"malformed document, cannot check it: {type(e).__name__}: {e}")]
+        found.extend(Finding(join(f"[{i}]", f.path), f.severity, f.message) for f in findings)
+    return found
+
+
+def lint_document(doc: object, source: Source | None = None) -> list[Finding]:
+    """Findings for one parsed document, with paths relative to it; an empty document (None) has none."""
+    if doc is None:
+        return []
+    return check_document(doc, Source() if source is None else source)

@@ -1,0 +1,133 @@
+"""Argo's field names at every level of a workflow object, checked as strictly as ``argo lint`` decodes them.
+
+Argo's CLI and API server decode workflows strictly: an unknown field anywhere (a typo such as ``entrypiont``, a
+field at the wrong level) fails the submission. Lint says which field, where, and which name was meant. Fields one
+supported Argo line knows and the other does not get a warning that says which. A mapping or a list where Argo wants
+a string, a number or a boolean (``podSpecPatch`` written as YAML instead of text) is an error too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from hera_volcano.argo import workflow_fields
+from hera_volcano.shared.findings import Finding, entry, error, warning
+from hera_volcano.shared.suggestions import did_you_mean
+
+_SCALARS: Final[Mapping[str, str]] = {
+    "str": "a string",
+    "int": "an integer",
+    "bool": "true or false",
+    "int-or-str": "an integer or a string",
+    "quantity": "a quantity such as 500m or 1Gi",
+}
+#: How to write what people most often get wrong.
+_HINTS: Final[Mapping[str, str]] = {
+    "podSpecPatch": ": podSpecPatch is a patch written as text (podSpecPatch: | followed by YAML or JSON)",
+}
+
+
+@dataclass(frozen=True)
+class FieldFindings:
+    """``names``: unknown fields and fields of one Argo line only; ``types``: a mapping or list where a scalar
+    belongs, or the other way round (other rules may already say more about those fields, so they are reported only
+    where nothing else is)."""
+
+    names: list[Finding]
+    types: list[Finding]
+
+
+def check_fields(doc: Mapping[str, Any], kind: str) -> FieldFindings:
+    """Every field of a workflow object of ``kind`` (a root of :data:`workflow_fields.ROOTS`) against Argo's."""
+    walker = _Walker()
+    walker.walk(doc, {"model": kind})
+    return walker.found
+
+
+def _shape(value: object) -> str:
+    return "a mapping" if isinstance(value, Mapping) else "a list"
+
+
+def _what(name: str) -> str:
+    shown = name.removeprefix("meta.")
+    owner = "Argo" if name in workflow_fields.table() else "Kubernetes"
+    return f"{'an' if owner == 'Argo' else 'a'} {owner} {shown}"
+
+
+#: Plain YAML scalars: nothing to walk into (checked first: most values are these).
+_PLAIN: Final = (str, int, bool, float)
+
+
+class _Walker:
+    """One walk over a document. The path is a stack of keys and indices, turned into text only for a finding
+    (most fields are fine, and formatting every path would double the walk's cost)."""
+
+    def __init__(self) -> None:
+        self.found = FieldFindings([], [])
+        self.parts: list[object] = []
+
+    def path(self) -> str:
+        path = ""
+        for part in self.parts:
+            path = f"{path}[{part}]" if isinstance(part, int) else entry(path, part)
+        return path
+
+    def walk(self, value: object, kind: Any) -> None:
+        """Check ``value`` against the table kind ``kind`` (``null`` always passes, as the API server decodes it)."""
+        if value is None or kind == "any":
+            return
+        if isinstance(kind, str):
+            if not isinstance(value, _PLAIN) and isinstance(value, (Mapping, list)):
+                field = str(self.parts[-1]) if self.parts else ""
+                message = f"must be {_SCALARS.get(kind, 'a scalar')}, not {_shape(value)}{_HINTS.get(field, '')}"
+                self.found.types.append(error(self.path(), message))
+            return
+        if "list" in kind:
+            if not isinstance(value, list):
+                self.found.types.append(error(self.path(), "must be a list"))
+                return
+            for i, item in enumerate(value):
+                self.parts.append(i)
+                self.walk(item, kind["list"])
+                self.parts.pop()
+            return
+        if not isinstance(value, Mapping):
+            what = "a mapping" if "map" in kind else f"a mapping: {_what(kind['model'])}"
+            self.found.types.append(error(self.path(), f"must be {what}"))
+            return
+        if "map" in kind:
+            for key, item in value.items():
+                self.parts.append(str(key))
+                self.walk(item, kind["map"])
+                self.parts.pop()
+            return
+        self.walk_model(value, kind["model"])
+
+    def walk_model(self, value: Mapping[str, Any], name: str) -> None:
+        fields = workflow_fields.model(name)
+        removed = workflow_fields.ARGO_37_ONLY.get(name, {})
+        added = workflow_fields.ARGO_4_ONLY.get(name, ())
+        for key, item in value.items():
+            self.parts.append(str(key))
+            if key in added:
+                self.found.names.append(
+                    warning(self.path(), "is new in Argo 4: Argo 3.7 refuses it as an unknown field")
+                )
+            if key in fields:
+                self.walk(item, fields[key])
+            elif key in removed:
+                self.found.names.append(
+                    warning(
+                        self.path(),
+                        f"is known to Argo 3.7 only: Argo 4 removed it (its CRDs and CLI refuse the workflow);"
+                        f" use {removed[key]}",
+                    )
+                )
+            elif key not in added:
+                hint = did_you_mean(str(key), [*fields, *added])
+                self.found.names.append(
+                    error(self.path(), f"unknown field {key!r}: not a field of {_what(name)}{hint}")
+                )
+            self.parts.pop()

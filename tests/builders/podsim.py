@@ -1,0 +1,184 @@
+"""What the process in a pod gets from a rendered job, simulated step by step as the real system does it:
+
+1. Argo substitutes the template's ``{{...}}`` (simple tags: the raw value; ``{{=toJson(...)}}``: Go's JSON text);
+2. the manifest is parsed as YAML;
+3. Volcano's plugins add their variables to the container;
+4. the kubelet resolves env values in order, expanding ``$(VAR)`` (``$$`` is ``$``), then the command's;
+5. the command runs for real, with fake ``torchrun`` and ``mpiexec`` on PATH that start the ranks as the real ones
+   would (ranks under mpiexec get only the variables passed with ``-x``, as sshd starts them with a clean
+   environment).
+
+Only the substitution forms hera-volcano writes are simulated; anything else fails the test.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hera_volcano.shared.placeholders import WORKFLOW_SAMPLES
+
+_TAG = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
+_SIMPLE = re.compile(r"(?:inputs|workflow)\.parameters\.[-a-zA-Z0-9_]+")
+_ESCAPED = re.compile(r"=toJson\(replace\(((?:inputs|workflow)\.parameters)\['([-a-zA-Z0-9_]+)'\], '\$', '\$\$'\)\)")
+_JSON = re.compile(r"=toJson\((workflow\.parameters)\['([-a-zA-Z0-9_]+)'\]\)")
+
+
+def go_json(text: str) -> str:
+    """A string as Go's encoding/json writes it (Argo's ``toJson``): HTML-safe escapes, other characters as they are."""
+    out = ['"']
+    for char in text:
+        if char in '"\\':
+            out.append("\\" + char)
+        elif char in "\n\r\t":
+            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}[char])
+        elif ord(char) < 0x20 or char in "<>&\u2028\u2029":
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(char)
+    return "".join([*out, '"'])
+
+
+def argo_substitute(text: str, values: Mapping[str, str]) -> str:
+    """``text`` with every tag replaced as Argo would, in one pass (a value is never substituted again)."""
+
+    def one(match: re.Match[str]) -> str:
+        tag = match.group(1)
+        if _SIMPLE.fullmatch(tag):
+            return values[tag]
+        for form, escape in ((_ESCAPED, True), (_JSON, False)):
+            found = form.fullmatch(tag)
+            if found:
+                value = values[f"{found.group(1)}.{found.group(2)}"]
+                return go_json(value.replace("$", "$$") if escape else value)
+        if tag in WORKFLOW_SAMPLES:
+            return WORKFLOW_SAMPLES[tag]
+        raise AssertionError(f"an Argo tag the simulation does not know: {tag!r}")
+
+    return _TAG.sub(one, text)
+
+
+def kube_expand(text: str, env: Mapping[str, str]) -> str:
+    """Kubernetes' ``$(VAR)`` expansion, from its rules: ``$$`` is ``$``; ``$(NAME)`` is NAME's value when defined,
+    else stays as it is; an unclosed ``$(`` and any other ``$`` stay."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        if text[i] != "$" or i + 1 == len(text):
+            out.append(text[i])
+            i += 1
+        elif text[i + 1] == "$":
+            out.append("$")
+            i += 2
+        elif text[i + 1] == "(":
+            end = text.find(")", i + 2)
+            if end < 0:
+                out.append("$(")
+                i += 2
+            else:
+                name = text[i + 2 : end]
+                out.append(env.get(name, f"$({name})"))
+                i = end + 1
+        else:
+            out.append(text[i : i + 2])
+            i += 2
+    return "".join(out)
+
+
+def parse(manifest: str, values: Mapping[str, str]) -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(argo_substitute(manifest, values))
+    return data
+
+
+def container(job: Mapping[str, Any], task: str, name: str | None = None) -> dict[str, Any]:
+    spec = next(t for t in job["spec"]["tasks"] if t["name"] == task)["template"]["spec"]
+    found: dict[str, Any] = next(c for c in spec["containers"] if name is None or c["name"] == name)
+    return found
+
+
+def process(spec: Mapping[str, Any], plugin_env: Mapping[str, str] = {}) -> tuple[list[str], dict[str, str]]:
+    """The argv and the declared environment of the container's process (plugin variables come after the
+    container's own, as Volcano appends them)."""
+    env: dict[str, str] = {}
+    for item in [*spec.get("env", []), *({"name": k, "value": v} for k, v in plugin_env.items())]:
+        assert "value" in item, f"only plain values are simulated: {item}"
+        env[item["name"]] = kube_expand(item["value"], env)
+    argv = [kube_expand(arg, env) for arg in [*spec.get("command", []), *spec.get("args", [])]]
+    return argv, env
+
+
+FAKE_TORCHRUN = """\
+import os, subprocess, sys
+known = {"--nnodes", "--node_rank", "--nproc_per_node", "--master_addr", "--master_port", "--redirects", "--tee"}
+opts, args = {}, sys.argv[1:]
+while args and args[0].startswith("--"):
+    flag = args.pop(0)
+    if flag == "--no_python":
+        opts[flag] = True
+        continue
+    key, _, value = flag.partition("=")
+    assert key in known and value, "torchrun 1.13 does not take " + flag
+    opts[key] = value
+assert opts.pop("--no_python", False), "the command is not a Python script: --no_python"
+nodes, node, procs = int(opts["--nnodes"]), int(opts["--node_rank"]), int(opts["--nproc_per_node"])
+codes = []
+for local in range(procs):
+    env = dict(os.environ, RANK=str(node * procs + local), LOCAL_RANK=str(local), WORLD_SIZE=str(nodes * procs),
+               LOCAL_WORLD_SIZE=str(procs), GROUP_RANK=str(node), MASTER_ADDR=opts["--master_addr"],
+               MASTER_PORT=opts["--master_port"])
+    codes.append(subprocess.run(args, env=env).returncode)
+sys.exit(max(codes))
+"""
+
+FAKE_MPIEXEC = """\
+import os, subprocess, sys
+args, exported, ranks = sys.argv[1:], [], None
+while args and args[0].startswith("-"):
+    flag = args.pop(0)
+    if flag == "-x":
+        exported.append(args.pop(0))
+    elif flag == "-np":
+        ranks = int(args.pop(0))
+    elif flag in ("--host", "--mca"):
+        args.pop(0)
+        if flag == "--mca":
+            args.pop(0)
+    else:
+        assert flag == "--allow-run-as-root", flag
+codes = []
+for rank in range(ranks):
+    # sshd starts a rank with a clean environment: only what -x passes, and a PATH
+    env = {name: os.environ[name] for name in exported}
+    env.update(PATH=os.environ["PATH"], OMPI_COMM_WORLD_RANK=str(rank), OMPI_COMM_WORLD_SIZE=str(ranks))
+    codes.append(subprocess.run(args, env=env).returncode)
+sys.exit(max(codes))
+"""
+
+
+def fakes(directory: Path) -> Path:
+    """``torchrun`` and ``mpiexec`` stand-ins in ``directory`` (put it first on PATH)."""
+    for name, text in (("torchrun", FAKE_TORCHRUN), ("mpiexec", FAKE_MPIEXEC)):
+        path = directory / name
+        path.write_text(f"#!{sys.executable}\n" + textwrap.dedent(text))
+        path.chmod(0o755)
+    return directory
+
+
+def run(argv: Sequence[str], env: Mapping[str, str], bin_dir: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``argv`` run for real with the pod's environment, the fakes and python3 on PATH; its output as the pod's log
+    holds it (UTF-8, line breaks untranslated)."""
+    path = os.pathsep.join([str(bin_dir), os.environ.get("PATH", "")])
+    full_env = {"PATH": path, **env}
+    python3 = bin_dir / "python3"
+    if not python3.exists():  # the base interpreter: hera_volcano is not installed in the pod
+        python3.symlink_to(getattr(sys, "_base_executable", sys.executable))
+    done = subprocess.run(list(argv), env=full_env, cwd=cwd, capture_output=True, timeout=120)
+    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(), done.stderr.decode())

@@ -1,0 +1,286 @@
+"""The in-pod launcher (``builders/scripts/launch_function.py``), run for real as pods run it (``python3 -u -c TEXT
+KIND``, without hera_volcano importable): its report lines follow ``shared/outputs`` case by case, only global rank
+0 reports, and anything wrong fails the rank with a message or the function's own traceback."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hera_volcano.builders import program
+from hera_volcano.shared import outputs
+
+LAUNCHER = Path(program.__file__).parent / "scripts" / "launch_function.py"
+PYTHON = getattr(sys, "_base_executable", sys.executable)  # hera_volcano is not installed in a pod
+
+
+def launch(
+    source: str,
+    *,
+    kind: str = "replica",
+    args: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
+    run: dict[str, Any] | None = None,
+    cwd: Path,
+) -> subprocess.CompletedProcess[bytes]:
+    """The launcher running ``source``'s function ``f`` (rank 0 unless ``env`` says otherwise)."""
+    variables = {
+        "PATH": os.environ.get("PATH", ""),
+        program.RUN: json.dumps(run or {"function": "f", "file": "job.py", "line": 1}),
+        program.SOURCE: textwrap.dedent(source),
+        program.ARGS: json.dumps(args or {}),
+        **({"VC_TASK_INDEX": "0"} if env is None else env),
+    }
+    rendered = program.Program("", None, (), "").command(kind) if kind in program.KINDS else ["", kind]
+    command = [PYTHON, "-u", "-c", program.launcher(), rendered[-1]]
+    assert rendered in ([program.PYTHON, *command[1:]], ["", kind]), "as rendered into pods"
+    return subprocess.run(command, env=variables, cwd=cwd, capture_output=True, timeout=60)
+
+
+def lines(result: subprocess.CompletedProcess[bytes]) -> list[str]:
+    return result.stdout.decode().split("\n")[:-1]
+
+
+def failure(result: subprocess.CompletedProcess[bytes]) -> str:
+    """The launcher's one-line message of a failed rank."""
+    assert result.returncode == 1, result
+    return result.stderr.decode().splitlines()[-1]
+
+
+def test_the_launcher_keeps_the_report_rules_of_shared_outputs() -> None:
+    spec = importlib.util.spec_from_file_location("launch_function", LAUNCHER)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.PREFIX == outputs.PREFIX
+    assert module.NAME.pattern == outputs.NAME.pattern
+    assert module.MAX_LINE == outputs.MAX_LINE
+    assert module.RESERVED == outputs.RESERVED
+
+
+def test_the_launcher_text_reads_the_same_in_a_command_and_in_a_shell_script() -> None:
+    text = LAUNCHER.read_text()
+    for char in ("$", "{{", "'"):
+        assert char not in text, f"{char!r} would need escaping in a pod command or in the MPI master's script"
+    assert program.launcher() == text
+
+
+#: (name, value the function returns): each reported exactly as ``outputs.format_line`` writes it, or refused
+#: where it refuses.
+CASES: list[tuple[Any, Any]] = [
+    ("loss", 0.25),
+    ("path", "/data/model.pt"),
+    ("equals", "a=b=c"),
+    ("unicode", "ünï 😀 \u2028"),
+    ("object", {"a": [1, 2.5, None, True], "s": "line\nbreak \u2028"}),
+    ("empty", ""),
+    ("spaces", "  trailing  "),
+    ("n-1_X", 7),
+    ("x" * 63, "longest name"),
+    ("long", "v" * (outputs.MAX_LINE - len(outputs.PREFIX) - len("long="))),
+    ("too-long", "v" * outputs.MAX_LINE),
+    ("job-name", "reserved"),
+    ("job-phase", "reserved"),
+    ("bad name", 1),
+    ("x" * 64, 1),
+    ("", 1),
+    ("dot.ted", 1),
+    ("multi", "a\nb"),
+    ("carriage", "a\rb"),
+]
+
+
+def expected(name: str, value: Any) -> str | None:
+    """The report line the convention gives (JSON separators escaped as the launcher does), None if it refuses."""
+    text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    if not isinstance(value, str):
+        text = text.replace("\u2028", "\\u2028")
+    try:
+        return outputs.format_line(name, text)
+    except ValueError:
+        return None
+
+
+@pytest.mark.parametrize(("name", "value"), CASES)
+def test_each_report_follows_the_convention(tmp_path: Path, name: str, value: Any) -> None:
+    result = launch(
+        "def f(name, value):\n    return {name: value}\n", args={"name": name, "value": value}, cwd=tmp_path
+    )
+    line = expected(name, value)
+    if line is None:
+        assert failure(result).startswith("hera-volcano: output")
+        assert result.stdout == b"", "nothing is reported when one value is refused"
+    else:
+        assert result.returncode == 0, result.stderr
+        assert lines(result) == [line]
+        parsed = outputs.parse_line(line)
+        assert parsed is not None and parsed[0] == name
+        assert (parsed[1] if isinstance(value, str) else json.loads(parsed[1])) == value
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("return [1]", "the function returned list: return a dict of names to JSON values, or None"),
+        ("return 'done'", "the function returned str: return a dict of names to JSON values, or None"),
+        ("return {1: 2}", "output name 1: letters, digits, _ and - only, 1 to 63 of them"),
+        ("return {'x': float('nan')}", "output 'x' is not a JSON value: Out of range float values are not JSON"),
+        ("return {'x': object()}", "output 'x' is not a JSON value: Object of type object is not JSON serializable"),
+        ("return {'x': chr(0xD800)}", "output 'x': the value is not valid Unicode text"),
+    ],
+)
+def test_a_report_that_cannot_be_made_fails_the_rank(tmp_path: Path, body: str, message: str) -> None:
+    result = launch(f"def f():\n    {body}\n", cwd=tmp_path)
+    assert failure(result).startswith("hera-volcano: " + message)
+    assert result.stdout == b""
+
+
+def test_several_values_report_in_order_and_none_reports_nothing(tmp_path: Path) -> None:
+    result = launch("def f():\n    print('working')\n    return {'b': 1, 'a': 'x'}\n", cwd=tmp_path)
+    assert lines(result) == ["working", "hera-volcano:output b=1", "hera-volcano:output a=x"]
+    assert lines(launch("def f():\n    print('quiet')\n", cwd=tmp_path)) == ["quiet"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "env", "reports"),
+    [
+        ("torchrun", {"RANK": "0", "LOCAL_RANK": "0"}, True),
+        ("torchrun", {"RANK": "3", "LOCAL_RANK": "0"}, False),
+        ("mpi", {"OMPI_COMM_WORLD_RANK": "0"}, True),
+        ("mpi", {"OMPI_COMM_WORLD_RANK": "1"}, False),
+        ("mpi", {"PMIX_RANK": "0"}, True),
+        ("mpi", {"PMI_RANK": "2"}, False),
+        ("replica", {"VC_TASK_INDEX": "0"}, True),
+        ("replica", {"VC_TASK_INDEX": "1"}, False),
+        ("replica", {"VC_TASK_INDEX": "1", "RANK": "0"}, False),  # each kind reads only its own variables
+    ],
+)
+def test_only_global_rank_zero_reports(tmp_path: Path, kind: str, env: dict[str, str], reports: bool) -> None:
+    result = launch("def f():\n    return {'done': 'yes'}\n", kind=kind, env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert lines(result) == (["hera-volcano:output done=yes"] if reports else [])
+
+
+def test_other_ranks_ignore_what_they_return(tmp_path: Path) -> None:
+    result = launch(
+        "def f():\n    return 'not a report'\n", kind="mpi", env={"OMPI_COMM_WORLD_RANK": "1"}, cwd=tmp_path
+    )
+    assert result.returncode == 0 and result.stdout == b""
+
+
+@pytest.mark.parametrize(
+    ("kind", "env", "message"),
+    [
+        ("torchrun", {}, "cannot tell the rank of this process: none of RANK is set"),
+        ("mpi", {}, "cannot tell the rank of this process: none of OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK is set"),
+        ("replica", {"VC_TASK_INDEX": "first"}, "VC_TASK_INDEX is not a rank: 'first'"),
+        ("local", {}, "unknown launch 'local': one of mpi, replica, torchrun"),
+    ],
+)
+def test_a_report_without_a_known_rank_fails(tmp_path: Path, kind: str, env: dict[str, str], message: str) -> None:
+    result = launch("def f():\n    return {'x': 1}\n", kind=kind, env=env, cwd=tmp_path)
+    assert failure(result) == "hera-volcano: " + message
+
+
+def test_an_exception_prints_the_functions_traceback_and_fails_the_rank(tmp_path: Path) -> None:
+    source = "def f(n):\n    return helper(n)\n\ndef helper(n):\n    return 1 / n\n"
+    result = launch(source, args={"n": 0}, run={"function": "f", "file": "train.py", "line": 10}, cwd=tmp_path)
+    assert failure(result) == "hera-volcano: f raised ZeroDivisionError"
+    stderr = result.stderr.decode()
+    assert stderr.startswith("Traceback (most recent call last):\n")
+    # Numbered as in the user's file, with the code shown; none of the launcher's own frames.
+    assert 'File "train.py", line 11, in f\n    return helper(n)' in stderr
+    assert 'File "train.py", line 14, in helper\n    return 1 / n' in stderr
+    assert "<string>" not in stderr and "ZeroDivisionError: division by zero" in stderr
+
+
+def test_exit_status_and_output_of_the_function_are_its_own(tmp_path: Path) -> None:
+    result = launch("def f():\n    import sys\n    print('bye')\n    sys.exit(3)\n", cwd=tmp_path)
+    assert result.returncode == 3 and lines(result) == ["bye"]
+
+
+def test_arguments_known_at_run_time_join_the_rendered_ones(tmp_path: Path) -> None:
+    env = {
+        program.RUNTIME_ARGS: json.dumps({"text": "text", "config": "json"}),
+        "HERA_VOLCANO_ARG_text": '{"not": "parsed"}',
+        "HERA_VOLCANO_ARG_config": '{"lr": 0.1}',
+        "VC_TASK_INDEX": "0",
+    }
+    source = "def f(**kw):\n    return {'kw': kw}\n"
+    result = launch(source, args={"epochs": 2}, env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    [line] = lines(result)
+    assert json.loads(line.partition("=")[2]) == {"epochs": 2, "text": '{"not": "parsed"}', "config": {"lr": 0.1}}
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({program.RUNTIME_ARGS: '{"lr": "json"}'}, "argument 'lr': HERA_VOLCANO_ARG_lr is not set"),
+        (
+            {program.RUNTIME_ARGS: '{"lr": "json"}', "HERA_VOLCANO_ARG_lr": "fast"},
+            "argument 'lr' is not JSON (Expecting value: line 1 column 1 (char 0)): 'fast'",
+        ),
+        ({program.RUNTIME_ARGS: "[1]"}, "HERA_VOLCANO_ARGS and HERA_VOLCANO_RUNTIME_ARGS must be JSON objects"),
+        ({program.RUNTIME_ARGS: "{"}, "HERA_VOLCANO_RUNTIME_ARGS is not JSON: Expecting property name enclosed in"),
+    ],
+)
+def test_missing_or_broken_arguments_fail_the_rank(tmp_path: Path, env: dict[str, str], message: str) -> None:
+    result = launch("def f(**kw):\n    return None\n", env=env, cwd=tmp_path)
+    assert failure(result).startswith("hera-volcano: " + message)
+
+
+def test_a_run_spec_without_anything_to_run_fails(tmp_path: Path) -> None:
+    result = launch("", run={"nothing": 1}, cwd=tmp_path)
+    assert failure(result) == "hera-volcano: HERA_VOLCANO_RUN names no function, script or module"
+
+
+def test_the_function_runs_as_main_so_what_it_defines_pickles(tmp_path: Path) -> None:
+    source = """\
+    def f():
+        import pickle
+        return {"same": pickle.loads(pickle.dumps(helper)) is helper, "name": __name__}
+
+    def helper():
+        pass
+    """
+    assert lines(launch(source, cwd=tmp_path)) == ["hera-volcano:output same=true", "hera-volcano:output name=__main__"]
+
+
+def test_annotations_follow_the_functions_module(tmp_path: Path) -> None:
+    source = "def f() -> Unknown:\n    return {'ok': 1}\n"
+    lazy = launch(source, run={"function": "f", "file": "m.py", "line": 1, "future": ["annotations"]}, cwd=tmp_path)
+    assert lines(lazy) == ["hera-volcano:output ok=1"]
+    eager = launch(source, cwd=tmp_path)  # without the future import the module had, the annotation is evaluated
+    assert "NameError: name 'Unknown' is not defined" in eager.stderr.decode()
+
+
+def test_a_script_runs_as_main_with_the_merged_arguments(tmp_path: Path) -> None:
+    source = """\
+    import json, os, sys
+    print(__name__, sys.argv, json.loads(os.environ["HERA_VOLCANO_ARGS"]))
+    print("hera-volcano:output done=1")
+    """
+    env = {program.RUNTIME_ARGS: '{"late": "text"}', "HERA_VOLCANO_ARG_late": "x", "VC_TASK_INDEX": "0"}
+    result = launch(source, run={"script": "prep.py"}, args={"early": 1}, env=env, cwd=tmp_path)
+    assert lines(result) == ["__main__ ['prep.py'] {'early': 1, 'late': 'x'}", "hera-volcano:output done=1"]
+
+
+def test_a_module_runs_as_main_from_the_image(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "train.py").write_text("import os, sys\nprint(__name__, sys.argv[0], os.environ['HERA_VOLCANO_ARGS'])\n")
+    env = {"PYTHONPATH": str(tmp_path), "VC_TASK_INDEX": "0"}
+    result = launch("", run={"module": "pkg.train"}, args={"a": "b"}, env=env, cwd=tmp_path)
+    assert lines(result) == [f'__main__ {package / "train.py"} {{"a": "b"}}']
+    missing = launch("", run={"module": "pkg.absent"}, env=env, cwd=tmp_path)
+    assert failure(missing) == "hera-volcano: pkg.absent raised ImportError"

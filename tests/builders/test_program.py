@@ -1,0 +1,408 @@
+"""Python as a job's program (``func=``, ``script=``, ``module=`` with ``func_args=``): what each builder renders,
+and every refusal, each a ValidationError naming the argument and the reason."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import hera_volcano as hv
+from hera_volcano.builders import program
+from hera_volcano.builders.pytorch import TORCHRUN_OPTIONS
+from tests.builders import userfuncs
+from tests.builders.podsim import container
+
+# A module-level name, which a function using it would need in the pod.
+CONSTANT = 3
+
+
+def uses_a_module_name() -> int:
+    return CONSTANT + len(json.dumps([]))
+
+
+def defaults_from_the_module(x: int = CONSTANT) -> None:
+    pass
+
+
+def recursive(n: int) -> int:
+    global COUNTER
+    COUNTER = n
+    return n if n < 1 else recursive(n - 1) + COUNTER
+
+
+@functools.lru_cache
+def decorated() -> None:
+    pass
+
+
+def registered(f: Any) -> Any:
+    return f
+
+
+@registered
+def decorated_plainly() -> None:
+    pass
+
+
+async def asynchronous() -> None:
+    pass
+
+
+def generator() -> Any:
+    yield 1
+
+
+class Holder:
+    def method(self) -> None:
+        pass
+
+
+def closure_maker() -> Any:
+    value = 1
+
+    def inner() -> int:
+        return value
+
+    return inner
+
+
+def env_of(data: dict[str, Any], task: str) -> dict[str, Any]:
+    return {e["name"]: e.get("value") for e in container(data, task).get("env", [])}
+
+
+# ---- what each builder renders ---------------------------------------------------------------------------------
+
+
+def test_pytorch_runs_the_function_under_torchrun_on_every_pod() -> None:
+    data = hv.pytorch_job(image="img", func=userfuncs.typed, func_args={"lr": 0.5}, nproc_per_node=4).to_dict()
+    for task in ("master", "worker"):
+        spec = container(data, task)
+        assert spec["command"] == [
+            *hv.torchrun(*TORCHRUN_OPTIONS, "--no_python", nproc_per_node=4),
+            "python3",
+            "-u",
+            "-c",
+            program.launcher(),
+            "torchrun",
+        ]
+        env = env_of(data, task)
+        assert json.loads(env[program.RUN]) == {
+            "function": "typed",
+            "file": "userfuncs.py",
+            "line": userfuncs.typed.__code__.co_firstlineno,
+            "future": ["annotations"],
+        }
+        assert env[program.SOURCE].startswith("def typed(lr: float, epochs: int = 1")
+        assert json.loads(env[program.ARGS]) == {"lr": 0.5}
+    assert "--nnodes=$(WORLD_SIZE)" in spec["command"] and "--node_rank=$(RANK)" in spec["command"]
+
+
+def test_mpi_runs_the_function_on_every_rank_with_its_variables_passed_on() -> None:
+    data = hv.mpi_job(image="img", func=userfuncs.typed, func_args={"lr": 0.5}, workers=3, slots_per_worker=2).to_dict()
+    master, script = container(data, "mpimaster"), container(data, "mpimaster")["command"][2]
+    names = [e["name"] for e in master["env"]]
+    assert names == [program.RUN, program.SOURCE, program.ARGS]
+    exports = "".join(f" -x {name}" for name in names)
+    assert f'exec mpiexec --allow-run-as-root{exports} --host "$HOSTS" -np 6 python3 -u -c \'' in script
+    assert script.endswith(f"'{program.launcher()}' mpi\n")
+    assert "env" not in container(data, "mpiworker"), "the ranks get the variables from mpiexec"
+
+
+def test_batch_jobs_running_one_function_share_a_template_and_pass_their_arguments() -> None:
+    jobs = [
+        hv.batch_job("a", image="img", func=userfuncs.typed, func_args={"lr": 0.5}),
+        hv.batch_job("b", image="img", func=userfuncs.typed, func_args={"lr": 0.1, "epochs": 2}),
+        hv.batch_job("c", image="img", func=userfuncs.echo),
+        hv.batch_job("d", image="img", command=["true"]),
+    ]
+    assert jobs[0].shape is jobs[1].shape
+    assert len({id(j.shape) for j in jobs}) == 3
+    assert jobs[3].shape.name == "volcano-job", "a command job keeps its shape"
+    assert [list(j.arguments) for j in jobs] == [
+        ["job", "image", "func-args", "replicas", "min-available"],
+        ["job", "image", "func-args", "replicas", "min-available"],
+        ["job", "image", "func-args", "replicas", "min-available"],
+        ["job", "image", "command", "replicas", "min-available"],
+    ]
+    assert json.loads(jobs[1].arguments["func-args"]) == {"lr": 0.1, "epochs": 2}
+    assert jobs[2].arguments["func-args"] == "{}"
+    job = jobs[0].shape.job
+    assert [p.name for p in job.plugins] == ["env"], "VC_TASK_INDEX: which replica reports"
+    spec = job.tasks[0].template["spec"]["containers"][0]
+    assert spec["command"] == ["python3", "-u", "-c", program.launcher(), "replica"]
+    args = next(e["value"] for e in spec["env"] if e["name"] == program.ARGS)
+    assert args == hv.Placeholder.input("func-args", "{}")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "run"),
+    [
+        ({"module": "pkg.train"}, {"module": "pkg.train"}),
+        ({"module": "train", "func_args": {"a": 1}}, {"module": "train"}),
+    ],
+)
+def test_a_module_runs_from_the_image_without_inlined_source(kwargs: dict[str, Any], run: dict[str, Any]) -> None:
+    env = env_of(hv.pytorch_job(image="img", **kwargs).to_dict(), "master")
+    assert json.loads(env[program.RUN]) == run and program.SOURCE not in env
+    assert json.loads(env[program.ARGS]) == kwargs.get("func_args", {})
+
+
+def test_a_script_is_read_when_the_job_is_built(tmp_path: Path) -> None:
+    path = tmp_path / "prep.py"
+    path.write_text("print('prep')\n")
+    env = env_of(hv.mpi_job(image="img", script=path).to_dict(), "mpimaster")
+    assert json.loads(env[program.RUN]) == {"script": "prep.py"}
+    assert env[program.SOURCE] == "print('prep')\n"
+
+
+def test_dollars_are_doubled_and_braces_escaped_so_nothing_is_substituted() -> None:
+    data = hv.pytorch_job(image="img", func=userfuncs.braces_and_dollars, func_args=None, workers=1).to_dict()
+    env = env_of(data, "master")
+    assert "$$(HOME) $$$$" in env[program.SOURCE], "Kubernetes turns $$ into $"
+    job = hv.pytorch_job(image="img", func=userfuncs.echo, func_args={"t": "{{x}} $(Y)"}, workers=1)
+    args = env_of(job.to_dict(), "master")[program.ARGS]
+    assert args == '{"t":"{\\u007bx}} $$(Y)"}'
+    assert json.loads(args.replace("$$", "$")) == {"t": "{{x}} $(Y)"}
+
+
+def test_a_command_job_renders_as_before() -> None:
+    assert (
+        hv.pytorch_job(image="img", command=["true"]).to_dict()
+        == hv.pytorch_job(image="img", command=["true"], func_args=None, nproc_per_node=1).to_dict()
+    )
+    spec = container(hv.mpi_job(image="img", command=["hello"]).to_dict(), "mpimaster")
+    assert "env" not in spec and spec["command"][2].rstrip().endswith("-np 2 hello")
+
+
+def test_runtime_values_become_inputs_of_the_jobs_template() -> None:
+    job = hv.mpi_job(
+        image="img",
+        func=userfuncs.echo,
+        func_args={"lr": hv.Placeholder.input("lr", "0.1"), "steps": hv.Placeholder.input("total-steps", 10)},
+        pod=hv.PodSettings(env={"TAG": hv.Placeholder.workflow_parameter("tag", "v1")}),
+    )
+    template = hv.job_template(job, name="train", defaults={"lr": "0.2"})
+    assert [(p.name, p.default) for p in template.inputs] == [("lr", "0.2"), ("total-steps", None)]
+    env = env_of(job.to_dict(), "mpimaster")
+    assert json.loads(env[program.RUNTIME_ARGS]) == {"lr": "text", "steps": "json"}
+    assert str(env["HERA_VOLCANO_ARG_steps"]) == "{{=toJson(replace(inputs.parameters['total-steps'], '$', '$$'))}}"
+    assert str(env["TAG"]) == "{{=toJson(replace(workflow.parameters['tag'], '$', '$$'))}}"
+    assert (
+        "-x HERA_VOLCANO_ARG_lr -x HERA_VOLCANO_ARG_steps -x TAG" in container(job.to_dict(), "mpimaster")["command"][2]
+    )
+
+
+# ---- refusals ----------------------------------------------------------------------------------------------------
+
+
+def refused(field: str, rule: str, builder: Any = hv.pytorch_job, **kwargs: Any) -> None:
+    kwargs.setdefault("image", "img")
+    with pytest.raises(hv.ValidationError) as caught:
+        builder(*(["job"] if builder is hv.batch_job else []), **kwargs)
+    assert (caught.value.field, caught.value.rule) == (field, rule)
+
+
+@pytest.mark.parametrize("builder", [hv.pytorch_job, hv.mpi_job, hv.batch_job])
+def test_exactly_one_program(builder: Any) -> None:
+    refused("command", "give one of command=, func=, script= or module=", builder)
+    refused(
+        "func",
+        "give only one of command=, func=, script=, module= (also given: command)",
+        builder,
+        command=["x"],
+        func=userfuncs.echo,
+    )
+    refused(
+        "module",
+        "give only one of command=, func=, script=, module= (also given: script)",
+        builder,
+        script="x.py",
+        module="m",
+    )
+    refused("func_args", "goes with func=, script= or module=, not with command=", builder, command=["x"], func_args={})
+
+
+NOT_TOP_LEVEL = "must be a function defined with def at a module's top level, not "
+
+
+@pytest.mark.parametrize(
+    ("func", "rule"),
+    [
+        (lambda: None, "is a lambda, which has no name to call: define it with def at top level"),
+        (
+            closure_maker(),
+            "inner is a nested function or a closure: define it at a module's top level (only it travels)",
+        ),
+        (Holder.method, "Holder.method is defined in a class: define it at a module's top level"),
+        (Holder().method, NOT_TOP_LEVEL + "method"),
+        (len, NOT_TOP_LEVEL + "builtin_function_or_method"),
+        (functools.partial(userfuncs.echo, a=1), NOT_TOP_LEVEL + "partial"),
+        (Holder, NOT_TOP_LEVEL + "type"),
+        (decorated, NOT_TOP_LEVEL + "_lru_cache_wrapper"),
+        (decorated_plainly, "decorated_plainly is decorated: the decorator would not travel with it"),
+        (asynchronous, "asynchronous must be a plain function (not async, not a generator)"),
+        (generator, "generator must be a plain function (not async, not a generator)"),
+        (
+            uses_a_module_name,
+            "uses_a_module_name uses CONSTANT, json from its module, which does not travel with it: import or define "
+            "what it needs inside the function",
+        ),
+        (
+            defaults_from_the_module,
+            "defaults_from_the_module uses CONSTANT from its module, which does not travel with it: import or define "
+            "what it needs inside the function",
+        ),
+    ],
+)
+def test_functions_that_cannot_travel_are_refused(func: Any, rule: str) -> None:
+    refused("func", rule, func=func)
+
+
+def test_a_function_whose_source_cannot_be_read_is_refused() -> None:
+    namespace: dict[str, Any] = {}
+    exec("def typed_in():\n    return 1\n", namespace)
+    refused(
+        "func",
+        "the source of typed_in cannot be read (typed in an interpreter, or made by exec?): put it in a file",
+        func=namespace["typed_in"],
+    )
+
+
+def test_what_a_function_defines_for_itself_travels() -> None:
+    env = env_of(hv.pytorch_job(image="img", func=recursive, func_args={"n": 2}).to_dict(), "master")
+    assert env[program.SOURCE].startswith("def recursive(n: int) -> int:\n    global COUNTER")
+
+
+@pytest.mark.parametrize(
+    ("func_args", "field", "rule"),
+    [
+        ([1], "func_args", "must be a mapping of argument names to JSON values"),
+        ({"not valid": 1}, "func_args['not valid']", "must be a keyword argument's name (a Python identifier, ASCII)"),
+        ({"class": 1}, "func_args['class']", "must be a keyword argument's name (a Python identifier, ASCII)"),
+        ({"é": 1}, "func_args['é']", "must be a keyword argument's name (a Python identifier, ASCII)"),
+        (
+            {"a": (1, 2)},
+            "func_args['a']",
+            "does not survive a JSON round trip (a tuple comes back a list, a non-string key a string...)",
+        ),
+        (
+            {"a": {1: "x"}},
+            "func_args['a']",
+            "does not survive a JSON round trip (a tuple comes back a list, a non-string key a string...)",
+        ),
+        (
+            {"a": float("nan")},
+            "func_args['a']",
+            "must be a JSON value (Out of range float values are not JSON compliant)",
+        ),
+        ({"a": {1, 2}}, "func_args['a']", "must be a JSON value (Object of type set is not JSON serializable)"),
+        ({"a": "\ud800"}, "func_args['a']", "must be valid Unicode text (it holds a lone surrogate)"),
+        (
+            {"a": hv.Placeholder("=sprig.upper('x')", "X", quoted=False)},
+            "func_args['a']",
+            "a value known at run time is Placeholder.input(...), Placeholder.workflow_parameter(...) or "
+            "Placeholder.workflow_parameter_json(...), not {{=sprig.upper('x')}}",
+        ),
+    ],
+)
+def test_arguments_that_do_not_survive_json_are_refused(func_args: Any, field: str, rule: str) -> None:
+    refused(field, rule, module="m", func_args=func_args)
+
+
+@pytest.mark.parametrize(
+    ("func_args", "rule"),
+    [
+        (
+            {},
+            "do not fit typed(lr: 'float', epochs: 'int' = 1, tag: 'str' = '') -> 'dict[str, float | str]': "
+            "missing a required argument: 'lr'",
+        ),
+        (
+            {"lr": 1, "rate": 2},
+            "do not fit typed(lr: 'float', epochs: 'int' = 1, tag: 'str' = '') -> "
+            "'dict[str, float | str]': got an unexpected keyword argument 'rate'",
+        ),
+        (
+            {"lr": 1, "rate": hv.Placeholder.input("rate", "1")},
+            "do not fit typed(lr: 'float', epochs: 'int' = 1, "
+            "tag: 'str' = '') -> 'dict[str, float | str]': got an unexpected keyword argument 'rate'",
+        ),
+    ],
+)
+def test_arguments_must_fit_the_functions_signature(func_args: dict[str, Any], rule: str) -> None:
+    refused("func_args", rule, func=userfuncs.typed, func_args=func_args)
+
+
+def test_too_much_inlined_code_or_data_is_refused(tmp_path: Path) -> None:
+    def rule(size: int) -> str:
+        return (
+            f"inlines {size} bytes of source and arguments, over {program.MAX_INLINE} (Kubernetes' limits): put the "
+            "code in the image and use module=, and large data on a volume"
+        )
+
+    big = tmp_path / "big.py"
+    big.write_text("x = 1\n" * (program.MAX_INLINE // 6 + 1))
+    refused("script", rule(big.stat().st_size + len("{}")), script=big)
+    wrapped = len('{"a":""}')
+    refused(
+        "func_args", rule(program.MAX_INLINE + 1 + wrapped), module="m", func_args={"a": "x" * (program.MAX_INLINE + 1)}
+    )
+    # counted as written: each $ twice
+    refused(
+        "func_args",
+        rule(program.MAX_INLINE + 2 + wrapped),
+        module="m",
+        func_args={"a": "$" * (program.MAX_INLINE // 2 + 1)},
+    )
+    small = tmp_path / "small.py"
+    small.write_text("x = 1\n")
+    hv.pytorch_job(image="img", script=small, func_args={"a": "x" * (program.MAX_INLINE - wrapped - 6)})
+
+
+def test_unreadable_or_broken_scripts_are_refused(tmp_path: Path) -> None:
+    refused(
+        "script", f"{tmp_path / 'absent.py'} cannot be read: No such file or directory", script=tmp_path / "absent.py"
+    )
+    refused("script", f"{tmp_path} cannot be read: Is a directory", script=tmp_path)
+    (tmp_path / "latin.py").write_bytes(b"# \xe9\n")
+    refused("script", f"{tmp_path / 'latin.py'} is not UTF-8 text", script=tmp_path / "latin.py")
+    (tmp_path / "broken.py").write_text("x = 1\ndef (:\n")
+    refused(
+        "script",
+        f"{tmp_path / 'broken.py'} is not valid Python (line 2): invalid syntax",
+        script=tmp_path / "broken.py",
+    )
+    refused("script", "must be the path of a Python file", script=3)
+
+
+@pytest.mark.parametrize("module", ["", "1abc", "pkg..train", "pkg.class", "a-b", "pkg/train", 3])
+def test_module_names_are_checked(module: Any) -> None:
+    refused("module", "must be a module name such as pkg.train (identifiers joined by '.')", module=module)
+
+
+@pytest.mark.parametrize("builder", [hv.pytorch_job, hv.mpi_job, hv.batch_job])
+def test_pod_settings_may_not_set_the_launchers_variables(builder: Any) -> None:
+    rule = "is the launcher's (HERA_VOLCANO_*): choose another name"
+    refused(
+        "pod.env['HERA_VOLCANO_ARGS']", rule, builder, module="m", pod=hv.PodSettings(env={"HERA_VOLCANO_ARGS": "x"})
+    )
+    builder(
+        *(["job"] if builder is hv.batch_job else []),
+        image="img",
+        command=["x"],
+        pod=hv.PodSettings(env={"HERA_VOLCANO_ARGS": "{}"}),
+    )  # a command job may use the name
+
+
+def test_nproc_per_node_goes_with_a_program() -> None:
+    refused(
+        "nproc_per_node",
+        "goes with func=, script= or module= (with command=: hv.torchrun(nproc_per_node=))",
+        command=["x"],
+        nproc_per_node=2,
+    )
+    refused("nproc_per_node", "must be a positive integer", module="m", nproc_per_node=0)

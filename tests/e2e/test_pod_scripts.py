@@ -1,0 +1,100 @@
+"""The scripts that run in the workflows' pods, on the real cluster (issue 19): the MPI master's wait ends at once
+when its job is deleted, and the log follower costs no requests while its gang waits to be scheduled.
+
+Both scenarios run in the batch of every batched scenario (harness.Batch): the second measures the workflow of
+scenario 13.3 (a gang that cannot fit), which waits for its step's deadline.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from harness import NAMESPACE, Batch, Cluster, Entry, Record
+from workloads import mpi_workflow
+
+#: From the deletion of the job to the last of its pods gone (issue 19).
+POD_GONE = 10
+#: Workers that never become Ready (no sshd) but end at once on SIGTERM, unlike `sleep` as PID 1.
+IDLE_WORKER = ["/bin/sh", "-c", "trap 'exit 0' TERM; while :; do sleep 1; done"]
+
+
+def waiting_master(cluster: Cluster, workflow: str, timeout: float = 240) -> str:
+    """Until the workflow's job has a master whose wait for its workers is running; returns the job's name."""
+
+    def waiting() -> bool:
+        names = cluster.recorder.jobs_of(workflow)
+        if not names:
+            return False
+        for pod in cluster.job_pods(names[0]):
+            for status in pod.status.init_container_statuses or []:
+                if status.name == "wait-for-workers" and status.state and status.state.running:
+                    return True
+        return False
+
+    cluster.wait_for(waiting, f"the master of {workflow} waiting for its workers", timeout)
+    return cluster.recorder.jobs_of(workflow)[0]
+
+
+def submit_batch(b: Batch, cluster: Cluster) -> None:
+    def delete_job(entry: Entry) -> None:
+        job = waiting_master(cluster, entry.name)
+        time.sleep(3)  # well into `kubectl wait`
+        entry.seen["job"] = job
+        entry.acted = time.time()
+        cluster.kubectl("-n", NAMESPACE, "delete", "jobs.batch.volcano.sh", job, "--wait=false").ok()
+
+    b.submit(
+        "delete-waiting",
+        mpi_workflow("delete-waiting", command=["mpi_hello_world"], wait_seconds=600, worker={"command": IDLE_WORKER}),
+        delete_job,
+    )
+
+
+@pytest.mark.batch
+@pytest.mark.scenario(f"19.2 a job deleted while its master waits for its workers: every pod gone within {POD_GONE} s")
+def test_deleting_a_job_whose_master_waits_removes_every_pod_at_once(
+    cluster: Cluster, batch: Batch, record_property: Record
+) -> None:
+    entry = batch.get("delete-waiting")
+    job = entry.seen["job"]
+    assert entry.acted is not None
+    cluster.wait_for(lambda: not cluster.job_pods(job), f"the pods of {job} gone", 60)
+    cluster.wait_for(lambda: cluster.recorder.gone_at(job) is not None, f"the recorder to see {job} go", 30)
+    pods = cluster.recorder.select(**{"volcano.sh/job-name": job})
+    assert len(pods) == 3 and all(p.deleted for p in pods), pods
+    gone = max(cluster.recorder.deleted[f"pod/{p.name}"] for p in pods)
+    record_property("took", gone - entry.acted)
+    assert gone - entry.acted <= POD_GONE, f"the last pod went {gone - entry.acted:.1f} s after the job's deletion"
+    wf = cluster.wait(entry.name, timeout=300)
+    assert wf["status"]["phase"] == "Failed"
+
+
+@pytest.mark.batch
+@pytest.mark.scenario("19.3 a gang waiting to be scheduled: its follower makes no request beyond its two watches")
+def test_a_waiting_gang_costs_its_follower_nothing(cluster: Cluster, batch: Batch, record_property: Record) -> None:
+    entry = batch.get("no-fit")
+    wf = cluster.wait(entry.name, timeout=400)
+    pods = {n["displayName"]: n.get("id", "") for n in wf["status"]["nodes"].values()}
+    assert "follow-logs" in pods and "submit-job" in pods
+    mine = [r for r in cluster.requests() if r.pod.startswith(entry.name)]
+    follower = [r for r in mine if "-follow" in r.pod]
+    step = [r for r in mine if "-submit" in r.pod]
+    assert follower and step, mine
+    start = min(r.at for r in follower)
+    end = max(r.at for r in step)  # the step polls the job until its deadline
+    minutes = (end - start) / 60
+    watches = [r for r in follower if r.verb == "watch"]
+    others = [r for r in follower if r.verb != "watch" and r.at <= end]
+    polls = [r for r in step if r.verb == "get" and r.what == "jobs"]
+    record_property("took", end - start)
+    print(
+        f"while the gang waited {end - start:.0f} s: follower {len(watches)} watches + {len(others)} other requests"
+        f" ({', '.join(sorted({f'{r.verb} {r.what}' for r in others}))}); the step polled the job {len(polls)} times"
+        f" ({len(polls) / minutes:.1f}/min)"
+    )
+    assert sorted({r.what for r in watches}) == ["jobs", "pods"]
+    # Discovery (cached after the first call), one list per watch, the first pod's init-container logs at most:
+    # a fixed handful, not a rate. A follower that polled every 3 s would have made over 50 by now.
+    assert len(others) <= 8, others
+    assert not [r for r in others if r.at > start + 20], "requests after the watches were open"

@@ -1,0 +1,62 @@
+"""Text through Kubernetes' ``$(VAR)`` expansion: ``escape`` makes any text arrive as it is, and ``runtime_text``
+rewrites a run-time value so Argo gives Kubernetes the same escaped text as a JSON (YAML) string."""
+
+from __future__ import annotations
+
+import pytest
+
+from hera_volcano import Placeholder, ValidationError
+from hera_volcano.kube.expansion import escape, runtime_text
+from tests.builders.podsim import kube_expand
+
+ENV = {"HOME": "/root", "X": "x"}
+
+
+@pytest.mark.parametrize(
+    ("text", "expanded"),
+    [
+        ("$(HOME)/data", "/root/data"),  # a defined variable
+        ("$(MISSING)", "$(MISSING)"),  # an undefined one stays
+        ("$$(HOME)", "$(HOME)"),  # $$ is a literal $
+        ("$$$(X)", "$x"),
+        ("$$$$", "$$"),
+        ("$X ${X} $", "$X ${X} $"),  # only $( and $$ mean anything
+        ("tail $(", "tail $("),  # an unclosed reference stays
+        ("$()", "$()"),
+        ("$(X$(X))", "$(X$(X))"),  # the name runs to the first ')', then is unknown
+        ("é$é", "é$é"),
+    ],
+)
+def test_the_simulated_expansion_follows_kubernetes_rules(text: str, expanded: str) -> None:
+    assert kube_expand(text, ENV) == expanded
+
+
+@pytest.mark.parametrize(
+    "text", ["", "plain", "$(HOME)", "$$(HOME)", "$$$", "a $(X) b $$ c $ d $(", "$(X$(X))", "ünï $(HOME) 😀"]
+)
+def test_escaped_text_arrives_unchanged(text: str) -> None:
+    assert kube_expand(escape(text), ENV) == text
+
+
+@pytest.mark.parametrize(
+    ("placeholder", "expression"),
+    [
+        (Placeholder.input("lr", "0.1"), "=toJson(replace(inputs.parameters['lr'], '$', '$$'))"),
+        (Placeholder.input("max-lr", 3), "=toJson(replace(inputs.parameters['max-lr'], '$', '$$'))"),
+        (Placeholder.workflow_parameter("tag", "v1"), "=toJson(replace(workflow.parameters['tag'], '$', '$$'))"),
+        (Placeholder.workflow_parameter_json("tag", "v1"), "=toJson(replace(workflow.parameters['tag'], '$', '$$'))"),
+    ],
+)
+def test_runtime_values_are_read_through_an_escaping_expression(placeholder: Placeholder, expression: str) -> None:
+    rewritten = runtime_text(placeholder, "f")
+    assert rewritten.expression == expression
+    assert rewritten.in_quotes is False, "toJson writes the quotes"
+    assert rewritten.sample == (placeholder.sample if isinstance(placeholder.sample, str) else "3")
+    assert runtime_text(rewritten, "f") is rewritten, "rewriting is idempotent (settings are re-checked on replace)"
+
+
+@pytest.mark.parametrize("expression", ["workflow.name", "inputs.artifacts.data", "=sprig.upper('x')", "steps.a.id"])
+def test_other_expressions_are_refused(expression: str) -> None:
+    with pytest.raises(ValidationError) as e:
+        runtime_text(Placeholder(expression, "x"), "env['A']")
+    assert e.value.field == "env['A']" and "Placeholder.input(...)" in e.value.rule

@@ -1,0 +1,386 @@
+"""A stand-in for kubectl, run as ``kubectl`` by the pod scripts under test (see world.py, which drives it).
+
+It answers the calls the scripts make from a world held in a JSON file that the test changes as it goes: Volcano
+Jobs, pods (with their containers' state), log lines, and faults to inject (a call that fails, answers slowly,
+a watch the server ends, a log stream that ends at once, fails, drops, or never ends). Objects are served in the
+shape the API server gives them and printed through the script's own ``-o jsonpath=...`` template (a small
+evaluator of the subset kubectl's JSONPath the scripts use), so the templates are exercised too. Every call is
+appended to a calls file (its arguments, the time, the kubeconfig and discovery-cache variables it saw).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+WORLD = Path(os.environ["FAKE_WORLD"])
+POLL = 0.02
+
+
+def load() -> dict[str, Any]:
+    while True:
+        try:
+            return dict(json.loads(WORLD.read_text()))
+        except (OSError, ValueError):  # replaced while read: read again
+            time.sleep(0.005)
+
+
+# ------------------------------------------------------------------------------------------------ objects
+
+
+def job_object(name: str, job: dict[str, Any]) -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": name, "creationTimestamp": job["created"], "labels": job.get("labels", {})},
+        "spec": {"tasks": []},
+    }
+    if job.get("lead"):
+        obj["metadata"]["annotations"] = {"hera-volcano/lead-task": job["lead"]}
+    if job.get("phase"):
+        obj["status"] = {"state": {"phase": job["phase"]}}
+    return obj
+
+
+def pod_object(name: str, pod: dict[str, Any]) -> dict[str, Any]:
+    labels = dict(pod.get("labels", {}))
+    if pod.get("task"):
+        labels["volcano.sh/task-spec"] = pod["task"]
+    status: dict[str, Any] = {"phase": pod.get("phase", "Pending")}
+    statuses = []
+    for cname, c in pod.get("containers", {}).items():
+        state: dict[str, Any] = {"waiting": {"reason": "PodInitializing"}}
+        if c.get("running"):
+            state = {"running": {"startedAt": c["running"]}}
+        elif c.get("cid"):
+            state = {"terminated": {"exitCode": c.get("exit", 0)}}
+        entry: dict[str, Any] = {"name": cname, "state": state, "restartCount": c.get("restarts", 0)}
+        if c.get("cid"):
+            entry["containerID"] = c["cid"]
+        statuses.append(entry)
+    if statuses:
+        status["containerStatuses"] = statuses
+    inits = [{"name": n, "restartCount": r} for n, r in pod.get("inits", {}).items()]
+    if inits:
+        status["initContainerStatuses"] = inits
+    if "ready" in pod:
+        status["conditions"] = [{"type": "Ready", "status": "True" if pod["ready"] else "False"}]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "creationTimestamp": pod.get("created", "2026-01-01T00:00:00Z"), "labels": labels},
+        "status": status,
+    }
+
+
+def objects(world: dict[str, Any], kind: str, selector: str | None) -> dict[str, dict[str, Any]]:
+    if kind.startswith("jobs"):
+        found = {n: job_object(n, j) for n, j in world.get("jobs", {}).items()}
+    else:
+        found = {n: pod_object(n, p) for n, p in world.get("pods", {}).items()}
+    return {n: o for n, o in found.items() if selected(o, selector)}
+
+
+def selected(obj: dict[str, Any], selector: str | None) -> bool:
+    labels = obj["metadata"].get("labels", {})
+    for term in (selector or "").split(","):
+        if term:
+            key, _, value = term.partition("=")
+            if labels.get(key) != value:
+                return False
+    return True
+
+
+# ------------------------------------------------------------------------------------------------ jsonpath
+
+
+def render(template: str, data: Any) -> str:
+    """kubectl's JSONPath for the subset the scripts use: text, ``{.a.b}`` (``\\.`` escapes a dot), ``[*]``,
+    ``[?(@.k=="v")]``, ``{range ...}...{end}`` and string literals such as ``{"\\n"}``."""
+    out, _ = _render(_tokens(template), 0, data, None)
+    return out
+
+
+def _tokens(template: str) -> list[tuple[str, str]]:
+    tokens: list[tuple[str, str]] = []
+    i = 0
+    while i < len(template):
+        if template[i] == "{":
+            j = template.index("}", i)
+            # a filter may hold braces? not in our templates; strings may hold "}" only escaped: not used
+            tokens.append(("expr", template[i + 1 : j]))
+            i = j + 1
+        else:
+            j = template.find("{", i)
+            j = len(template) if j < 0 else j
+            tokens.append(("text", template[i:j]))
+            i = j
+    return tokens
+
+
+def _render(tokens: list[tuple[str, str]], i: int, data: Any, end: str | None) -> tuple[str, int]:
+    out = ""
+    while i < len(tokens):
+        kind, value = tokens[i]
+        if kind == "text":
+            out += value
+            i += 1
+        elif value == "end":
+            return out, i + 1
+        elif value.startswith("range "):
+            items = _select(value[len("range ") :], data)
+            body_end = _matching_end(tokens, i + 1)
+            for item in items:
+                text, _ = _render(tokens[i + 1 : body_end + 1], 0, item, "end")
+                out += text
+            i = body_end + 1
+        elif value.startswith('"'):
+            out += json.loads(value)
+            i += 1
+        else:
+            out += " ".join(_text(v) for v in _select(value, data))
+            i += 1
+    return out, i
+
+
+def _matching_end(tokens: list[tuple[str, str]], i: int) -> int:
+    depth = 0
+    while True:
+        kind, value = tokens[i]
+        if kind == "expr" and value.startswith("range "):
+            depth += 1
+        elif kind == "expr" and value == "end":
+            if depth == 0:
+                return i
+            depth -= 1
+        i += 1
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+_STEP = re.compile(r"\.((?:\\\.|[^.\[])+)|\[\*\]|\[\?\(@\.([a-zA-Z]+)==\"([^\"]*)\"\)\]")
+
+
+def _select(path: str, data: Any) -> list[Any]:
+    current = [data]
+    pos = 0
+    while pos < len(path):
+        m = _STEP.match(path, pos)
+        assert m, f"unsupported JSONPath {path!r} at {pos}"
+        pos = m.end()
+        nxt: list[Any] = []
+        for node in current:
+            if m.group(1) is not None:
+                key = m.group(1).replace("\\.", ".")
+                if isinstance(node, dict) and key in node:
+                    nxt.append(node[key])
+            elif m.group(0) == "[*]":
+                if isinstance(node, list):
+                    nxt.extend(node)
+            elif isinstance(node, list):
+                nxt.extend(x for x in node if isinstance(x, dict) and str(x.get(m.group(2))) == m.group(3))
+        current = nxt
+    return current
+
+
+# ------------------------------------------------------------------------------------------------ commands
+
+
+def option(args: list[str], name: str) -> str | None:
+    for i, a in enumerate(args):
+        if a == name and i + 1 < len(args):
+            return args[i + 1]
+        if a.startswith(name + "="):
+            return a.split("=", 1)[1]
+    return None
+
+
+def positional(args: list[str]) -> list[str]:
+    """The arguments that are not options or their values."""
+    takes_value = {"-n", "-l", "-c", "-o", "--for", "--timeout", "--tail", "--since-time", "--request-timeout"}
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a in takes_value:
+            skip = True
+        elif not a.startswith("-"):
+            out.append(a)
+    return out
+
+
+def fault(world: dict[str, Any], key: str) -> None:
+    """Apply the fault injected for calls of this kind (``key``), counting down how many calls it affects."""
+    spec = world.get("faults", {}).get(key)
+    if not spec:
+        return
+    if spec.get("delay"):
+        time.sleep(spec["delay"])
+    if spec.get("fail"):
+        if spec["fail"] is not True:
+            update(lambda w: w["faults"][key].__setitem__("fail", w["faults"][key]["fail"] - 1))
+        print(spec.get("error", "error: dial tcp 10.96.0.1:443: connect: connection refused"), file=sys.stderr)
+        sys.exit(1)
+
+
+def update(change: Any) -> None:
+    """Change the world from the fake's side (counting down a fault), atomically enough for the tests."""
+    world = load()
+    change(world)
+    tmp = WORLD.with_suffix(f".{os.getpid()}")
+    tmp.write_text(json.dumps(world))
+    tmp.rename(WORLD)
+
+
+def orphaned(parent: int) -> bool:
+    return os.getppid() != parent
+
+
+def watch(args: list[str], kind: str) -> None:
+    template = (option(args, "-o") or "").removeprefix("jsonpath=")
+    selector = option(args, "-l")
+    parent = os.getppid()
+    world = load()
+    seen: dict[str, dict[str, Any]] = {}
+    expires = world.get("faults", {}).get(f"watch-{kind.split('.')[0]}", {}).get("expire_after")
+    sent = 0
+    version = -1
+    while True:
+        if world.get("version") != version:
+            version = world.get("version")
+            now = objects(world, kind, selector)
+            events = [("DELETED", seen[n]) for n in seen if n not in now]
+            events += [("ADDED" if n not in seen else "MODIFIED", o) for n, o in now.items() if seen.get(n) != o]
+            for event, obj in events:
+                print(render(template, {"type": event, "object": obj}), end="", flush=True)
+                sent += 1
+                if expires is not None and sent >= expires:
+                    return  # the server ends the watch
+            seen = now
+        if orphaned(parent):
+            return
+        time.sleep(POLL)
+        world = load()
+
+
+def log_lines(world: dict[str, Any], pod: str, container: str) -> tuple[dict[str, Any], list[list[str]]]:
+    spec = world.get("logs", {}).get(f"{pod}/{container}", {})
+    return spec, spec.get("lines", [])
+
+
+def running(world: dict[str, Any], pod: str, container: str) -> bool:
+    return bool(world.get("pods", {}).get(pod, {}).get("containers", {}).get(container, {}).get("running"))
+
+
+def logs(args: list[str]) -> None:
+    world = load()
+    pod = positional(args)[-1]
+    container = option(args, "-c") or ""
+    if "--previous" in args:
+        print(world.get("previous", {}).get(f"{pod}/{container}", ""))
+        return
+    if "--all-containers" in args:
+        spec = world.get("pods", {}).get(pod, {})
+        for cname in [*spec.get("inits", {}), *spec.get("containers", {})]:
+            for _, text in log_lines(world, pod, cname)[1][-20:]:
+                print(f"[pod/{pod}/{cname}] {text}")
+        return
+    spec, lines = log_lines(world, pod, container)
+    if spec.get("forbidden"):
+        print(
+            f'Error from server (Forbidden): pods "{pod}" is forbidden: cannot get resource "pods/log"', file=sys.stderr
+        )
+        sys.exit(1)
+    stamps = "--timestamps" in args
+    if "-f" not in args:
+        for stamp, text in lines:
+            print(f"{stamp} {text}" if stamps else text)
+        return
+    mode = spec.get("mode", "normal")
+    if mode == "end-at-once":
+        return
+    since = option(args, "--since-time")
+    parent = os.getppid()
+    printed = 0
+    drop_after = spec.get("drop_after")
+    while True:
+        world = load()
+        spec, lines = log_lines(world, pod, container)
+        for stamp, text in lines[printed:]:
+            printed += 1
+            if since is not None and stamp.split(".")[0].rstrip("Z") < since.rstrip("Z"):
+                continue
+            print(f"{stamp} {text}" if stamps else text, flush=True)
+            if drop_after is not None and printed >= drop_after:
+                update(lambda w: w["logs"][f"{pod}/{container}"].pop("drop_after", None))
+                return  # the connection dropped
+        if not running(world, pod, container) and mode != "never-end":
+            return
+        if orphaned(parent):
+            return
+        time.sleep(POLL)
+
+
+def wait(args: list[str]) -> None:
+    """``kubectl wait pods -l SEL --for=condition=Ready --timeout=Ns``: until every selected pod is Ready."""
+    parent = os.getppid()
+    timeout = float((option(args, "--timeout") or "0s").rstrip("s"))
+    deadline = time.monotonic() + timeout
+    while True:
+        world = load()
+        if world.get("faults", {}).get("wait", {}).get("block"):
+            pass
+        else:
+            pods = objects(world, "pods", option(args, "-l"))
+            if pods and all(p["status"].get("conditions", [{}])[0].get("status") == "True" for p in pods.values()):
+                return
+        if time.monotonic() > deadline:
+            print("error: timed out waiting for the condition on pods", file=sys.stderr)
+            sys.exit(1)
+        if orphaned(parent):
+            return
+        time.sleep(POLL)
+
+
+def main(args: list[str]) -> None:
+    with open(os.environ["FAKE_CALLS"], "a") as calls:
+        record = {
+            "args": args,
+            "at": time.time(),
+            "pid": os.getpid(),
+            "kubeconfig": os.environ.get("KUBECONFIG", ""),
+            "cache": os.environ.get("KUBECACHEDIR", ""),
+        }
+        calls.write(json.dumps(record) + "\n")
+    world = load()
+    words = positional(args)
+    verb = words[0] if words else ""
+    if verb == "get" and "--watch" in args:
+        kind = words[1]
+        fault(world, f"watch-{kind.split('.')[0]}")
+        watch(args, kind)
+    elif verb == "get":
+        kind = words[1]
+        fault(world, f"get-{kind.split('.')[0]}")
+        data = {"kind": "List", "items": list(objects(world, kind, option(args, "-l")).values())}
+        print(render((option(args, "-o") or "").removeprefix("jsonpath="), data), end="")
+    elif verb == "logs":
+        fault(world, "logs")
+        logs(args)
+    elif verb == "wait":
+        fault(world, "wait")
+        wait(args)
+    else:
+        print(f"fake kubectl: unsupported call {args}", file=sys.stderr)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
