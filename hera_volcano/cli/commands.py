@@ -130,7 +130,12 @@ COMMANDS: Final[Mapping[str, Command]] = {
         "main",
         "tools",
         "Check workflows and the Volcano Jobs they create against Argo's and Volcano's rules",
-        (f"{PROG} lint workflows/", f"{PROG} mpi-hello | {PROG} lint -", f"{PROG} lint --format json my.yaml"),
+        (
+            f"{PROG} lint workflows rbac",
+            f"{PROG} mpi-hello | {PROG} lint -",
+            f"{PROG} lint --allow-unknown deploy/",
+            f"{PROG} lint --format json . > lint.json",
+        ),
         "lint",
     ),
     "submit": Command(

@@ -8,7 +8,6 @@ JSON document, ``{"findings": [...], "summary": {...}}``, and stderr stays empty
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import stat
@@ -68,15 +67,6 @@ def sources(paths: Sequence[str]) -> list[str | LintFinding]:
     return list(dict.fromkeys(found))
 
 
-EXAMPLES = """\
-examples:
-  hera-volcano lint workflows rbac              every *.yaml under the two folders
-  hera-volcano mpi-hello | hera-volcano lint -  what a command prints, before submitting it
-  hera-volcano lint --allow-unknown deploy/     a folder that holds other manifests too
-  hera-volcano lint --format json . > lint.json for CI: {"findings": [...], "summary": {...}}
-"""
-
-
 def _lint(source: str, allow_unknown: bool) -> list[LintFinding]:
     if source == STDIN:
         return lint_bytes(c.read_stdin(), STDIN_NAME, allow_unknown=allow_unknown)
@@ -91,11 +81,8 @@ def main(argv: Sequence[str]) -> int:
         " (Volcano's admission rules, and conditions that end the step), bare Volcano Jobs and Volcano Queues (the"
         " Queue CRD and Volcano's queue rules). RBAC objects, ServiceAccounts and kustomizations are known; any other"
         " kind is an error unless --allow-unknown. Findings go to stdout as FILE:LINE: PATH: SEVERITY: MESSAGE, a"
-        " summary line to stderr."
-        " Exit 0 without errors (warnings allowed), 1 with errors, 2 on a usage error.",
+        " summary line to stderr.",
     )
-    p.formatter_class = argparse.RawDescriptionHelpFormatter
-    p.epilog = EXAMPLES
     p.add_argument(
         "paths",
         nargs="+",
