@@ -32,12 +32,14 @@ if TYPE_CHECKING:
     from hera_volcano.shared.placeholders import Placeholder
     from hera_volcano.tools.rbac import rbac_for
     from hera_volcano.volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
+    from hera_volcano.volcano.queue import Queue
 
 _LAZY = {
     "VolcanoJob": "hera_volcano.volcano.job",
     "VolcanoTask": "hera_volcano.volcano.job",
     "Policy": "hera_volcano.volcano.job",
     "Plugin": "hera_volcano.volcano.job",
+    "Queue": "hera_volcano.volcano.queue",
     "Placeholder": "hera_volcano.shared.placeholders",
     "mpi_job": "hera_volcano.builders.mpi",
     "job_template": "hera_volcano.argo.job_template",
@@ -80,6 +82,7 @@ __all__ = [
     "PodSettings",
     "PodVolume",
     "Policy",
+    "Queue",
     "Result",
     "Run",
     "StepOutput",

@@ -25,6 +25,7 @@ from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder
 from hera_volcano.volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
+from hera_volcano.volcano.queue import Queue, queue_name
 
 #: The per-job input holding a program's arguments (JSON), where a command job has ``command``.
 FUNC_ARGS: Final = "func-args"
@@ -44,7 +45,7 @@ def batch_job(
     after: Sequence[str] = (),
     retry: ArgoRetry | VolcanoRetry | None = None,
     follow_logs: bool = False,
-    queue: str | None = None,
+    queue: str | Queue | None = None,
     cpu: str | None = None,
     memory: str | None = None,
     gpus: int = 0,
@@ -77,6 +78,7 @@ def batch_job(
         checks.integer("min_available", min_available, minimum=1)
     checks.integer("gpus", gpus, maximum=MAX_DEVICES)
     checks.integer("deadline", deadline, minimum=1, maximum=checks.INT32_MAX)
+    queue = queue_name(queue)  # shapes are keyed by the queue's name
     for label, value in (("queue", queue), ("cpu", cpu), ("memory", memory)):
         if value is not None and not isinstance(value, str):
             raise ValidationError(label, "must be a string")

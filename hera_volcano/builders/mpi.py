@@ -16,6 +16,7 @@ from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder
 from hera_volcano.volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
+from hera_volcano.volcano.queue import Queue
 
 MASTER = "mpimaster"
 WORKER = "mpiworker"
@@ -81,7 +82,7 @@ def mpi_job(
     mpi_plugin: bool = False,
     generate_name: str | None = None,
     ssh_port: int = 22,
-    queue: str | None = None,
+    queue: str | Queue | None = None,
     service_account: str | None = None,
     kubectl_image: str = KUBECTL_IMAGE,
     wait_seconds: int = 600,

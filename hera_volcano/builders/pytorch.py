@@ -23,6 +23,7 @@ from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder
 from hera_volcano.volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
+from hera_volcano.volcano.queue import Queue
 
 MASTER: Final = "master"
 WORKER: Final = "worker"
@@ -70,7 +71,7 @@ def pytorch_job(
     workers: int = 2,
     port: int = PORT,
     generate_name: str | None = None,
-    queue: str | None = None,
+    queue: str | Queue | None = None,
     service_account: str | None = None,
     priority_class_name: str | None = None,
     working_dir: str | None = None,

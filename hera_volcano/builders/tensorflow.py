@@ -19,6 +19,7 @@ from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder
 from hera_volcano.volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
+from hera_volcano.volcano.queue import Queue
 
 CHIEF: Final = "chief"
 PS: Final = "ps"
@@ -39,7 +40,7 @@ def tensorflow_job(
     chief: bool = True,
     port: int = PORT,
     generate_name: str | None = None,
-    queue: str | None = None,
+    queue: str | Queue | None = None,
     service_account: str | None = None,
     priority_class_name: str | None = None,
     working_dir: str | None = None,

@@ -78,9 +78,10 @@ def main(argv: Sequence[str]) -> int:
         "hera-volcano lint",
         "Check Argo Workflows, WorkflowTemplates, ClusterWorkflowTemplates and CronWorkflows (Argo's fields, as"
         " strictly as argo lint decodes them, and its validation rules), the Volcano Jobs their resource steps create"
-        " (Volcano's admission rules, and conditions that end the step) and bare Volcano Jobs. RBAC objects,"
-        " ServiceAccounts, Volcano Queues and kustomizations are known; any other kind is an error unless"
-        " --allow-unknown. Findings go to stdout as FILE:LINE: PATH: SEVERITY: MESSAGE, a summary line to stderr.",
+        " (Volcano's admission rules, and conditions that end the step), bare Volcano Jobs and Volcano Queues (the"
+        " Queue CRD and Volcano's queue rules). RBAC objects, ServiceAccounts and kustomizations are known; any other"
+        " kind is an error unless --allow-unknown. Findings go to stdout as FILE:LINE: PATH: SEVERITY: MESSAGE, a"
+        " summary line to stderr.",
     )
     p.add_argument(
         "paths",

@@ -17,7 +17,8 @@ from typing import Any
 from hera_volcano.cli import common as c
 from hera_volcano.cli.files import write_files
 from hera_volcano.shared.errors import ValidationError
-from hera_volcano.tools.render import HEADER, bundled_files, workflow_files
+from hera_volcano.tools.render import HEADER, bundled_files, module_files
+from hera_volcano.volcano.queue import Queue
 
 
 def module_workflows(spec: str) -> list[Any]:
@@ -41,12 +42,12 @@ def module_workflows(spec: str) -> list[Any]:
             result = fn()
             found = list(result) if isinstance(result, list | tuple) else [result]
         else:
-            found = [v for _, v in sorted(vars(module).items()) if isinstance(v, Workflow)]
-        bad = [type(w).__name__ for w in found if not isinstance(w, Workflow)]
+            found = [v for _, v in sorted(vars(module).items()) if isinstance(v, Workflow | Queue)]
+        bad = [type(w).__name__ for w in found if not isinstance(w, Workflow | Queue)]
         if bad:
-            raise c.UsageError(f"{spec} gave {', '.join(bad)}, not Hera workflows")
+            raise c.UsageError(f"{spec} gave {', '.join(bad)}, not Hera workflows or Volcano Queues")
         if not found:
-            raise c.UsageError(f"{spec} exposes no Hera Workflow or WorkflowTemplate")
+            raise c.UsageError(f"{spec} exposes no Hera Workflow, WorkflowTemplate or Volcano Queue")
         for w in found:
             w.to_dict()  # fail here, naming the module, if the user's workflow cannot be built
         return found
@@ -139,8 +140,9 @@ def write(root: Path, files: Mapping[str, str]) -> list[str]:
 def main(argv: Sequence[str]) -> int:
     p = c.parser(
         "hera-volcano render",
-        "Write (or --check) the GitOps files of your module's workflows: one YAML file per workflow and a"
-        " kustomization.yaml. --bundled renders hera-volcano's own examples instead (workflows/ and rbac/).",
+        "Write (or --check) the GitOps files of your module's workflows and Volcano Queues: one YAML file per workflow"
+        " and a kustomization.yaml, each queue in queues/ with its own. --bundled renders hera-volcano's own examples"
+        " instead (workflows/ and rbac/).",
     )
     p.add_argument("--out", metavar="DIR", default=".", help="root to render into (default: the current directory)")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 with a diff if anything drifted")
@@ -148,7 +150,7 @@ def main(argv: Sequence[str]) -> int:
     what.add_argument(
         "--module",
         metavar="PKG.MODULE[:FUNCTION]",
-        help="your module's workflows (its module-level ones, or what FUNCTION returns)",
+        help="your module's workflows and queues (its module-level ones, or what FUNCTION returns)",
     )
     what.add_argument(
         "--bundled", action="store_true", help="hera-volcano's own example workflows and their RBAC, nothing of yours"
@@ -159,7 +161,7 @@ def main(argv: Sequence[str]) -> int:
             "name what to render: --module PKG.MODULE[:FUNCTION] (your workflows), or --bundled (hera-volcano's own"
             " examples)"
         )
-    files = workflow_files(module_workflows(args.module)) if args.module is not None else bundled_files()
+    files = module_files(module_workflows(args.module)) if args.module is not None else bundled_files()
     root = Path(args.out)
     if args.check:
         problems = drift(root, files)

@@ -1,17 +1,17 @@
 """Why a run's gangs do not start, decided from its recorded API objects.
 
 For each Volcano Job: its PodGroup (phase, conditions, the scheduler's events), its queue (state, capability, what
-is allocated), the nodes (allocatable), its pods that are not running and why, and from these the findings: what
-stands in the way and what to change. The gang's request is what Volcano checks: its PodGroup's ``minResources``,
-the sum over its ``minMember`` pods. What could not be read (nodes and queues are cluster-scoped, RBAC may not
-allow them) is named, not guessed.
+is allocated, deserved and guarantee), the nodes (allocatable), its pods that are not running and why, and from
+these the findings: what stands in the way and what to change. The gang's request is what Volcano checks: its
+PodGroup's ``minResources``, the sum over its ``minMember`` pods. What could not be read (nodes and queues are
+cluster-scoped, RBAC may not allow them) is named, not guessed.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -43,6 +43,9 @@ _WAITING_HINTS = {
     "CreateContainerError": "the runtime cannot create the container: see the message",
 }
 _STARTED_GROUP_PHASES = ("Running", "Completed")
+#: What Volcano's proportion and capacity plugins say (a PodGroup event) when a queue's capability cannot admit a
+#: gang, followed by ``insufficient RESOURCE`` for each resource that does not fit.
+QUEUE_QUOTA = "queue resource quota insufficient"
 #: Taint effects that keep a pod off a node unless it tolerates them.
 _HARD_TAINTS = ("NoSchedule", "NoExecute")
 
@@ -99,12 +102,18 @@ class PodGroupState:
 
 @dataclass(frozen=True)
 class QueueState:
-    """A Volcano queue: Open or not, its ``capability`` (a ceiling, per resource it names) and what is allocated."""
+    """A Volcano queue: Open or not, its ``capability`` (a ceiling, per resource it names), what is allocated, its
+    ``deserved`` share and ``guarantee`` (when set), its parent (empty under root) and how many gangs it has
+    admitted that do not run yet (``inqueue``: they hold part of the capability)."""
 
     name: str
     state: str
     capability: Amounts
     allocated: Amounts
+    deserved: Amounts = field(default_factory=dict)
+    guarantee: Amounts = field(default_factory=dict)
+    parent: str = ""
+    inqueue: int = 0
 
 
 @dataclass(frozen=True)
@@ -218,12 +227,28 @@ def _short(message: str) -> str:
 
 def queue_state(name: str, queue: Mapping[str, Any]) -> QueueState:
     spec, status = as_map(queue.get("spec")), as_map(queue.get("status"))
+    parent = spec.get("parent")
+    inqueue = status.get("inqueue")
     return QueueState(
         name,
         str(status.get("state") or "Unknown"),
         resource_list(spec.get("capability")),
         resource_list(status.get("allocated")),
+        resource_list(spec.get("deserved")),
+        resource_list(as_map(spec.get("guarantee")).get("resource")),
+        parent if isinstance(parent, str) and parent != "root" else "",
+        inqueue if isinstance(inqueue, int) and not isinstance(inqueue, bool) else 0,
     )
+
+
+def queue_refusal(group: PodGroupState | None) -> tuple[str, tuple[str, ...]] | None:
+    """The scheduler's newest word that the gang's queue cannot admit it, and the resources it names (none: it
+    named none), from the PodGroup's events and conditions."""
+    if group is None:
+        return None
+    texts = [e.message for e in reversed(group.events)] + [c.message for c in group.conditions if c.status == "True"]
+    message = next((t for t in texts if QUEUE_QUOTA in t), None)
+    return None if message is None else (message, tuple(_SHORT_OF.findall(message.split(QUEUE_QUOTA, 1)[1])))
 
 
 def tolerates(tolerations: Sequence[Mapping[str, Any]], taint: Mapping[str, Any]) -> bool:
@@ -311,10 +336,80 @@ def _named_short(group: PodGroupState | None, pods: Sequence[PodProblem]) -> dic
     texts += [e.message for p in pods for e in p.events] + [w for p in pods for w in p.why]
     named: dict[str, list[str]] = {}
     for text in texts:
+        if QUEUE_QUOTA in text:
+            continue  # the queue's findings say it, with the queue's figures
         for resource in _SHORT_OF.findall(text):
             if text not in named.setdefault(resource, []):
                 named[resource].append(text)
     return named
+
+
+def _queue_figures(queue: QueueState, name: str, *, capability: bool = True) -> str:
+    """What the queue holds of one resource: its capability, what is allocated, and deserved and guarantee where
+    set."""
+    parts = []
+    if capability:
+        parts.append(
+            f"capability {show(name, queue.capability[name])}" if name in queue.capability else "no capability"
+        )
+    parts.append(f"{show(name, queue.allocated.get(name, Fraction(0)))} allocated")
+    for what, amounts in (("deserved", queue.deserved), ("guarantee", queue.guarantee)):
+        if name in amounts:
+            parts.append(f"{what} {show(name, amounts[name])}")
+    return ", ".join(parts)
+
+
+def _queue_findings(
+    name: str, ask: Fraction, gang: str, queue: QueueState, started: bool, refusal: tuple[str, tuple[str, ...]] | None
+) -> list[Finding]:
+    """What the queue's capability of one resource does to the gang: never enough, used up, or (the scheduler says)
+    held by gangs the queue admitted earlier."""
+    ceiling = queue.capability.get(name)
+    if ceiling is not None and ask > ceiling:
+        return [
+            Finding(
+                name,
+                f"{gang} asks {show(name, ask)}, more than queue {queue.name} may ever have (capability"
+                f" {show(name, ceiling)})",
+                "ask for less (smaller or fewer pods), raise the queue's capability, or use another queue",
+            )
+        ]
+    if started:
+        return []
+    named = refusal is not None and (name in refusal[1] or (not refusal[1] and ceiling is not None))
+    said = f"; Volcano: {refusal[0]}" if refusal is not None and named else ""
+    used = queue.allocated.get(name, Fraction(0))
+    where = f"queue {queue.name} ({queue.state}{', under ' + queue.parent if queue.parent else ''})"
+    if ceiling is not None and used + ask > ceiling:
+        left = show(name, max(ceiling - used, Fraction(0)))
+        figures = _queue_figures(queue, name, capability=False)
+        return [
+            Finding(
+                name,
+                f"{where} has {left} of its capability {show(name, ceiling)} left ({figures}); {gang} asks"
+                f" {show(name, ask)}{said}",
+                "wait for the queue's other jobs to finish, or raise its capability",
+            )
+        ]
+    if refusal is None or not named:
+        return []
+    admitted = f"the {queue.inqueue} gang(s)" if queue.inqueue else "gangs"
+    held = (
+        f"the rest is held by {admitted} it admitted earlier that do not run yet (Inqueue), or set aside for other"
+        " queues' guarantee"
+        if ceiling is not None
+        else f"with no capability of {name} of its own, it may have what the cluster has less other queues'"
+        " guarantees, and gangs running or admitted (Inqueue) hold that"
+    )
+    bound = f"; the capability of its parent {queue.parent} bounds it too" if queue.parent else ""
+    return [
+        Finding(
+            name,
+            f"{where} does not admit the gang ({refusal[0]}): {gang} asks {show(name, ask)}, the queue has"
+            f" {_queue_figures(queue, name)}; {held}{bound}",
+            "wait for the queue's admitted gangs to start or finish, raise its capability, or ask for less",
+        )
+    ]
 
 
 def _resource_findings(
@@ -324,6 +419,7 @@ def _resource_findings(
     nodes: NodesState | Unreadable,
     pods: int,
     started: bool,
+    refusal: tuple[str, tuple[str, ...]] | None = None,
 ) -> list[Finding]:
     """What the gang asks against the queue's ceiling and what the nodes have."""
     found: list[Finding] = []
@@ -331,27 +427,8 @@ def _resource_findings(
     for name, ask in asks.items():
         if ask <= 0:
             continue
-        if isinstance(queue, QueueState) and name in queue.capability:
-            ceiling, used = queue.capability[name], queue.allocated.get(name, Fraction(0))
-            if ask > ceiling:
-                found.append(
-                    Finding(
-                        name,
-                        f"{gang} asks {show(name, ask)}, more than queue {queue.name} may ever"
-                        f" have (capability {show(name, ceiling)})",
-                        "ask for less (smaller or fewer pods), raise the queue's capability, or use another queue",
-                    )
-                )
-            elif not started and used + ask > ceiling:
-                found.append(
-                    Finding(
-                        name,
-                        f"queue {queue.name} has {show(name, max(ceiling - used, Fraction(0)))}"
-                        f" of its capability {show(name, ceiling)} left ({show(name, used)}"
-                        f" allocated); {gang} asks {show(name, ask)}",
-                        "wait for the queue's other jobs to finish, or raise its capability",
-                    )
-                )
+        if isinstance(queue, QueueState):
+            found += _queue_findings(name, ask, gang, queue, started, refusal)
         if isinstance(nodes, NodesState):
             have = nodes.allocatable.get(name, Fraction(0))
             if ask > have:
@@ -471,7 +548,11 @@ def _gang_findings(report: GangReport) -> list[Finding]:
             )
     started = report.podgroup is not None and report.podgroup.phase in _STARTED_GROUP_PHASES
     size = report.podgroup.min_member if report.podgroup else report.job.min_available
-    found += _resource_findings(report.asks, report.per_pod, report.queue, report.nodes, size, started)
+    refusal = queue_refusal(report.podgroup)
+    found += _resource_findings(report.asks, report.per_pod, report.queue, report.nodes, size, started, refusal)
+    if refusal is not None and not isinstance(report.queue, QueueState):
+        problem = f"Volcano does not admit the gang to queue {report.queue_name}: {refusal[0]}"
+        found.append(Finding(f"queue {report.queue_name}", problem, "see the queue's capability and what it holds"))
     if not started and isinstance(report.nodes, NodesState) and not found:
         found += _packing(report.gang, report.nodes)
     covered = {f.subject for f in found}

@@ -77,9 +77,12 @@ def _gang(gang: GangReport, finished: bool) -> list[str]:
     if isinstance(gang.queue, QueueState):
         queue = gang.queue
         capability = amounts(queue.capability) if queue.capability else "no limit"
-        lines.append(
-            f"  queue {queue.name}: {queue.state}; capability: {capability}; allocated: {amounts(queue.allocated)}"
-        )
+        line = f"  queue {queue.name}: {queue.state}; capability: {capability}; allocated: {amounts(queue.allocated)}"
+        line += f"; deserved: {amounts(queue.deserved)}" if queue.deserved else ""
+        line += f"; guarantee: {amounts(queue.guarantee)}" if queue.guarantee else ""
+        line += f"; parent: {queue.parent}" if queue.parent else ""
+        line += f"; gangs admitted, not running yet: {queue.inqueue}" if queue.inqueue else ""
+        lines.append(line)
     elif isinstance(gang.queue, Unreadable):
         lines.append(f"  queue {gang.queue_name}: could not be read (below)")
     else:

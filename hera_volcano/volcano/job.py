@@ -14,6 +14,7 @@ from hera_volcano.kube import names
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder, collect, with_samples
+from hera_volcano.volcano.queue import Queue, queue_name
 from hera_volcano.volcano.schema import API_VERSION, KIND
 
 IntValue = int | Placeholder
@@ -194,7 +195,8 @@ class VolcanoTask:
 
 @dataclass(frozen=True)
 class VolcanoJob:
-    """A Volcano Job. Leave ``name`` unset and give ``generate_name`` to get a name unique per creation."""
+    """A Volcano Job. Leave ``name`` unset and give ``generate_name`` to get a name unique per creation. ``queue``
+    is a queue's name or a :class:`Queue` (the job names it)."""
 
     tasks: Sequence[VolcanoTask]
     name: StrValue | None = None
@@ -204,7 +206,7 @@ class VolcanoJob:
     annotations: Mapping[str, str] = field(default_factory=dict)
     min_available: IntValue | None = None
     scheduler_name: str = "volcano"
-    queue: str | None = None
+    queue: str | Queue | None = None
     max_retry: int | None = None
     min_success: int | None = None
     ttl_seconds_after_finished: int | None = None
@@ -218,6 +220,7 @@ class VolcanoJob:
         _sequence_of("tasks", self.tasks, VolcanoTask)
         _sequence_of("policies", self.policies, Policy)
         _sequence_of("plugins", self.plugins, Plugin)
+        queue_name(self.queue)
         for field_name in ("labels", "annotations"):
             if not isinstance(getattr(self, field_name), Mapping):
                 raise ValidationError(field_name, "must be a mapping of strings")
@@ -244,7 +247,7 @@ class VolcanoJob:
         if self.min_available is not None:
             spec["minAvailable"] = self.min_available
         optional = {
-            "queue": self.queue,
+            "queue": queue_name(self.queue),
             "maxRetry": self.max_retry,
             "minSuccess": self.min_success,
             "ttlSecondsAfterFinished": self.ttl_seconds_after_finished,

@@ -113,7 +113,8 @@ def _job_name(metadata: Mapping[str, Any], svc: bool) -> tuple[str | None, list[
     return None, []  # a non-string name: reported by the shape check
 
 
-def _labels_and_annotations(metadata: Mapping[str, Any], path: str) -> Iterator[Finding]:
+def labels_and_annotations(metadata: Mapping[str, Any], path: str) -> Iterator[Finding]:
+    """Kubernetes' rules for label keys and values and annotation keys (any object's metadata, at ``path``)."""
     for key, value in as_map(metadata.get("labels")).items():
         at = entry(f"{path}.labels", key)
         message = names.qualified_name(key)
@@ -459,7 +460,7 @@ def _is_native_resource(name: str) -> bool:
     return "/" not in name or "kubernetes.io/" in name
 
 
-def _is_extended_resource(name: str) -> bool:
+def is_extended_resource(name: str) -> bool:
     """A resource with a domain other than kubernetes.io: whole numbers only, never overcommitted."""
     return (
         not _is_native_resource(name)
@@ -477,7 +478,7 @@ def _resource_name_problem(name: str) -> str | None:
             f"{name!r} is not a container resource ({', '.join(_STANDARD_CONTAINER_RESOURCES)}, hugepages-<size>);"
             " other resources need a domain, such as nvidia.com/gpu"
         )
-    if not _is_native_resource(name) and not _is_extended_resource(name):
+    if not _is_native_resource(name) and not is_extended_resource(name):
         return f"{name!r} is not a valid extended resource name"
     return None
 
@@ -497,7 +498,7 @@ def _check_resources(resources: Mapping[str, Any], path: str) -> Iterator[Findin
             parsed[kind][name] = value
             if value < 0:
                 yield error(at, "must not be negative")
-            elif _is_extended_resource(name) and value.denominator != 1:
+            elif is_extended_resource(name) and value.denominator != 1:
                 yield error(at, f"must be a whole number: {name} is an extended resource")
             elif name.startswith(_HUGEPAGES):
                 page = quantity(name[len(_HUGEPAGES) :])
@@ -647,7 +648,7 @@ def _check_pod_template(template: object, path: str, cpu_policy: str | None) -> 
     if template is not None and not isinstance(template, Mapping):
         return  # reported by the shape check
     template = as_map(template)
-    yield from _labels_and_annotations(as_map(template.get("metadata")), f"{path}.metadata")
+    yield from labels_and_annotations(as_map(template.get("metadata")), f"{path}.metadata")
     spec = template.get("spec")
     if spec is not None and not isinstance(spec, Mapping):
         return
@@ -706,7 +707,7 @@ def check_job(job: Mapping[str, Any], *, names_known: bool = True) -> list[Findi
     if isinstance(job.get("metadata"), Mapping):
         findings.extend(name_findings)
         findings.extend(_named("metadata.namespace", metadata.get("namespace"), names.dns1123_label))
-        findings.extend(_labels_and_annotations(metadata, "metadata"))
+        findings.extend(labels_and_annotations(metadata, "metadata"))
     if not isinstance(job.get("spec"), Mapping):
         return findings
     findings.extend(_check_spec_fields(spec))

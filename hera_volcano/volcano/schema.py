@@ -1,7 +1,7 @@
-"""The shape of a Volcano Job: which fields exist where, and the type of each scalar.
+"""The shape of a Volcano Job and a Volcano Queue: which fields exist where, and the type of each scalar.
 
-Volcano's CRD (with its embedded pod template) rejects unknown fields and wrong types; this table says the same
-without a cluster. Kubernetes types come from the snapshot of Hera's models (``kube.pod_fields``).
+Volcano's CRDs (the Job's with its embedded pod template) reject unknown fields and wrong types; these tables say
+the same without a cluster. Kubernetes types come from the snapshot of Hera's models (``kube.pod_fields``).
 """
 
 from __future__ import annotations
@@ -20,11 +20,19 @@ from hera_volcano.shared.placeholders import DEFAULT_SAMPLE
 
 API_VERSION: Final = "batch.volcano.sh/v1alpha1"
 KIND: Final = "Job"
+QUEUE_API_VERSION: Final = "scheduling.volcano.sh/v1beta1"
+QUEUE_KIND: Final = "Queue"
+#: What a quantity of a Queue must be: its CRD takes an integer or a string, and refuses any other number.
+CRD_QUANTITY_MESSAGE: Final = (
+    "must be a quantity string such as '500m', '64' or '512Gi', or a whole number: the CRD refuses a decimal"
+    " number (quote it)"
+)
+_INT64_MAX: Final = 2**63 - 1
 
 
 @dataclass(frozen=True)
 class _Leaf:
-    kind: Literal["str", "int", "int32", "bool", "int-or-str", "quantity", "any"]
+    kind: Literal["str", "int", "int32", "bool", "int-or-str", "quantity", "crd-quantity", "any"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +68,7 @@ _INT32: Final = _Leaf("int32")
 _BOOL: Final = _Leaf("bool")
 _ANY: Final = _Leaf("any")
 _QUANTITY_LEAF: Final = _Leaf("quantity")
+_CRD_QUANTITY: Final = _Leaf("crd-quantity")
 _INT_OR_STR: Final = _Leaf("int-or-str")
 
 
@@ -191,6 +200,30 @@ _JOB: Final = _struct(
     "a Volcano Job", apiVersion=_STR, kind=_STR, metadata=_Model("meta.ObjectMeta"), spec=_SPEC, status=_ANY
 )
 
+_RESOURCE_LIST: Final = _MapOf(_CRD_QUANTITY)
+_NODE_GROUPS: Final = _struct(
+    "a Volcano node group affinity",
+    preferredDuringSchedulingIgnoredDuringExecution=_ListOf(_STR),
+    requiredDuringSchedulingIgnoredDuringExecution=_ListOf(_STR),
+)
+_QUEUE_SPEC: Final = _struct(
+    "the Volcano Queue spec",
+    affinity=_struct("a Volcano queue affinity", nodeGroupAffinity=_NODE_GROUPS, nodeGroupAntiAffinity=_NODE_GROUPS),
+    capability=_RESOURCE_LIST,
+    dequeueStrategy=_STR,
+    deserved=_RESOURCE_LIST,
+    extendClusters=_ListOf(_struct("a Volcano queue cluster", capacity=_RESOURCE_LIST, name=_STR, weight=_INT32)),
+    guarantee=_struct("a Volcano queue guarantee", resource=_RESOURCE_LIST),
+    parent=_STR,
+    priority=_INT32,
+    reclaimable=_BOOL,
+    type=_STR,
+    weight=_INT32,
+)
+_QUEUE: Final = _struct(
+    "a Volcano Queue", apiVersion=_STR, kind=_STR, metadata=_Model("meta.ObjectMeta"), spec=_QUEUE_SPEC, status=_ANY
+)
+
 
 @functools.cache
 def _model_struct(name: str) -> _Struct:
@@ -240,6 +273,12 @@ def _leaf_problem(kind: str, value: object) -> str | None:
         return None if is_int or isinstance(value, str) else "must be an integer or a string"
     if kind == "quantity":
         return None if quantity(value) is not None else QUANTITY_MESSAGE
+    if kind == "crd-quantity":
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            return CRD_QUANTITY_MESSAGE
+        if is_int and abs(typing.cast(int, value)) > _INT64_MAX:
+            return f"{CRD_QUANTITY_MESSAGE}; this number is too large for one"
+        return None if quantity(value) is not None else QUANTITY_MESSAGE
     return None
 
 
@@ -281,3 +320,8 @@ def _shape(value: object, node: _Node, path: str) -> Iterator[Finding]:
 def check_shape(job: object) -> Iterator[Finding]:
     """Unknown fields and wrongly typed scalars anywhere in a Volcano Job (paths relative to the job)."""
     return _shape(job, _JOB, "")
+
+
+def check_queue_shape(queue: object) -> Iterator[Finding]:
+    """Unknown fields and wrongly typed scalars anywhere in a Volcano Queue (paths relative to the queue)."""
+    return _shape(queue, _QUEUE, "")

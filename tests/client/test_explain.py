@@ -92,7 +92,8 @@ def test_a_queue_capability_below_the_gang_or_used_up() -> None:
     queue["status"]["allocated"] = {"cpu": "2500m"}
     left = only_gang("no-fit", queues={"default": queue}).findings[0]
     assert (
-        left.problem == "queue default has 1500m of its capability 4 left (2500m allocated); the gang (4 pods) asks 3"
+        left.problem
+        == "queue default (Open) has 1500m of its capability 4 left (2500m allocated); the gang (4 pods) asks 3"
     )
 
 

@@ -111,10 +111,11 @@ def test_empty_documents_beside_others_are_fine() -> None:
     assert lint_text("---\n" + WORKFLOW + "---\n# trailing\n", "f.yaml") == []
 
 
-def test_queues_are_known_and_not_yet_checked() -> None:
-    assert any(k.kind == "Queue" and k.check is None for k in KINDS)
+def test_queues_are_checked() -> None:
+    assert any(k.kind == "Queue" and k.check is not None for k in KINDS)
     queue = "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\nspec: {bogus: 1}\n"
-    assert lint_text(queue, "q.yaml") == []
+    [found] = lint_text(queue, "q.yaml")
+    assert (found.path, found.severity, found.line) == ("[0].spec.bogus", "error", 4)
 
 
 def test_every_known_kind_is_in_the_table_once() -> None:

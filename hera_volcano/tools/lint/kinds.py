@@ -21,6 +21,7 @@ from hera_volcano.tools.lint.context import Source
 from hera_volcano.tools.lint.jobs import misplaced_volcano_job
 from hera_volcano.tools.lint.workflows import check_workflow
 from hera_volcano.volcano import schema
+from hera_volcano.volcano.queue_rules import check_queue
 from hera_volcano.volcano.rules import check_job
 
 Checker = Callable[[Mapping[str, Any], Source], Iterable[Finding]]
@@ -40,9 +41,14 @@ def _volcano_job(doc: Mapping[str, Any], source: Source) -> list[Finding]:
     return check_job(doc)
 
 
+def _volcano_queue(doc: Mapping[str, Any], source: Source) -> list[Finding]:
+    return check_queue(doc)
+
+
 KINDS: Final[tuple[Kind, ...]] = (
     *(Kind(ARGO_API_VERSION, k, check_workflow) for k in WORKFLOW_KINDS),
     Kind(schema.API_VERSION, schema.KIND, _volcano_job),
+    Kind(schema.QUEUE_API_VERSION, schema.QUEUE_KIND, _volcano_queue),
     Kind(kustomizations.API_VERSION, kustomizations.KIND, kustomizations.check_kustomization),
     # What `hera-volcano rbac` and `render` write next to the workflows: known, their fields not checked.
     *(
@@ -50,8 +56,6 @@ KINDS: Final[tuple[Kind, ...]] = (
         for k in ("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")
     ),
     Kind("v1", "ServiceAccount", None),
-    # Volcano queues: known, not checked yet.
-    Kind("scheduling.volcano.sh/v1beta1", "Queue", None),
 )
 _BY_TYPE: Final[Mapping[tuple[str, str], Kind]] = {(k.api_version, k.kind): k for k in KINDS}
 _API_VERSIONS: Final[Mapping[str, tuple[str, ...]]] = {

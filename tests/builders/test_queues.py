@@ -1,0 +1,53 @@
+"""Every builder's ``queue=`` takes a Queue as well as a queue's name: the job names the queue."""
+
+from __future__ import annotations
+
+import pytest
+
+from hera_volcano import (
+    Pipeline,
+    Queue,
+    ValidationError,
+    VolcanoJob,
+    VolcanoTask,
+    batch_job,
+    mpi_job,
+    pytorch_job,
+    tensorflow_job,
+)
+from tests.conftest import manifests
+
+GPU_TEAM = Queue("gpu-team", weight=2, capability={"cpu": "64", "nvidia.com/gpu": 8})
+TEMPLATE = {"spec": {"containers": [{"name": "main", "image": "busybox:1.37.0"}]}}
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda queue: mpi_job("hello", image="volcanosh/example-mpi:0.0.3", command=["mpirun"], queue=queue),
+        lambda queue: pytorch_job("train", image="pytorch:2", command=["python", "train.py"], queue=queue),
+        lambda queue: tensorflow_job("train", image="tensorflow:2", command=["python", "train.py"], queue=queue),
+        lambda queue: VolcanoJob(name="job", tasks=[VolcanoTask("main", TEMPLATE)], queue=queue),
+    ],
+    ids=["mpi_job", "pytorch_job", "tensorflow_job", "VolcanoJob"],
+)
+def test_gang_builders_take_a_queue_or_its_name(build: object) -> None:
+    assert callable(build)
+    by_queue, by_name = build(GPU_TEAM), build("gpu-team")
+    assert by_queue.to_dict()["spec"]["queue"] == "gpu-team"
+    assert by_queue.to_dict() == by_name.to_dict()
+
+
+def test_batch_jobs_take_a_queue_and_share_a_template_with_jobs_naming_it() -> None:
+    prep = batch_job("prep", image="python:3.12", command=["true"], queue=GPU_TEAM)
+    train = batch_job("train", image="python:3.12", command=["true"], queue="gpu-team", after=["prep"])
+    assert prep.shape is train.shape
+    jobs = manifests(Pipeline([prep, train]).workflow("queued"))
+    assert [job["spec"]["queue"] for job in jobs] == ["gpu-team"]  # one shape, so one template
+
+
+def test_a_queue_of_the_wrong_type_is_refused_naming_the_argument() -> None:
+    with pytest.raises(ValidationError, match="queue: must be a queue name or a Queue, not dict"):
+        VolcanoJob(name="job", tasks=[VolcanoTask("main", TEMPLATE)], queue={"name": "gpu-team"})  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="queue: must be a queue name or a Queue, not int"):
+        batch_job("prep", image="python:3.12", command=["true"], queue=3)  # type: ignore[arg-type]
