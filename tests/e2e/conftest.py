@@ -4,8 +4,8 @@ One cluster per session, started from wiped state by cluster/e2e/node.py (Kubern
 Volcano) and torn down at the end, the host restored. The ``cluster`` fixture is parametrised by Argo line: pytest
 runs every scenario on one line, switches the controller (and its CRDs), then runs them all on the other.
 
-The workflows' service account ``argo`` is bound only to the project's generated RBAC (`python -m
-hera_volcano.rbac`). At the end, one line per scenario and Argo line says how it went.
+The workflows' service account ``volcano-workflows`` is created and bound by the project's generated RBAC (`python -m
+hera_volcano.rbac`) and nothing else. At the end, one line per scenario and Argo line says how it went.
 """
 
 from __future__ import annotations

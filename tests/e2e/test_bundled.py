@@ -6,15 +6,17 @@ with the batch of every batched scenario (harness.Batch) and checked each on its
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
+import tempfile
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from harness import ROOT, Batch, Cluster, Record, took
+from harness import Batch, Cluster, Record, took
+
+from tests.doc_blocks import blocks, run_python
 
 MPI_VARIANTS = {"6-ranks": ["--workers", "3", "--slots-per-worker", "2"], "mpi-plugin": ["--mpi-plugin"]}
 PIPELINES = ("steps", "dag")
@@ -25,7 +27,7 @@ def template_job(cluster: Cluster) -> str:
 
 
 def submit_batch(b: Batch, cluster: Cluster) -> None:
-    """Scenarios 2-5: the MPI variants, the WorkflowTemplate, the pipelines, the README's examples."""
+    """Scenarios 2-5: the MPI variants, the WorkflowTemplate, the pipelines, the documentation's examples."""
     for key, args in MPI_VARIANTS.items():
         b.submit(key, cluster.hera("mpi_hello", *args))
     cluster.kubectl("apply", "-f", "-", input=cluster.hera("mpi_hello", "--template")).ok()
@@ -148,18 +150,18 @@ def test_pipelines_run_in_order(
 
 
 def readme_workflows() -> list[str]:
-    """The Workflows the README's Python examples print, as YAML documents."""
+    """The Workflows the ```python examples of the README and docs/ print (tests/doc_blocks.py), as YAML documents."""
     docs = []
-    for code in re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S):
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            exec(compile(code, "README.md", "exec"), {})
-        docs += [yaml.safe_dump(d) for d in yaml.safe_load_all(out.getvalue()) if d]
+    with tempfile.TemporaryDirectory() as folder:
+        for i, block in enumerate(blocks("python")):
+            (Path(folder) / str(i)).mkdir()
+            printed = run_python(block, Path(folder) / str(i))
+            docs += [yaml.safe_dump(d) for d in yaml.safe_load_all(printed) if d]
     return docs
 
 
 @pytest.mark.batch
-@pytest.mark.scenario("5 the README's Python API examples")
+@pytest.mark.scenario("5 the documentation's Python API examples")
 def test_readme_examples_run(cluster: Cluster, batch: Batch, record_property: Record) -> None:
     keys = [k for k in batch.entries if k.startswith("readme ")]
     assert len(keys) == len(readme_workflows()) >= 3

@@ -1,13 +1,11 @@
 """The Python client and its commands on the real cluster (issue 15): submit, wait, follow the master's log, explain a
-gang that cannot fit, refuse clearly without RBAC, stop and delete; and the README's "Run it from Python" examples.
+gang that cannot fit, refuse clearly without RBAC, stop and delete; and the documentation's ```python cluster examples.
 
 Each scenario runs alone, after the batch (the client's own waits and watches are what is under test).
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import re
 import sys
@@ -16,11 +14,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from harness import NAMESPACE, ROOT, SERVICE_ACCOUNT, Cluster, Run
+from harness import NAMESPACE, SERVICE_ACCOUNT, Cluster, Run
 from test_bundled import hello_ranks
 from workloads import mpi_workflow
 
 import hera_volcano as hv
+from tests.doc_blocks import blocks, run_python
 
 #: Bounds in seconds: an MPI hello world ends in about 40 s here; the scheduler says Unschedulable within seconds.
 HELLO = 240
@@ -170,20 +169,15 @@ def test_forbidden_names_what_was_refused(cluster: Cluster, tmp_path: Path) -> N
         run.delete()
 
 
-def readme_client_examples() -> list[str]:
-    """The README's "Run it from Python" examples (fenced ``python cluster``: they need a cluster to run)."""
-    return re.findall(r"```python cluster\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
-
-
-@pytest.mark.scenario("15.5 the README's Run it from Python examples")
-def test_readme_client_examples_run(cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
-    examples = readme_client_examples()
+@pytest.mark.scenario("15.5 the documentation's examples that run on a cluster")
+def test_readme_client_examples_run(cluster: Cluster, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The ```python cluster examples of the README and docs/ (tests/doc_blocks.py), run as a user runs them."""
+    examples = blocks("python", "cluster")
     assert len(examples) >= 2
     monkeypatch.setenv("KUBECONFIG", str(cluster.node.paths.kubeconfig))
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        for code in examples:
-            exec(compile(code, "README.md", "exec"), {})
-    printed = out.getvalue()
+    printed = ""
+    for i, block in enumerate(examples):
+        (tmp_path / str(i)).mkdir()
+        printed += run_python(block, tmp_path / str(i))
     assert hello_ranks(printed.splitlines()) == {0: 2, 1: 2}, printed
     assert "Succeeded" in printed and "Unschedulable" in printed, printed

@@ -23,7 +23,7 @@ from harness import NAMESPACE, Batch, Cluster, Entry, Record, layout, took
 from procs import http_ok
 from workloads import kubectl_probe, mpi_workflow
 
-#: The bounds the README states, in seconds.
+#: The bounds docs/testing.md states, in seconds.
 FAILING_PROGRAM = 300  # exit 1 under mpiexec: 4 attempts (master maxRetry 3) with the kubelet's restart back-off
 LOST_WORKER = 120  # from the deletion of a running worker to the Workflow Failed and no pod of the job left
 UNSCHEDULABLE = 240  # deadline 90 s (the step's pod starts late in a loaded batch) + follower 100 s + exit handler

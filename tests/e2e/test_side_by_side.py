@@ -5,7 +5,7 @@ then skipped, saying so). Upstream's files are read, never copied: `integrations
 own `rbac.yaml`, and the steps and DAG examples, each in a namespace of its own (`upstream`). For each: the
 outcome, seconds from submit to the first hello line and to the end, the master's restarts, and the failure
 scenarios 1 (the MPI program fails) and 3 (a gang that cannot fit) on both. The results are written to
-`.cache/e2e/side-by-side.json` and printed; the README's table comes from a run. This runs on one Argo line (the
+`.cache/e2e/side-by-side.json` and printed; docs/testing.md's table comes from a run. This runs on one Argo line (the
 newest): upstream's examples do not change with it, and the hangs it shows are bounded by waiting, which is slow.
 """
 
@@ -251,7 +251,7 @@ def test_upstream_side_by_side(cluster: Cluster, upstream_dir: Path) -> None:
     ):
         assert results[what]["outcome"] == "Failed", results[what]
     assert results["steps: ours"]["outcome"] == results["DAG: ours"]["outcome"] == "Succeeded"
-    # What the README says of upstream's examples, kept true: they do not end by themselves in these cases.
+    # What docs/testing.md says of upstream's examples, kept true: they do not end by themselves in these cases.
     for what in (
         "the MPI program fails: upstream",
         "a gang that cannot fit: upstream",

@@ -1,5 +1,5 @@
 """Semantic comparison with Volcano's Argo examples: same shape and job structure, with the intended differences
-the README lists (safe conditions, deadline, generated names, labels, readiness wait)."""
+docs/design.md lists (safe conditions, deadline, generated names, labels, readiness wait)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,393 @@
+"""The README's and docs/'s examples run and show what they say; their commands parse, and those that need no cluster
+run; their links lead somewhere (tests/doc_blocks.py says how blocks are marked)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import shlex
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hera_volcano.cli import main as cli_main
+from hera_volcano.cli.commands import COMMANDS
+from hera_volcano.cli.common import UsageError, parser_of
+from hera_volcano.cli.dispatch import command_main
+from hera_volcano.client import failures
+from hera_volcano.client.explain import explain
+from hera_volcano.client.report import format_explanation
+from hera_volcano.client.resources import WORKFLOWS
+from tests.client.recorded import error, observed
+from tests.doc_blocks import PAGES, ROOT, Block, blocks, fenced, run_python
+
+README = ROOT / "README.md"
+#: What the end-to-end suite's README examples used to be: at least this many Workflow-printing examples.
+MIN_WORKFLOW_EXAMPLES = 4
+KNOWN_INFO = {
+    ("python",),
+    ("python", "offline"),
+    ("python", "cluster"),
+    ("sh",),
+    ("text",),
+    ("text", "output"),
+    ("yaml",),
+}
+
+
+def lint_clean(text: str, where: str) -> None:
+    """``hera-volcano lint -`` finds no error in ``text``."""
+    code, out, err = run_cli(["lint", "-"], stdin=text.encode())
+    assert code == 0, f"{where}: lint found errors in what the example prints:\n{out}{err}"
+
+
+def run_cli(argv: list[str], stdin: bytes = b"", cwd: Path = ROOT) -> tuple[int, str, str]:
+    """``hera-volcano ARGV`` in this process, in folder ``cwd``: exit code, stdout, stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    before, here = sys.stdin, Path.cwd()
+    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin))
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = cli_main(argv)
+    finally:
+        sys.stdin = before
+        os.chdir(here)
+    return code, out.getvalue(), err.getvalue()
+
+
+# ---- Python examples ----------------------------------------------------------------------------------------------
+
+
+def test_every_block_is_marked_as_the_tests_know() -> None:
+    for page in PAGES:
+        for block in fenced(page):
+            info = block.info
+            known = (
+                info in KNOWN_INFO
+                or (len(info) == 2 and info[0] == "yaml" and info[1].startswith("file="))
+                or (len(info) == 2 and info[0] == "text" and info[1].split("=")[0] in ("explain", "submit-error"))
+            )
+            assert known, f"{block.where}: a block marked {' '.join(info) or '(nothing)'}: see tests/doc_blocks.py"
+
+
+def test_python_examples_run_and_print_workflows_that_lint_accepts(tmp_path: Path) -> None:
+    examples = blocks("python")
+    assert len(examples) >= MIN_WORKFLOW_EXAMPLES and examples[0].page == README
+    for i, block in enumerate(examples):
+        folder = tmp_path / str(i)
+        folder.mkdir()
+        printed = run_python(block, folder)
+        docs = [d for d in yaml.safe_load_all(printed) if d]
+        assert docs and all(d["kind"] == "Workflow" for d in docs), block.where
+        built = block.text.count("Workflow(") + block.text.count(".workflow(")
+        assert len(docs) == built, f"{block.where}: one document per workflow built"
+        lint_clean(printed, block.where)
+
+
+def test_offline_examples_run_and_print_objects_that_lint_accepts(tmp_path: Path) -> None:
+    examples = blocks("python", "offline")
+    assert len(examples) >= 4
+    for i, block in enumerate(examples):
+        folder = tmp_path / str(i)
+        folder.mkdir()
+        printed = run_python(block, folder)
+        docs = [d for d in yaml.safe_load_all(printed) if d]
+        assert docs and all(d.get("apiVersion") and d.get("kind") for d in docs), block.where
+        lint_clean(printed, block.where)
+
+
+def test_cluster_examples_compile_and_are_left_to_the_end_to_end_suite() -> None:
+    """The examples that talk to a cluster: tests/e2e/test_client.py runs them; here they must compile."""
+    cluster = blocks("python", "cluster")
+    assert len(cluster) >= 2 and cluster[0].page == README
+    for block in cluster:
+        compile(block.text, block.where, "exec")
+        assert "hv.Client(" in block.text, block.where
+
+
+# ---- shell commands -----------------------------------------------------------------------------------------------
+
+#: What a command substitution stands for when it is not run (a workflow's generated name).
+SAMPLE_NAME = "volcano-mpi-hello-x7k2p"
+#: ``python -m hera_volcano.X``: the command each module runs (read from the module itself).
+MODULES = {
+    path.stem: m.group(1)
+    for path in (ROOT / "hera_volcano").glob("*.py")
+    if (m := re.search(r'main\(\["([a-z-]+)"', path.read_text()))
+}
+#: Commands that need no cluster, run for real.
+OFFLINE = {"mpi-hello", "pytorch-hello", "steps", "dag", "rbac", "lint", "render", "completion"}
+
+
+@dataclass
+class Substitution:
+    """``<(...)`` or ``$(...)``: the commands inside."""
+
+    kind: str
+    pipelines: list[list[Command]]
+
+
+@dataclass
+class Command:
+    words: list[str | Substitution]
+    prefix: list[str] = field(default_factory=list)  # VAR=... assignments before it
+
+
+def tokens(text: str) -> list[str]:
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    return list(lexer)
+
+
+def parse(words: Iterator[str], closing: str | None = None) -> list[list[Command]]:
+    """Pipelines (lists of commands joined by ``|``) of a token stream, up to ``closing``."""
+    pipelines: list[list[Command]] = [[Command([])]]
+    for word in words:
+        current = pipelines[-1][-1]
+        if word == closing:
+            break
+        if word == "|":
+            pipelines[-1].append(Command([]))
+        elif word in ("&&", "||", ";"):
+            pipelines.append([Command([])])
+        elif word in (">", ">>"):
+            if current.words and isinstance(current.words[-1], str) and current.words[-1].isdigit():
+                current.words.pop()  # 2> FILE: a file descriptor, not an argument
+            next(words)
+        elif word == "<(":
+            current.words.append(Substitution("<(", parse(words, ")")))
+        elif word == "(" and not current.words and current.prefix and current.prefix[-1].endswith("=$"):
+            # VAR=$(...): the variable stands for what the commands print
+            current.prefix[-1] = current.prefix[-1].removesuffix("$")
+            current.words.append(Substitution("$(", parse(words, ")")))
+        elif word == "(" and current.words and current.words[-1] == "$":
+            current.words[-1] = Substitution("$(", parse(words, ")"))
+        else:
+            assert not set(word) <= set("()<>&;|"), f"a shell construct the tests do not read: {word!r}"
+            if not current.words and re.fullmatch(r"[A-Za-z_]\w*=.*", word):
+                current.prefix.append(word)
+            else:
+                current.words.append(word)
+    return [[c for c in p if c.words or c.prefix] for p in pipelines]
+
+
+def ours(command: Command) -> list[str | Substitution] | None:
+    """``hera-volcano ARGS`` or ``python -m hera_volcano[.MODULE] ARGS`` as ``[COMMAND, ARGS...]``, else None."""
+    words = command.words
+    if words[:1] == ["hera-volcano"]:
+        return words[1:]
+    if len(words) >= 3 and words[0] in ("python", "python3") and words[1] == "-m":
+        module = words[2]
+        if module == "hera_volcano":
+            return words[3:]
+        if isinstance(module, str) and module.startswith("hera_volcano."):
+            name = module.removeprefix("hera_volcano.")
+            assert name in MODULES, f"python -m {module} is no command"
+            return [MODULES[name], *words[3:]]
+    return None
+
+
+@dataclass
+class Shell:
+    """Runs the commands of one page's ``sh`` blocks: ours parse, and those that need no cluster run in ``folder``."""
+
+    folder: Path
+    where: str = ""
+    checked: list[str] = field(default_factory=list)
+    ran: list[tuple[list[str], str]] = field(default_factory=list)
+    variables: dict[str, str] = field(default_factory=dict)
+
+    def block(self, block: Block) -> None:
+        self.where = block.where
+        text = re.sub(r"\\\n", " ", block.text)
+        for line in text.splitlines():
+            for pipeline in parse(iter(tokens(line))):
+                self.pipeline(pipeline)
+
+    def pipeline(self, pipeline: list[Command]) -> str | None:
+        """Check each command, run what can run; the last command's output when every command ran."""
+        stdin: str | None = ""
+        for command in pipeline:
+            stdin = self.command(command, stdin)
+        return stdin
+
+    def command(self, command: Command, stdin: str | None) -> str | None:
+        words: list[str] = []
+        runnable = True
+        for word in command.words:
+            if isinstance(word, Substitution):
+                outputs = [self.pipeline(p) for p in word.pipelines]
+                out = outputs[-1] if outputs else None
+                if word.kind == "<(":
+                    path = self.folder / f"substituted-{len(self.ran)}.yaml"
+                    if out is not None:
+                        path.write_text(out)
+                    runnable &= out is not None
+                    words.append(str(path))
+                else:
+                    words.append(SAMPLE_NAME)
+            else:
+                words.append(self.expand(word))
+        for assignment in command.prefix:
+            self.variables[assignment.split("=", 1)[0]] = SAMPLE_NAME
+        argv = ours(Command(list(words)))
+        if argv is None:
+            return None
+        args = [str(a) for a in argv]
+        self.checked.append(shlex.join(args))
+        self.parses(args)
+        if not (runnable and self.offline(args, stdin)):
+            return None
+        code, out, err = run_cli(args, (stdin or "").encode(), self.folder)
+        expected = (0, 1) if args[:1] == ["lint"] else (0,)
+        assert code in expected and "Traceback" not in err, f"{self.where}: hera-volcano {shlex.join(args)}: {err}"
+        self.ran.append((args, out))
+        return out
+
+    def expand(self, word: str) -> str:
+        def value(m: re.Match[str]) -> str:
+            name = m.group(1) or m.group(2)
+            assert name in self.variables, f"{self.where}: ${name} is set by no command before it"
+            return self.variables[name]
+
+        return re.sub(r"\$\{(\w+)\}|\$(\w+)", value, word)
+
+    def parses(self, args: list[str]) -> None:
+        if args in (["--version"], ["--help"], ["-h"]):
+            return
+        assert args and args[0] in COMMANDS, f"{self.where}: hera-volcano {shlex.join(args)}: no such command"
+        parser = parser_of(command_main(args[0]))
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                parser.parse_args(args[1:])
+        except UsageError as e:
+            pytest.fail(f"{self.where}: hera-volcano {shlex.join(args)}: {e}")
+        except SystemExit as e:  # --help
+            assert e.code == 0, f"{self.where}: hera-volcano {shlex.join(args)}"
+
+    def offline(self, args: list[str], stdin: str | None) -> bool:
+        """Whether the command needs no cluster and has what it reads: its files, or the output it is piped."""
+        if args in (["--version"], ["--help"]):
+            return True
+        if args[0] not in OFFLINE or "--help" in args:
+            return False
+        if args[0] == "render":
+            return "--bundled" in args and "--check" in args
+        if args[0] in ("lint", "rbac"):
+            parser = parser_of(command_main(args[0]))
+            namespace = parser.parse_args(args[1:])
+            positional = [a.dest for a in parser._actions if not a.option_strings]
+            paths = [p for dest in positional for p in getattr(namespace, dest) or []]
+            return all((p == "-" and stdin is not None) or (self.folder / p).exists() for p in paths)
+        return True
+
+
+def pages_with_commands() -> list[Path]:
+    return [page for page in PAGES if any(b.info == ("sh",) for b in fenced(page))]
+
+
+@pytest.mark.parametrize("page", pages_with_commands(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_commands_parse_and_those_that_need_no_cluster_run(page: Path, tmp_path: Path) -> None:
+    for name in ("workflows", "rbac"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    page_blocks = fenced(page)
+    for block in page_blocks:
+        if block.info[:1] == ("yaml",) and len(block.info) == 2:
+            (tmp_path / block.info[1].removeprefix("file=")).write_text(block.text)
+    shell = Shell(tmp_path)
+    previous: Block | None = None
+    last: list[tuple[list[str], str]] = []
+    for block in page_blocks:
+        if block.info == ("sh",):
+            start = len(shell.ran)
+            shell.block(block)
+            last = shell.ran[start:]
+        elif block.info == ("text", "output"):
+            assert previous is not None and previous.info == ("sh",), f"{block.where}: output follows no sh block"
+            assert last, f"{block.where}: the sh block before it runs no command here"
+            args, out = last[-1]
+            assert out == block.text, f"{block.where}: hera-volcano {shlex.join(args)} prints:\n{out}"
+        previous = block
+    if page == README:
+        assert len(shell.checked) >= 8 and len(shell.ran) >= 3, (shell.checked, shell.ran)
+
+
+def test_the_readme_goes_from_zero_to_a_running_job_in_five_commands_rbac_first() -> None:
+    text = README.read_text()
+    section = text[text.index("## From zero to a running MPI job") :]
+    section = section[: section.index("\n## ", 1)]
+    first = next(b for b in fenced(README) if b.info == ("sh",) and b.text in section)
+    lines = [line.split("#")[0].strip() for line in first.text.splitlines()]
+    commands = [line for line in lines if line]
+    assert len(commands) == 5 and commands[0].startswith("pip install"), commands
+    rbac = next(i for i, c in enumerate(commands) if c.startswith("hera-volcano rbac"))
+    assert rbac < next(i for i, c in enumerate(commands) if "submit" in c)
+
+
+# ---- what the docs show a command printing ------------------------------------------------------------------------
+
+
+def marked(kind: str) -> list[tuple[Block, str]]:
+    """``text KIND=VALUE`` blocks with their VALUE."""
+    found = []
+    for page in PAGES:
+        for block in fenced(page):
+            if block.info[:1] == ("text",) and block.info[1:2] and block.info[1].startswith(f"{kind}="):
+                found.append((block, block.info[1].split("=", 1)[1]))
+    return found
+
+
+def test_explain_as_shown_is_what_it_prints_for_the_recorded_run() -> None:
+    shown = marked("explain")
+    assert shown and shown[0][0].page == README
+    for block, run in shown:
+        assert block.text == format_explanation(explain(observed(run))), f"{block.where}: explain prints otherwise"
+
+
+def test_submit_errors_as_shown_are_what_it_prints_for_the_recorded_answers() -> None:
+    shown = marked("submit-error")
+    assert shown
+    for block, answer in shown:
+        e = failures.from_answer(*error(answer), verb="create", resource=WORKFLOWS, namespace="argo")
+        assert block.text == f"hera-volcano submit: error: {e}\n", f"{block.where}: submit prints otherwise"
+
+
+# ---- links --------------------------------------------------------------------------------------------------------
+
+_LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def anchors(page: Path) -> set[str]:
+    """GitHub's anchors for the page's headings (outside fenced blocks)."""
+    inside = {line for b in fenced(page) for line in range(b.line, b.line + b.text.count("\n"))}
+    found = set()
+    for number, line in enumerate(page.read_text().splitlines(), 1):
+        if number not in inside and line.startswith("#"):
+            title = line.lstrip("#").strip().lower()
+            found.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return found
+
+
+def test_relative_links_lead_to_files_and_headings_that_exist() -> None:
+    for page in PAGES:
+        text = page.read_text()
+        for target in _LINK.findall(text):
+            if re.match(r"[a-z]+:", target):
+                continue
+            path, _, anchor = target.partition("#")
+            resolved = (page.parent / path).resolve() if path else page
+            assert resolved.exists(), f"{page.relative_to(ROOT)}: a link to {target}, which does not exist"
+            if anchor and resolved.suffix == ".md":
+                assert anchor in anchors(resolved), f"{page.relative_to(ROOT)}: no heading #{anchor} in {path or 'it'}"
+
+
+def test_every_docs_page_is_linked_from_the_readme() -> None:
+    linked = {(README.parent / t.partition("#")[0]).resolve() for t in _LINK.findall(README.read_text())}
+    assert set(PAGES[1:]) <= linked, sorted(str(p.relative_to(ROOT)) for p in set(PAGES[1:]) - linked)
