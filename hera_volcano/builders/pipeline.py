@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from hera_volcano.argo.defaults import NAMESPACE, SERVICE_ACCOUNT
 from hera_volcano.argo.job_dag import JOB_OUTPUTS
 from hera_volcano.argo.limits import MAX_DAG_TASKS
 from hera_volcano.builders.pipeline_entries import JobShape, PipelineJob, PipelineStep, StepOutput, encode_argument
@@ -424,13 +425,14 @@ class Pipeline:
         self,
         name: str,
         *,
-        namespace: str = "argo",
-        service_account: str = "argo",
+        namespace: str = NAMESPACE,
+        service_account: str = SERVICE_ACCOUNT,
         template: bool = False,
         as_steps: bool = False,
         cleanup: bool = True,
     ) -> Workflow:
-        """A whole Workflow (``generateName: NAME-``) or WorkflowTemplate ``NAME`` running the pipeline.
+        """A whole Workflow (``generateName: NAME-``) or WorkflowTemplate ``NAME`` running the pipeline, in
+        ``namespace`` as ``service_account`` (by default the dedicated account ``hera-volcano rbac`` creates).
 
         With ``cleanup`` (the default), an exit handler deletes the workflow's Volcano Jobs unless it Succeeded
         (:func:`hera_volcano.cleanup_on_failure`): a stopped or failed pipeline leaves no gang behind.

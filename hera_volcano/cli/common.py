@@ -13,9 +13,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, NoReturn
 
+from hera_volcano.argo.defaults import NAMESPACE, SERVICE_ACCOUNT
 from hera_volcano.cli.commands import COMMANDS, PROG
 from hera_volcano.cli.files import WriteError, write_atomic
-from hera_volcano.examples.defaults import NAMESPACE, SERVICE_ACCOUNT
 from hera_volcano.kube import names
 from hera_volcano.shared.errors import ClusterError, ValidationError
 

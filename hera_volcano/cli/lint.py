@@ -21,7 +21,7 @@ STDIN_NAME = "<stdin>"
 YAML_SUFFIXES = (".yaml", ".yml")
 
 
-def _directory_files(root: str) -> Iterator[str | LintFinding]:
+def directory_files(root: str) -> Iterator[str | LintFinding]:
     """Regular YAML files under ``root`` in a stable order, skipping hidden directories such as ``.git`` and FIFOs
     or devices (reading one could block forever); a directory that cannot be listed is an error finding."""
     unreadable: list[OSError] = []
@@ -59,7 +59,7 @@ def sources(paths: Sequence[str]) -> list[str | LintFinding]:
         if path == STDIN:
             found.append(STDIN)
         elif os.path.isdir(path):
-            found.extend(_directory_files(path))
+            found.extend(directory_files(path))
         elif os.path.exists(path) or os.path.islink(path):
             found.append(path)  # a dangling link or unreadable file is an error finding, not a usage error
         else:

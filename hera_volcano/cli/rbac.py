@@ -3,20 +3,38 @@ or pipelines that submit them (``--submitter``)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
+from hera_volcano.argo.defaults import NAMESPACE, SERVICE_ACCOUNT
 from hera_volcano.cli import common as c
-from hera_volcano.examples.defaults import NAMESPACE, SERVICE_ACCOUNT
+
+
+def _files(paths: Sequence[str]) -> list[str]:
+    """The files to read: each path, or the YAML files under a directory (as ``lint`` finds them)."""
+    from hera_volcano.cli.lint import directory_files
+
+    found: list[str] = []
+    for path in paths:
+        if path != "-" and os.path.isdir(path):
+            for item in directory_files(path):
+                if not isinstance(item, str):
+                    raise c.UsageError(f"{item.file}: {item.message}")
+                found.append(item)
+        else:
+            found.append(path)
+    return found
 
 
 def read_workflows(paths: Sequence[str]) -> list[Any]:
-    """Workflow-like documents from files (``-`` is stdin); other kinds are skipped, unreadable input is an error."""
+    """Workflow-like documents from files and directories (``-`` is stdin); other kinds are skipped, unreadable input
+    is an error."""
     from hera_volcano.argo.limits import WORKFLOW_KINDS
     from hera_volcano.kube.loading import describe_error, load_all
 
     found = []
-    for path in paths:
+    for path in _files(paths):
         text = c.read_text(path)
         try:
             docs = [d for d in load_all(text) if d is not None]

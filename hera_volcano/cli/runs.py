@@ -120,7 +120,10 @@ def _print_logs(run: Run, args: argparse.Namespace, follow: bool) -> None:
 def _log_options(p: argparse.ArgumentParser) -> None:
     label = c.named(names.dns1123_label)
     p.add_argument(
-        "--task", type=label, default="mpimaster", metavar="NAME", help="the Volcano task whose pod to follow"
+        "--task",
+        type=label,
+        metavar="NAME",
+        help="the Volcano task whose pod to follow (default: the lead task its job names)",
     )
     p.add_argument(
         "--job", type=c.named(names.label_value), metavar="LABEL", help="only the job labelled hera-volcano/job=LABEL"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from hera_volcano.examples.defaults import NAMESPACE, SERVICE_ACCOUNT
+from hera_volcano.argo.defaults import NAMESPACE, SERVICE_ACCOUNT
 
 if TYPE_CHECKING:
     from hera.workflows import Workflow

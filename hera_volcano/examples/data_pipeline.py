@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from hera_volcano.examples.defaults import NAMESPACE, SERVICE_ACCOUNT
+from hera_volcano.argo.defaults import NAMESPACE, SERVICE_ACCOUNT
 from hera_volcano.examples.pytorch_hello import PYTORCH_IMAGE
 from hera_volcano.kube import names
 from hera_volcano.kube.images import KUBECTL_IMAGE

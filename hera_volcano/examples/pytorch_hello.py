@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from hera_volcano.examples.defaults import NAMESPACE, SERVICE_ACCOUNT
+from hera_volcano.argo.defaults import NAMESPACE, SERVICE_ACCOUNT
 from hera_volcano.kube import names
 from hera_volcano.kube.images import KUBECTL_IMAGE
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hera_volcano.examples.defaults import SERVICE_ACCOUNT
+from hera_volcano.argo.defaults import SERVICE_ACCOUNT
 from tests.commands import run
 
 PRINTERS = ["mpi-hello", "pytorch-hello", "steps", "dag", "rbac"]

@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "cluster" / "e2e"))
 import layout  # noqa: E402
 from node import Node  # noqa: E402
 
-from hera_volcano.examples.defaults import SERVICE_ACCOUNT as DEFAULT_SERVICE_ACCOUNT  # noqa: E402
+from hera_volcano.argo.defaults import SERVICE_ACCOUNT as DEFAULT_SERVICE_ACCOUNT  # noqa: E402
 
 NAMESPACE = layout.ARGO_NAMESPACE
 SERVICE_ACCOUNT = DEFAULT_SERVICE_ACCOUNT  # the bundled workflows' own, which their RBAC creates

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 import hera_volcano as hv
-from hera_volcano.examples.defaults import SERVICE_ACCOUNT
+from hera_volcano.argo.defaults import SERVICE_ACCOUNT
 from hera_volcano.kube.images import KUBECTL_IMAGE
 
 MPI_IMAGE = "volcanosh/example-mpi:0.0.3"

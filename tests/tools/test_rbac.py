@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from hera_volcano import ValidationError, rbac_for
+from hera_volcano.argo.defaults import SERVICE_ACCOUNT
 from hera_volcano.examples.bundled import bundled
-from hera_volcano.examples.defaults import SERVICE_ACCOUNT
 from hera_volcano.kube import names
 from hera_volcano.tools.rbac import plural
 from tests.commands import run

@@ -1,4 +1,4 @@
-"""Where the bundled workflows run, and as whom, unless told otherwise.
+"""Where the bundled workflows and Pipeline.workflow run, and as whom, unless told otherwise.
 
 The account is a dedicated one that the bundled RBAC (``hera-volcano rbac``, ``rbac/rbac.yaml``) creates with exactly
 the rights the workflows need. It is not ``argo``: in Argo's stock install that is the workflow controller's own
