@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from layout import BRIDGE, BUILD, FIXED_PATHS, NODE_IP, SYSCTLS
+from layout import BRIDGE, FIXED_PATHS, NODE_IP, SYSCTLS
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 KUBEPODS = "kubepods"
@@ -106,7 +106,8 @@ def cgroup_dirs() -> list[str]:
     return found
 
 
-def snapshot() -> dict[str, Any]:
+def snapshot(home: Path) -> dict[str, Any]:
+    """The host as the cluster of ``home`` (its state, configuration and certificates) may change it."""
     return {
         "sysctls": {name: read_sysctl(name) for name in SYSCTLS},
         "nft": nft_tables(),
@@ -115,7 +116,7 @@ def snapshot() -> dict[str, Any]:
         "netns": sorted(os.listdir("/run/netns")) if os.path.isdir("/run/netns") else [],
         "links": sorted(os.listdir("/sys/class/net")),
         "mounts": sorted(set(mounts())),
-        "processes": cluster_processes(),
+        "processes": cluster_processes(home),
     }
 
 
@@ -136,10 +137,10 @@ def compare(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     return diffs
 
 
-def save_snapshot(path: Path) -> None:
+def save_snapshot(path: Path, home: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(snapshot(), indent=1, sort_keys=True))
+    tmp.write_text(json.dumps(snapshot(home), indent=1, sort_keys=True))
     tmp.rename(path)
 
 
@@ -298,24 +299,21 @@ def stop_pids(pids: Iterable[int], timeout: float = 15, sig: int = signal.SIGTER
                 os.kill(pid, signal.SIGKILL)
 
 
-#: Programs a cluster runs that do not live in the build folder (Debian's container runtime).
-_RUNTIME = ("containerd", "containerd-shim", "containerd-shim-runc-v2", "runc")
-
-
-def cluster_processes() -> list[str]:
-    """The programs running now of the kind a cluster starts (no PIDs, so two snapshots compare): anything run from
-    the build folder (the Kubernetes, Volcano, Argo and CoreDNS binaries), the container runtime, and whatever runs
-    in a pod's cgroup."""
+def cluster_processes(home: Path) -> list[str]:
+    """The programs running now that belong to the cluster of ``home`` (no PIDs, so two snapshots compare): every
+    daemon it starts names a path under ``home`` in its arguments (its state, configuration, certificates or
+    containerd's socket), and a pod's processes run in its cgroups. Others (a control plane of the unit tests run
+    from the same binaries, say) are not the cluster's."""
     found = []
-    build = str(BUILD.resolve()) + "/"
+    marker = str(home.resolve()).encode()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         with contextlib.suppress(OSError):
-            exe = os.readlink(f"/proc/{entry}/exe")
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes()
             in_pod = KUBEPODS in Path(f"/proc/{entry}/cgroup").read_text()
-            if exe.startswith(build) or os.path.basename(exe) in _RUNTIME or in_pod:
-                found.append(exe)
+            if marker in argv or in_pod:
+                found.append(os.readlink(f"/proc/{entry}/exe"))
     return sorted(found)
 
 

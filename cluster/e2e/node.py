@@ -90,7 +90,7 @@ class Node:
             shutil.rmtree(self.paths.state)
         self.paths.state.mkdir(parents=True)
         self.paths.logs.mkdir()
-        host.save_snapshot(self.paths.host_before)
+        host.save_snapshot(self.paths.host_before, self.paths.home)
         try:
             host.create_bridge()
             self._pki()
@@ -128,7 +128,7 @@ class Node:
             before = json.loads(self.paths.host_before.read_text())
             problems = host.restore(before, [self.paths.state])
             # Then check: everything recorded at start is as it was.
-            problems += [p for p in host.compare(before, host.snapshot()) if p not in problems]
+            problems += [p for p in host.compare(before, host.snapshot(self.paths.home)) if p not in problems]
             if not problems:
                 self.paths.host_before.unlink()
         for heavy in ("containerd", "kubelet", "etcd"):

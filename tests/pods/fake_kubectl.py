@@ -383,4 +383,7 @@ def main(args: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    try:
+        main(sys.argv[1:])
+    except BrokenPipeError:  # the reader went away, as kubectl on SIGPIPE: quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

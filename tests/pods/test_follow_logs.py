@@ -293,14 +293,20 @@ def test_a_watch_the_server_ends_is_reopened_and_loses_nothing(world: World) -> 
     assert sum(1 for c in world.calls() if "jobs.batch.volcano.sh" in c["args"]) >= 2
 
 
-def test_waiting_for_a_gang_costs_two_watches_and_nothing_more(world: World) -> None:
-    """Issue 19: while the gang waits to be scheduled, the follower makes no requests beyond its two watches."""
+@pytest.mark.parametrize("task", ["", "mpimaster"])
+def test_waiting_for_a_gang_costs_its_watches_and_nothing_more(world: World, task: str) -> None:
+    """Issue 19: while the gang waits to be scheduled, the follower makes no requests beyond its watches: of the
+    job, of its step's pod and of the lead task's pods (opened with the other two again once the job names its lead
+    task, when no task was given)."""
     world.job("j-1", "Pending")
-    with running(FOLLOW, world, FOLLOW_ENV) as run:
-        time.sleep(5)
-        calls = world.calls()
-        assert sorted(c["args"][1] for c in calls) == ["jobs.batch.volcano.sh", "pods"], calls
-        assert all("--watch" in c["args"] for c in calls)
+    with running(FOLLOW, world, {**FOLLOW_ENV, "TASK": task}) as run:
+        run.wait_for(lambda: len(world.calls()) >= (3 if task else 5), "the watches")
+        opened = world.calls()
+        time.sleep(4)
+        assert world.calls() == opened, "no request while the gang waits"
+        assert all("--watch" in c["args"] for c in opened)
+        selectors = sorted(c["args"][c["args"].index("-l") + 1] for c in opened)
+        assert any(s.endswith(",volcano.sh/task-spec=mpimaster") for s in selectors), selectors
         run.kill()
 
 

@@ -87,7 +87,7 @@ class World:
         self.change(edit)
 
     def step_pod(self, name: str = "wf-submit-1", phase: str = "Running") -> None:
-        self.pod(name, task="", phase=phase)
+        self.pod(name, task="", phase=phase, labels={**POD_LABELS, **STEP_LABELS})
 
     def remove_pod(self, name: str) -> None:
         self.change(lambda s: s["pods"].pop(name))
@@ -130,6 +130,8 @@ class World:
 
 JOB_LABELS = {"workflows.argoproj.io/workflow": "wf", "hera-volcano/job": "mpi"}
 POD_LABELS = {"hera-volcano/workflow": "wf", "hera-volcano/job": "mpi"}
+#: Argo's label, which the step's pod has and the job's pods have not.
+STEP_LABELS = {"workflows.argoproj.io/workflow": "wf"}
 #: The follower's environment for the world's labels, with short timings (tests pass others on top).
 FOLLOW_ENV = {
     "JOB_SELECTOR": "workflows.argoproj.io/workflow=wf,hera-volcano/job=mpi",

@@ -2,8 +2,8 @@
 # The log follower (after kubectl_prelude.sh): streams the output of a Volcano Job's leading task into the
 # workflow's logs, beside the job's step, and keeps the values rank 0 reports (hera-volcano:output NAME=VALUE).
 #
-# It waits on two watches (the job; the pods of the job and of its step), never by polling, so a gang that waits
-# hours to be scheduled costs no requests. It streams the newest pod of TASK (a new pod or a restarted container is
+# It waits on watches (the job; its step's pod; the pods of the job's lead task), never by polling, so a gang that
+# waits hours to be scheduled costs no requests. It streams the newest pod of TASK (a new pod or a restarted container is
 # streamed anew; a stream that drops while the container runs is resumed where it stopped, backing off when it
 # ends at once), and stops:
 #   - when the job is Completed, Failed, Terminated or Aborted: the stream gets DRAIN_SECONDS to end by itself;
@@ -33,15 +33,22 @@ REPORT="hera-volcano:output "
 MAX_LINE=4096
 END=$(( SECONDS + FOLLOW_SECONDS ))
 
-# What the watches print, one line per event: J|TYPE|NAME|CREATED|PHASE|LEAD-TASK for jobs, and for pods
-# P|TYPE|NAME|CREATED|TASK|PHASE|CONTAINER=ID=RUNNING-SINCE ...|INIT-CONTAINER:RESTARTS ... (TASK is empty for the
-# step's own pod, which carries our labels but is not Volcano's).
+# What the watches print, one line per event: J|TYPE|NAME|CREATED|PHASE|LEAD-TASK for jobs, S|TYPE|NAME|CREATED|PHASE
+# for the step's pod (the job's selector picks it among pods: the job's own pods do not carry Argo's label), and
+# P|TYPE|NAME|CREATED|PHASE|CONTAINER-ID|RUNNING-SINCE|INIT-CONTAINERS|THEIR-RESTARTS for the lead task's pods. No
+# `range`: kubectl's JSONPath keeps a range's state from one watched object to the next, and then fails.
 JOB_FIELDS='J|{.type}|{.object.metadata.name}|{.object.metadata.creationTimestamp}|{.object.status.state.phase}'
 JOB_FIELDS+='|{.object.metadata.annotations.hera-volcano/lead-task}{"\n"}'
-POD_FIELDS='P|{.type}|{.object.metadata.name}|{.object.metadata.creationTimestamp}'
-POD_FIELDS+='|{.object.metadata.labels.volcano\.sh/task-spec}|{.object.status.phase}'
-POD_FIELDS+='|{range .object.status.containerStatuses[*]}{.name}={.containerID}={.state.running.startedAt} {end}'
-POD_FIELDS+='|{range .object.status.initContainerStatuses[*]}{.name}:{.restartCount} {end}{"\n"}'
+STEP_FIELDS='S|{.type}|{.object.metadata.name}|{.object.metadata.creationTimestamp}|{.object.status.phase}{"\n"}'
+# pod_fields: the lead task's pods' line, for CONTAINER.
+pod_fields() {
+  local c="?(@.name==\"$CONTAINER\")"
+  POD_FIELDS='P|{.type}|{.object.metadata.name}|{.object.metadata.creationTimestamp}|{.object.status.phase}'
+  POD_FIELDS+="|{.object.status.containerStatuses[$c].containerID}"
+  POD_FIELDS+="|{.object.status.containerStatuses[$c].state.running.startedAt}"
+  POD_FIELDS+='|{.object.status.initContainerStatuses[*].name}|{.object.status.initContainerStatuses[*].restartCount}'
+  POD_FIELDS+='{"\n"}'
+}
 
 # watch NAME KUBECTL-COMMAND...: one kind's events, for as long as the follower runs. A watch the server ends is
 # opened again at once (kubectl lists first, so nothing is missed); one that fails backs off, up to BACKOFF_MAX.
@@ -72,28 +79,41 @@ JOB="" PHASE="" SEEN_JOB="" SEEN_STEP="" STEP_ENDED_AT="" POD="" SEEN_POD="" CID
 STREAMED="" STREAM_PID="" STREAM_STARTED=0 NEXT_ATTACH=0 BACKOFF=2
 
 on_event() {
-  local kind type name created fifth sixth containers inits
-  IFS='|' read -r kind type name created fifth sixth containers inits <<< "$1"
+  local kind type name created phase fifth sixth seventh eighth
+  IFS='|' read -r kind type name created phase fifth sixth seventh eighth <<< "$1"
   [ -n "$name" ] || return 0
   if [ "$kind" = J ]; then
     if [ "$type" = DELETED ]; then
       unset "JOB_PHASE[$name]" "JOB_CREATED[$name]" "JOB_LEAD[$name]"
     else
       JOB_CREATED[$name]=$created
-      JOB_PHASE[$name]=$fifth
-      JOB_LEAD[$name]=$sixth
+      JOB_PHASE[$name]=$phase
+      JOB_LEAD[$name]=$fifth
     fi
-  elif [ "$kind" = P ]; then
+  elif [ "$kind" = S ] || [ "$kind" = P ]; then
     if [ "$type" = DELETED ]; then
       unset "POD_CREATED[$name]" "POD_TASK[$name]" "POD_PHASE[$name]" "POD_CONTAINERS[$name]" "POD_INITS[$name]"
     else
       POD_CREATED[$name]=$created
-      POD_TASK[$name]=$fifth
-      POD_PHASE[$name]=$sixth
-      POD_CONTAINERS[$name]=$containers
-      POD_INITS[$name]=$inits
+      POD_PHASE[$name]=$phase
+      if [ "$kind" = S ]; then
+        POD_TASK[$name]=""
+      else
+        POD_TASK[$name]=$TASK
+        POD_CONTAINERS[$name]="$CONTAINER=$fifth=$sixth"
+        POD_INITS[$name]=$(inits "$seventh" "$eighth")
+      fi
     fi
   fi
+}
+
+# inits NAMES COUNTS: "NAME:COUNT ..." from the two lists kubectl prints.
+inits() {
+  local names counts i out=""
+  read -r -a names <<< "$1"
+  read -r -a counts <<< "$2"
+  for i in "${!names[@]}"; do out+="${names[$i]}:${counts[$i]:-0} "; done
+  printf '%s' "$out"
 }
 
 # container_state POD: CID (empty until CONTAINER started) and RUNNING (since when, empty unless running) of POD.
@@ -132,6 +152,7 @@ newest_job() {
     TASK=${JOB_LEAD[$JOB]:-mpimaster}
     CONTAINER=${CONTAINER:-$TASK}
     LEAD_TASK=$TASK
+    start_watches  # now with the lead task's pods
   fi
 }
 
@@ -319,19 +340,33 @@ finish() {
 }
 
 echo "Following ${TASK:-the leading task} of the job labelled $JOB_SELECTOR"
-# Both watches' lines, as they come, on one descriptor.
-exec {EVENTS}< <(
-  watch jobs kubectl get jobs.batch.volcano.sh -n "$NS" -l "$JOB_SELECTOR" --watch --output-watch-events -o "jsonpath=$JOB_FIELDS" &
-  JOBS_WATCH=$!
-  watch pods kubectl get pods -n "$NS" -l "$POD_SELECTOR" --watch --output-watch-events -o "jsonpath=$POD_FIELDS" &
-  PODS_WATCH=$!
-  trap 'kill "$JOBS_WATCH" "$PODS_WATCH" 2>/dev/null; exit 0' TERM
-  wait
-)
-WATCH_PID=$!
+# start_watches: every watch's lines, as they come, on one descriptor (the lead task's pods once it is known).
+start_watches() {
+  if [ -n "${WATCH_PID:-}" ]; then
+    kill "$WATCH_PID" 2>/dev/null
+    exec {EVENTS}<&-
+  fi
+  PARTIAL=""
+  WATCHED_AT=$SECONDS
+  [ -n "$LEAD_TASK" ] && pod_fields
+  exec {EVENTS}< <(
+    watch jobs kubectl get jobs.batch.volcano.sh -n "$NS" -l "$JOB_SELECTOR" --watch --output-watch-events -o "jsonpath=$JOB_FIELDS" &
+    JOBS_WATCH=$!
+    watch step kubectl get pods -n "$NS" -l "$JOB_SELECTOR" --watch --output-watch-events -o "jsonpath=$STEP_FIELDS" &
+    STEP_WATCH=$!
+    PODS_WATCH=""
+    if [ -n "$LEAD_TASK" ]; then
+      watch pods kubectl get pods -n "$NS" -l "$POD_SELECTOR,volcano.sh/task-spec=$TASK" --watch --output-watch-events -o "jsonpath=$POD_FIELDS" &
+      PODS_WATCH=$!
+    fi
+    trap 'kill "$JOBS_WATCH" "$STEP_WATCH" $PODS_WATCH 2>/dev/null; exit 0' TERM
+    wait
+  )
+  WATCH_PID=$!
+}
+start_watches
 # next_event TIMEOUT: the next whole line of the watches in LINE. A read that times out keeps what it read: under
 # load the timeout can fire in the middle of a line.
-PARTIAL=""
 next_event() {
   local rc
   IFS= read -r -t "$1" -u "$EVENTS" LINE
@@ -356,7 +391,9 @@ while (( SECONDS < END )); do
   # A container run not streamed yet is streamed even when the job has finished (it ran while the follower was
   # starting); the stream then ends by itself, or within DRAIN.
   follow_pod
-  finished && finish "Job $JOB is $PHASE" "$PHASE"
+  # A job that has finished ends the following, once the lead task's pods had a moment to be listed (their watch
+  # may have just begun: a job that ran before the follower looked at it is still shown).
+  finished && (( SECONDS - WATCHED_AT >= 2 )) && finish "Job $JOB is $PHASE" "$PHASE"
   [ -n "$JOB" ] && SEEN_JOB=$JOB
   [ -n "$SEEN_JOB" ] && [ -z "$JOB" ] && finish "Job $SEEN_JOB is gone"
   newest STEP ""
