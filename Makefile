@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: run test check unit debian-tools conformance test-cluster test-e2e e2e-unless-skipped cluster-up cluster-down bench render clean
+.PHONY: run test check unit debian-tools conformance test-cluster test-e2e test-scale e2e-unless-skipped cluster-up cluster-down bench render clean
 
 # Set-up talks on stderr only, so `make run | argo submit -` stays clean on the first run too.
 $(STAMP): pyproject.toml constraints.txt
@@ -53,6 +53,12 @@ test-e2e: $(STAMP)
 	bash cluster/build.sh node
 	$(VENV)/bin/pytest tests/e2e
 
+## test-scale: the scale scenarios at full size (64 fake GPU nodes, 40 gangs, 30 waiting; tests/e2e/test_scale.py)
+test-scale: $(STAMP)
+	@$(PY) cluster/e2e/cli.py check
+	bash cluster/build.sh node
+	HERA_VOLCANO_SCALE=full $(VENV)/bin/pytest tests/e2e/test_scale.py -k v4.1.4
+
 e2e-unless-skipped:
 	@if [ "$${HERA_VOLCANO_SKIP_E2E:-}" = 1 ]; then \
 		echo "HERA_VOLCANO_SKIP_E2E=1: the end-to-end suite (make test-e2e) is skipped"; \
@@ -67,11 +73,12 @@ cluster-up: $(STAMP)
 cluster-down: $(STAMP)
 	@$(PY) cluster/e2e/cli.py down
 
-## bench: the performance tables (ratios measured side by side in one run): the library, then the real cluster
+## bench: the performance tables (ratios measured side by side in one run): the library, the real cluster, the scale
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
 	@if $(PY) cluster/e2e/cli.py check 2>/dev/null; then bash cluster/build.sh node; fi
 	$(PY) benchmarks/cluster.py
+	$(PY) benchmarks/scale.py
 
 ## render: write workflows/ and rbac/ from the code
 render: $(STAMP)

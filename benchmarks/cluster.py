@@ -11,7 +11,9 @@ cluster/e2e (started here, torn down after):
 Latency: seconds from submit to the first hello line (its log timestamp) and to the end (Succeeded, or the Job
 Completed for the floor), medians of interleaved repetitions. API load: requests the workflow's own pods (their
 service account: executor, follower, the master's wait) made, from the API server's audit log, per run, with 1, 3
-and 10 runs at once. Needs root and Linux; otherwise it says so and exits 0. Results go to RESULTS-cluster.md.
+and 10 runs at once. The job step's poll: latency and requests with argoexec checking the job every 1, 2, 5 and 10 s.
+The cost of waiting: requests per minute of one workflow whose gang waits 5 minutes (it cannot fit), ours and
+upstream's. Needs root and Linux; otherwise it says so and exits 0. Results go to RESULTS-cluster.md.
 """
 
 from __future__ import annotations
@@ -36,9 +38,11 @@ RESULTS = Path(__file__).resolve().with_name("RESULTS-cluster.md")
 
 REPS = 3
 CONCURRENCY = (1, 3, 10)
+POLLS = (1, 2, 5, 10)
+WAIT_MINUTES = 5
 LATENCY_TARGET = 1.2  # ours <= 1.2x the floor
 UPSTREAM_NS = "upstream"
-OURS_USER = "system:serviceaccount:argo:argo"
+OURS_USER = "system:serviceaccount:argo:volcano-workflows"
 UPSTREAM_USER = f"system:serviceaccount:{UPSTREAM_NS}:argo"
 
 
@@ -73,8 +77,9 @@ class Bench:
     # ------------------------------------------------------------------------------------------ set-up
 
     def setup(self) -> None:
-        self.kubectl("-n", "argo", "create", "serviceaccount", "argo")
-        self.kubectl("apply", "-f", "-", input=self.hera("hera_volcano.rbac"))
+        from welcome import apply_bundled_rbac
+
+        apply_bundled_rbac(self.node)
         if not self.upstream:
             return
         import yaml
@@ -91,6 +96,13 @@ class Bench:
         [template] = [d for d in yaml.safe_load_all(hello) if d]
         template["metadata"]["namespace"] = UPSTREAM_NS
         self.kubectl("apply", "-f", "-", input=yaml.safe_dump(template))
+        # The same example, its gang unable to fit (every pod asks 2 CPUs of the 2-CPU node): it waits.
+        waits = json.loads(json.dumps(template))
+        waits["metadata"]["name"] = "volcano-mpi-hello-waits"
+        for t in waits["spec"]["templates"]:
+            if "resource" in t:
+                t["resource"]["manifest"] = t["resource"]["manifest"].replace("nvidia.com/gpu: 0", "cpu: 2")
+        self.kubectl("apply", "-f", "-", input=yaml.safe_dump(waits))
 
     # ------------------------------------------------------------------------------------------ one run
 
@@ -124,12 +136,26 @@ class Bench:
             time.sleep(0.25)
         raise RuntimeError(f"{namespace}/{name} did not finish in {timeout} s")
 
-    def ours(self, i: int) -> dict[str, Any]:
+    def ours(self, i: int, *args: str) -> dict[str, Any]:
         start = time.time()
-        name = self.argo("argo", "submit", "-o", "name", "-", input=self.hera("hera_volcano.mpi_hello")).strip()
+        name = self.argo("argo", "submit", "-o", "name", "-", input=self.hera("hera_volcano.mpi_hello", *args)).strip()
         end = self.wait_workflow("argo", name)
-        hello = self.first_hello("argo", f"workflows.argoproj.io/workflow={name}")
+        hello = self.first_hello("argo", f"hera-volcano/workflow={name}")  # the job's pods carry our label
         return {"start": start, "hello": hello, "end": end, "name": name, "ns": "argo"}
+
+    def waiting(self, namespace: str, submit: list[str], manifest: str | None, user: str) -> tuple[float, float]:
+        """Requests per minute a workflow whose gang cannot fit makes while it waits WAIT_MINUTES (its job step and
+        its follower; the watches it holds open excluded), then it is deleted."""
+        name = self.argo(namespace, "submit", "-o", "name", *submit, input=manifest).strip()
+        time.sleep(30)  # its pods have started and settled into waiting
+        start = time.time()
+        time.sleep(WAIT_MINUTES * 60)
+        end = time.time()
+        self.argo(namespace, "delete", name)
+        time.sleep(2)
+        counts = self.requests(user, start, end)
+        beyond = sum(v for k, v in counts.items() if not k.startswith("watch")) / WAIT_MINUTES
+        return beyond, counts.get("get jobs", 0) / WAIT_MINUTES  # all of them, and the job step's poll
 
     def upstream_run(self, i: int) -> dict[str, Any]:
         start = time.time()
@@ -138,7 +164,7 @@ class Bench:
             UPSTREAM_NS, "submit", "-o", "name", "--from", "workflowtemplate/volcano-mpi-hello", "-p", f"job-name={job}"
         ).strip()
         end = self.wait_workflow(UPSTREAM_NS, name)
-        hello = self.first_hello(UPSTREAM_NS, f"workflows.argoproj.io/workflow={name}")
+        hello = self.first_hello(UPSTREAM_NS, f"workflows.argoproj.io/workflow={name}")  # its follower
         return {"start": start, "hello": hello, "end": end, "name": name, "ns": UPSTREAM_NS}
 
     def floor(self, i: int) -> dict[str, Any]:
@@ -202,6 +228,19 @@ class Bench:
         return sum(counts.values()) / max(len(results), 1), counts
 
 
+def no_fit(upstream: bool) -> tuple[list[str], str | None]:
+    """A hello world whose gang cannot fit on the 2-CPU node (each pod asks 2 CPUs): it waits until deleted."""
+    if upstream:
+        return ["--from", "workflowtemplate/volcano-mpi-hello-waits", "-p", "job-name=up-waits"], None
+    sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+    from workloads import mpi_workflow
+
+    manifest = mpi_workflow(
+        "waits", command=["mpi_hello_world"], deadline=3600, worker={"resources": {"requests": {"cpu": "2"}}}
+    )
+    return ["-"], manifest
+
+
 def table(rows: list[tuple[str, str, str, str, str]]) -> str:
     lines = ["| # | Benchmark | Measured (medians) | Target | Result |", "|---|---|---|---|---|"]
     lines += [f"| {a} | {b} | {c} | {d} | {e} |" for a, b, c, d, e in rows]
@@ -233,6 +272,15 @@ def main() -> int:
                 runs[kind].append(kinds[kind](rep))
         hello = {k: statistics.median(r["hello"] - r["start"] for r in v) for k, v in runs.items()}
         end = {k: statistics.median(r["end"] - r["start"] for r in v) for k, v in runs.items()}
+        polls: dict[int, list[dict[str, Any]]] = {s: [] for s in POLLS}
+        for rep in range(REPS):
+            for seconds in POLLS if rep % 2 == 0 else reversed(POLLS):
+                run = bench.ours(rep, "--poll-seconds", str(seconds))
+                run["requests"] = sum(bench.requests(OURS_USER, run["start"] - 1, run["end"] + 5).values())
+                polls[seconds].append(run)
+        waiting = {"ours": bench.waiting("argo", *no_fit(False), OURS_USER)}
+        if bench.upstream:
+            waiting["upstream"] = bench.waiting(UPSTREAM_NS, *no_fit(True), UPSTREAM_USER)
         loads: dict[str, dict[int, tuple[float, Counter[str]]]] = {"ours": {}}
         if bench.upstream:
             loads["upstream"] = {}
@@ -276,6 +324,30 @@ def main() -> int:
                 "PASS" if ok else "MISS",
             )
         )
+    for seconds, poll_runs in polls.items():
+        end_s = statistics.median(r["end"] - r["start"] for r in poll_runs)
+        asked = statistics.median(r["requests"] for r in poll_runs)
+        rows.append(
+            (
+                "9",
+                f"The job step checks the job every {seconds} s (RESOURCE_STATE_CHECK_INTERVAL): submit → Succeeded,"
+                " and the requests of the run's pods",
+                f"{end_s:.1f} s ({end_s / end['floor']:.2f}x the floor), {asked:.0f} requests",
+                "latency against requests",
+                "",
+            )
+        )
+    rows.append(
+        (
+            "10",
+            f"A workflow whose gang waits {WAIT_MINUTES} min: requests per minute by its pods, beyond open watches",
+            ", ".join(f"{k} {v:.1f}/min ({p:.1f} of them its job step's poll)" for k, (v, p) in waiting.items()),
+            "<= 6/min, <= upstream's",
+            "PASS"
+            if waiting["ours"][0] <= 6 and waiting["ours"][0] <= waiting.get("upstream", waiting["ours"])[0]
+            else "MISS",
+        )
+    )
     detail = "\n".join(
         f"- {kind}, {n} at once: " + ", ".join(f"{k} {v}" for k, v in sorted(c.items()))
         for kind, by_n in loads.items() for n, (_, c) in by_n.items()

@@ -5,7 +5,7 @@
 #   cluster/build.sh crds            the CRD lists only
 #   cluster/build.sh node            everything the single-node cluster of tests/e2e needs:
 #                                    host packages, Kubernetes, CoreDNS, Argo (both lines), Volcano, images
-#   cluster/build.sh host|kube|coredns|argo|volcano|images   one part of `node`
+#   cluster/build.sh host|kube|coredns|argo|volcano|kwok|images   one part of `node`
 #
 # Output, under $HERA_VOLCANO_CLUSTER_CACHE (default .cache/cluster at the repo root):
 #   bin/                  kube-*, kubelet, kubectl, etcd, coredns, vc-scheduler, vc-controller-manager,
@@ -130,6 +130,23 @@ build_coredns() {
     (cd "$dir" && go build -mod=readonly -ldflags "-s -w" -o "$out/bin/coredns" .)
 }
 
+# kwok, and the list of its Stage files (absolute paths in the module cache, hash-checked, not copied).
+build_kwok() {
+    local dir src list f
+    dir=$(writable_copy "$KWOK_MODULE" "$KWOK_VERSION" "$KWOK_SUM" "kwok@$KWOK_VERSION")
+    mark_copied "$dir"
+    step "building kwok $KWOK_VERSION"
+    (cd "$dir" && go build -mod=readonly -ldflags "-s -w" -o "$out/bin/kwok" ./cmd/kwok)
+    src=$(module_dir "$KWOK_MODULE" "$KWOK_VERSION" "$KWOK_SUM")
+    mkdir -p "$out/kwok"
+    list=$(mktemp "$out/kwok/list.XXXXXX")
+    for f in $KWOK_STAGES; do
+        [ -f "$src/$f" ] || die "no $f in $KWOK_MODULE@$KWOK_VERSION"
+        echo "$src/$f" >>"$list"
+    done
+    mv "$list" "$out/kwok/stages.list"
+}
+
 # build_argo MODULE VERSION SUM: workflow-controller, argoexec and the argo CLI of one Argo line.
 build_argo() {
     local dir dest ldflags c
@@ -218,7 +235,7 @@ build_images() {
 # The k8s.io/kubernetes hash pinned in go.sum (the pause image is built from its source).
 kube_sum() { awk -v v="$KUBE_VERSION" '$1 == "k8s.io/kubernetes" && $2 == v { print $3 }' "$here/go.sum"; }
 
-[ $# -gt 0 ] || die "usage: $0 control-plane|crds|node|host|kube|coredns|argo|volcano|images..."
+[ $# -gt 0 ] || die "usage: $0 control-plane|crds|node|host|kube|coredns|argo|volcano|kwok|images..."
 for target in "$@"; do
     case "$target" in
         control-plane) build_kube kube-apiserver etcd; resolve_crds ;;
@@ -231,6 +248,7 @@ for target in "$@"; do
             build_argo "$ARGO4_MODULE" "$ARGO4_VERSION" "$ARGO4_SUM"
             ;;
         volcano) build_volcano ;;
+        kwok) build_kwok ;;
         images) build_images ;;
         node)
             install_host_packages
@@ -239,6 +257,7 @@ for target in "$@"; do
             build_argo "$ARGO3_MODULE" "$ARGO3_VERSION" "$ARGO3_SUM"
             build_argo "$ARGO4_MODULE" "$ARGO4_VERSION" "$ARGO4_SUM"
             build_volcano
+            build_kwok
             resolve_crds
             build_images
             ;;

@@ -33,6 +33,22 @@ COREDNS_MODULE=github.com/coredns/coredns
 COREDNS_VERSION=v1.15.0
 COREDNS_SUM=h1:OBT+OEyHVdUiVxPhrNlC5XZVq3RkSxzQXfZQ76gm5ck=
 
+# kwok: fake nodes beside the real one (the scale scenarios), and the Stages that move their pods along, read from
+# the module (a pod completes after the delay its pod-complete.stage.kwok.x-k8s.io/delay annotation gives).
+KWOK_MODULE=sigs.k8s.io/kwok
+KWOK_VERSION=v0.8.0
+KWOK_SUM=h1:OTIOTwgROqPMovcTwxICx2eYQ4AwLpSx5EpjbDKF4SQ=
+KWOK_STAGES="
+kustomize/stage/node/fast/node-initialize.yaml
+kustomize/stage/node/heartbeat/node-heartbeat.yaml
+kustomize/stage/pod/general/pod-create.yaml
+kustomize/stage/pod/general/pod-init-container-running.yaml
+kustomize/stage/pod/general/pod-init-container-completed.yaml
+kustomize/stage/pod/general/pod-ready.yaml
+kustomize/stage/pod/general/pod-complete.yaml
+kustomize/stage/pod/general/pod-delete.yaml
+"
+
 # Debian bookworm packages installed on the host: the container runtime and the tools kube-proxy and the CNI
 # plugins call. NAME VERSION SHA256, one per line.
 HOST_DEBS="

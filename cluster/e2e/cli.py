@@ -13,6 +13,7 @@ import argparse
 import sys
 
 import layout as L
+import welcome
 from host import HostError, require_root_and_linux
 from node import Node
 from procs import StartError
@@ -33,11 +34,14 @@ def main(argv: list[str]) -> int:
     try:
         if args.command == "up":
             node.up(args.argo)
-            env = node.env()
-            print(f"Cluster up (Argo {args.argo}, Volcano, Kubernetes). In your shell:", file=sys.stderr)
-            print(f"export KUBECONFIG={env['KUBECONFIG']}")
-            print(f"export PATH={node.paths.bin}:$PATH")
-            print("Then: make run | argo submit --watch -   (and `make cluster-down` when done)", file=sys.stderr)
+            welcome.apply_bundled_rbac(node)
+            print(
+                f"Cluster up (Argo {args.argo}, Volcano, Kubernetes), with the bundled workflows' service account"
+                " and RBAC applied (python -m hera_volcano.rbac | kubectl apply -f -). In your shell:",
+                file=sys.stderr,
+            )
+            print("\n".join(welcome.exports(node)))
+            print(f"Then: {welcome.NEXT}   (and `make cluster-down` when done)", file=sys.stderr)
         elif args.command == "down":
             problems = node.down()
             if problems:

@@ -46,6 +46,8 @@ VOLCANO_CONTROLLER_METRICS_PORT = 18254
 VOLCANO_WEBHOOK_HEALTHZ_PORT = 18255
 #: Hard-coded by Argo's workflow-controller (every interface): one controller per host at a time.
 ARGO_HEALTHZ_PORT = 6060
+#: kwok's server (healthz, and the logs of fake pods), on loopback.
+KWOK_PORT = 18260
 
 VOLCANO_NAMESPACE = "volcano-system"
 ARGO_NAMESPACE = "argo"

@@ -33,6 +33,7 @@ from procs import Processes, StartError, http_ok
 #: Stop order: what uses the API first, the API server and etcd last.
 STOP_ORDER = (
     "workflow-controller",
+    "kwok",
     "vc-scheduler",
     "vc-controller-manager",
     "vc-webhook-manager",
@@ -47,6 +48,9 @@ STOP_ORDER = (
 )
 
 ADMIN = "hera-volcano-e2e-admin"
+#: What marks a fake node, and keeps every pod off it that does not ask for it.
+FAKE_NODE_LABELS = {"type": "kwok"}
+FAKE_NODE_TAINT = {"key": "kwok.x-k8s.io/node", "value": "fake", "effect": "NoSchedule"}
 
 
 class Node:
@@ -195,6 +199,60 @@ class Node:
         (self.paths.state / "argo-line").write_text(line)
         self._link_clis()
 
+    # ------------------------------------------------------------------------------------------ fake nodes
+
+    def add_fake_nodes(
+        self, count: int, *, gpus: int = 8, cpu: str = "64", memory: str = "512Gi", prefix: str = "kwok-node"
+    ) -> list[str]:
+        """``count`` fake GPU nodes beside the real one, kept Ready by kwok (started first: kubernetes-sigs/kwok#1572),
+        labelled ``type: kwok`` and tainted ``kwok.x-k8s.io/node=fake:NoSchedule`` so that only pods that ask for
+        them land there. Their pods move along kwok's Stages: a pod completes after the delay its annotation
+        ``pod-complete.stage.kwok.x-k8s.io/delay`` gives."""
+        if not self.procs.pid("kwok"):
+            self._start_kwok()
+        names = [f"{prefix}-{i}" for i in range(count)]
+        resources = {"cpu": cpu, "memory": memory, "pods": "110", "nvidia.com/gpu": str(gpus)}
+        for name in names:
+            self.api.apply(
+                f"/api/v1/nodes/{name}",
+                {
+                    "apiVersion": "v1",
+                    "kind": "Node",
+                    "metadata": {"name": name, "labels": {**FAKE_NODE_LABELS, "kubernetes.io/hostname": name}},
+                    "spec": {"taints": [FAKE_NODE_TAINT]},
+                    "status": {"capacity": resources, "allocatable": resources},
+                },
+            )
+        self._wait(lambda: all(self._ready(n) for n in names), f"{count} fake nodes Ready", 120)
+        return names
+
+    def remove_fake_nodes(self) -> None:
+        """Delete the fake nodes (their pods go with them) and stop kwok."""
+        nodes = self.api.get("/api/v1/nodes?labelSelector=type%3Dkwok")["items"]
+        for node in nodes:
+            with contextlib.suppress(ApiError):
+                self.api.request("DELETE", f"/api/v1/nodes/{node['metadata']['name']}")
+        self.procs.stop("kwok")
+
+    def _ready(self, node: str) -> bool:
+        found = self.api.get(f"/api/v1/nodes/{node}")
+        return any(c["type"] == "Ready" and c["status"] == "True" for c in found["status"].get("conditions", []))
+
+    def _start_kwok(self) -> None:
+        listing = L.BUILD / "kwok" / "stages.list"
+        if not listing.is_file() or not L.built("kwok").is_file():
+            raise host.HostError("kwok is not built: run `cluster/build.sh kwok`")
+        stages = "---\n".join(Path(f).read_text() for f in listing.read_text().split())
+        config = self._write("kwok/stages.yaml", stages)
+        self.procs.spawn(
+            "kwok",
+            [
+                L.built("kwok"), f"--kubeconfig={self.paths.kubeconfig}", f"--config={config}",
+                "--manage-nodes-with-label-selector=type=kwok", f"--server-address=127.0.0.1:{L.KWOK_PORT}",
+            ],
+        )  # fmt: skip
+        self.procs.wait("kwok", lambda: http_ok(f"http://127.0.0.1:{L.KWOK_PORT}/healthz"), "healthz", 60)
+
     def current_argo_line(self) -> str | None:
         with contextlib.suppress(OSError):
             return (self.paths.state / "argo-line").read_text().strip()
@@ -234,7 +292,7 @@ class Node:
             (loop, L.COREDNS_HEALTH_PORT), (loop, L.COREDNS_READY_PORT), (loop, L.VOLCANO_WEBHOOK_PORT),
             (loop, L.VOLCANO_SCHEDULER_HEALTHZ_PORT), (loop, L.VOLCANO_SCHEDULER_METRICS_PORT),
             (loop, L.VOLCANO_CONTROLLER_HEALTHZ_PORT), (loop, L.VOLCANO_CONTROLLER_METRICS_PORT),
-            (loop, L.VOLCANO_WEBHOOK_HEALTHZ_PORT), ("0.0.0.0", L.ARGO_HEALTHZ_PORT),
+            (loop, L.VOLCANO_WEBHOOK_HEALTHZ_PORT), ("0.0.0.0", L.ARGO_HEALTHZ_PORT), (loop, L.KWOK_PORT),
         ]  # fmt: skip
 
     def _wait(self, ready: Any, what: str, timeout: float = 120) -> None:
@@ -645,6 +703,9 @@ oom_score = 0
             for hook in webhook["webhooks"]:
                 path = hook["clientConfig"]["service"]["path"]
                 hook["clientConfig"] = {"url": url + path, "caBundle": ca}
+                # Hundreds of pods at once (the scale scenarios) took longer than the default 10 s in Volcano's
+                # own tests.
+                hook["timeoutSeconds"] = 30
             kind = (
                 "mutatingwebhookconfigurations"
                 if webhook["kind"].startswith("Mutating")

@@ -238,7 +238,8 @@ PYTORCH_IMAGE = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
 
 
 def mpi_recipe(root: Path, inputs: Inputs) -> None:
-    """Volcano's example MPI image, rebuilt: Open MPI, an ssh server and client, ``mpi_hello_world`` in PATH."""
+    """Volcano's example MPI image, rebuilt: Open MPI, an ssh server and client, ``mpi_hello_world`` in PATH, and
+    Python with mpi4py (for Python functions as MPI jobs)."""
     _users(root, "sshd:x:100:65534::/run/sshd:/usr/sbin/nologin\n")
     # What openssh-server's postinst does: the default configuration and host keys. Keys are made at build time,
     # as a `RUN apt-get install openssh-server` bakes them into an image.
@@ -316,6 +317,8 @@ def images(argo_versions: Iterable[str]) -> list[Image]:
                 "openmpi-bin",
                 "libopenmpi3",
                 "libpsm-infinipath1",
+                "python3",
+                "python3-mpi4py",
                 "openssh-server",
                 "openssh-client",
                 "dash",

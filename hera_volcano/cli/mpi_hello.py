@@ -14,6 +14,12 @@ def _parser() -> argparse.ArgumentParser:
     p = c.parser("hera-volcano mpi-hello", "Print the Volcano MPI hello world as an Argo Workflow.")
     c.add_common(p)
     c.add_kubectl_image(p)
+    p.add_argument(
+        "--poll-seconds",
+        type=c.positive_int,
+        metavar="N",
+        help="seconds between the job step's checks of the job (one GET each; default: Argo's, 5)",
+    )
     p.add_argument("--job-name", default="", metavar="NAME", help="fixed Volcano job name (default: generated per run)")
     p.add_argument("--workers", type=c.positive_int, default=2, metavar="N", help="MPI workers (2)")
     p.add_argument("--slots-per-worker", type=c.positive_int, default=1, metavar="N", help="MPI ranks per worker (1)")
@@ -36,6 +42,7 @@ _OPTION = {
     "rdma_per_worker": "--rdma-per-worker",
     "namespace": "--namespace",
     "kubectl_image": "--kubectl-image",
+    "poll_seconds": "--poll-seconds",
     "service_account": "--service-account",
 }
 
@@ -53,6 +60,7 @@ def main(argv: Sequence[str]) -> int:
         image=args.image,
         mpi_plugin=args.mpi_plugin,
         kubectl_image=args.kubectl_image,
+        poll_seconds=args.poll_seconds,
         template=args.template,
     )
     try:

@@ -12,7 +12,9 @@ if TYPE_CHECKING:
     from hera_volcano.volcano.job import VolcanoJob
 
 
-def submit_and_follow(w: Workflow, job: VolcanoJob, *, job_label: str, master: str, kubectl_image: str) -> None:
+def submit_and_follow(
+    w: Workflow, job: VolcanoJob, *, job_label: str, master: str, kubectl_image: str, poll_seconds: int | None = None
+) -> None:
     """Add the shape to ``w``; call it inside ``with w:``, where Hera collects the templates."""
     from hera.workflows import DAG
 
@@ -20,7 +22,7 @@ def submit_and_follow(w: Workflow, job: VolcanoJob, *, job_label: str, master: s
     from hera_volcano.argo.follow_logs import follow_logs_template, follower_continue_on
     from hera_volcano.argo.job_template import job_template
 
-    submit = job_template(job, name="submit-volcano-job", job_label=job_label)
+    submit = job_template(job, name="submit-volcano-job", job_label=job_label, poll_seconds=poll_seconds)
     follow = follow_logs_template(
         name="follow-master-logs", job_label=job_label, task=master, kubectl_image=kubectl_image
     )

@@ -38,6 +38,8 @@ class Options:
     image: str = MPI_EXAMPLE_IMAGE
     mpi_plugin: bool = False
     kubectl_image: str = KUBECTL_IMAGE
+    #: argoexec's interval between checks of the job (seconds; None: the job_template default).
+    poll_seconds: int | None = None
     template: bool = False
 
 
@@ -82,7 +84,14 @@ def build(options: Options = Options()) -> Workflow:
         entrypoint="main",
         arguments=[Parameter(name="job-name", value=options.job_name)],
     ) as w:
-        submit_and_follow(w, job, job_label=JOB_LABEL, master=MASTER, kubectl_image=options.kubectl_image)
+        submit_and_follow(
+            w,
+            job,
+            job_label=JOB_LABEL,
+            master=MASTER,
+            kubectl_image=options.kubectl_image,
+            poll_seconds=options.poll_seconds,
+        )
     return w
 
 

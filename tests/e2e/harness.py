@@ -81,6 +81,7 @@ class PodRecord:
     restarts: dict[str, int] = field(default_factory=dict)
     waiting: set[str] = field(default_factory=set)  # reasons its containers waited for (ImagePullBackOff, ...)
     deleted: bool = False
+    bound_at: float | None = None  # when it was first seen on a node
 
 
 class Recorder:
@@ -91,6 +92,7 @@ class Recorder:
         self.pods: dict[str, PodRecord] = {}
         self.groups: dict[str, dict[str, Any]] = {}
         self.job_phases: dict[str, list[str]] = {}  # Volcano Job name -> the phases it went through
+        self.job_phase_at: dict[str, dict[str, float]] = {}  # Volcano Job name -> phase -> when first seen
         self.jobs: dict[str, dict[str, Any]] = {}  # Volcano Job name -> its last version seen
         self.deleted: dict[str, float] = {}  # "pod/NAME", "podgroup/UID", "job/NAME" -> when it was deleted
         #: What went wrong while watching (the suite fails on any at the end: a gap in the record is a test bug).
@@ -148,6 +150,8 @@ class Recorder:
             self.pods[meta.name] = rec
         rec.scheduler = spec.scheduler_name or ""
         rec.node = spec.node_name or rec.node
+        if rec.node and rec.bound_at is None:
+            rec.bound_at = time.time()
         if status.phase and (not rec.phases or rec.phases[-1] != status.phase):
             rec.phases.append(status.phase)
         for cs in [*(status.init_container_statuses or []), *(status.container_statuses or [])]:
@@ -171,6 +175,8 @@ class Recorder:
         phase = job.get("status", {}).get("state", {}).get("phase")
         if phase and (not phases or phases[-1] != phase):
             phases.append(phase)
+        if phase:
+            self.job_phase_at.setdefault(job["metadata"]["name"], {}).setdefault(phase, time.time())
 
     def gone_at(self, job: str) -> float | None:
         """When the last of a Volcano Job, its pods and its PodGroups was deleted (None while one is left)."""
@@ -321,10 +327,10 @@ class Cluster:
                     found.add(ref.get("resource", "?") + (f"/{sub}" if sub else ""))
         return found
 
-    def requests(self, service_account: str = SERVICE_ACCOUNT) -> list[Request]:
-        """Every request the pods of ``service_account`` (of the workflows' namespace) made, from the API server's
-        audit log, with the pod that made it (service-account tokens of pods name their pod)."""
-        user = f"system:serviceaccount:{NAMESPACE}:{service_account}"
+    def requests(self, service_account: str = SERVICE_ACCOUNT, namespace: str = NAMESPACE) -> list[Request]:
+        """Every request the pods of ``service_account`` (of ``namespace``) made, from the API server's audit log,
+        with the pod that made it (service-account tokens of pods name their pod)."""
+        user = f"system:serviceaccount:{namespace}:{service_account}"
         found = []
         with open(self.node.paths.audit_log) as f:
             for line in f:

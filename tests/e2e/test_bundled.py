@@ -6,7 +6,9 @@ with the batch of every batched scenario (harness.Batch) and checked each on its
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 import tempfile
 from datetime import datetime
 from pathlib import Path
@@ -14,7 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
-from harness import Batch, Cluster, Record, took
+from harness import ROOT, Batch, Cluster, Record, took
 
 from tests.doc_blocks import blocks, run_python
 
@@ -81,6 +83,13 @@ def test_mpi_hello_world(cluster: Cluster) -> None:
     job = check_mpi_run(cluster, wf, ranks=2, workers=2)
     owners = job["metadata"]["ownerReferences"]
     assert [(o["kind"], o["name"], o.get("controller")) for o in owners] == [("Workflow", wf["metadata"]["name"], True)]
+    # What every Argo user types first prints the run's output, with no error line: the job's pods do not carry
+    # Argo's workflow label, so argo asks none of them for a `main` container they do not have.
+    for follow in ((), ("-f",)):
+        logs = cluster.argo("logs", wf["metadata"]["name"], *follow, "--no-color", timeout=120)
+        assert logs.code == 0, logs
+        assert "ERROR" not in logs.out + logs.err and "Failed to get pod logs" not in logs.out + logs.err, logs
+        assert hello_ranks(logs.out.splitlines()) == {0: 2, 1: 2}, logs.out
 
 
 @pytest.mark.batch
@@ -172,3 +181,15 @@ def test_readme_examples_run(cluster: Cluster, batch: Batch, record_property: Re
         assert wf["status"]["phase"] == "Succeeded", (wf["metadata"]["name"], wf["status"].get("message"))
         assert cluster.jobs(wf["metadata"]["name"]), "each example runs Volcano jobs"
     record_property("took", slowest)
+
+
+@pytest.mark.scenario("21.5 what make cluster-up prints works as printed")
+def test_what_cluster_up_prints_works_as_printed(cluster: Cluster) -> None:
+    """The exports, then the next command, exactly as `make cluster-up` prints them, in a plain shell."""
+    import welcome
+
+    script = "\n".join([*welcome.exports(cluster.node), welcome.NEXT])
+    env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG",)}
+    run = subprocess.run(["bash", "-ec", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, (run.stdout[-3000:], run.stderr[-3000:])
+    assert "Succeeded" in run.stdout, run.stdout[-3000:]

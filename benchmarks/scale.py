@@ -1,0 +1,93 @@
+"""The scale scenarios at full size (``make bench``, third part): 64 fake GPU nodes of kwok beside the real node, 40
+gangs into two queues, 30 workflows waiting, on Volcano's real scheduler and Argo's real controller.
+
+It runs tests/e2e/test_scale.py with ``HERA_VOLCANO_SCALE=full`` (the same scenarios `make test` runs small), which
+records what it measured, and writes the table to RESULTS-scale.md. Needs root and Linux; otherwise it says so and
+exits 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "cluster" / "e2e"))
+RESULTS = Path(__file__).resolve().with_name("RESULTS-scale.md")
+
+
+def table(found: dict[str, dict[str, Any]]) -> str:
+    burst, cost = found.get("burst", {}), found.get("cost of waiting", {})
+    ours, theirs = cost.get("ours", {}), cost.get("upstream") or {}
+    rows = [
+        (
+            "fake nodes (8 nvidia.com/gpu each), the real node beside them",
+            f"{burst.get('nodes')} ({burst.get('gpus')} GPUs)",
+        ),
+        ("gangs (MPI and PyTorch, 2 to 16 GPU workers), queues", f"{burst.get('gangs')}, {burst.get('queues')}"),
+        (
+            "drain: submit-all to all Succeeded; the floor (the same jobs with kubectl, no Argo)",
+            f"{burst.get('drain_s')} s; {burst.get('floor_s')} s: **{burst.get('drain_over_floor')}x**",
+        ),
+        (
+            "requests per second per waiting workflow beyond its watches: ours (its job step's poll alone); upstream",
+            f"{ours.get('per_workflow_per_s_beyond_watches')} ({ours.get('step_poll_per_s')}); "
+            f"{theirs.get('per_workflow_per_s_beyond_watches', 'n/a')}",
+        ),
+        (
+            "gangs seen partly bound in one sample; held partly bound (two samples in a row)",
+            f"{burst.get('partly_bound_seen_once')}; {burst.get('partly_bound_held')}",
+        ),
+        ("queue overuse seen", str(burst.get("queue_overuse"))),
+        ("jobs overtaken by a later, larger job of their queue", str(burst.get("overtaken_by_larger"))),
+        (
+            "a follower's end after its job's (the fake pods' log streams never end), worst",
+            f"{burst.get('follower_end_after_job_s_max')} s",
+        ),
+        (
+            "a high-priority gang into a full queue started before the waiting ones",
+            str(found.get("priority", {}).get("high_started_before_waiting")),
+        ),
+    ]
+    return "\n".join(["| | |", "|---|---|", *(f"| {a} | {b} |" for a, b in rows)])
+
+
+def main() -> int:
+    from host import HostError, require_root_and_linux
+
+    try:
+        require_root_and_linux()
+    except HostError as e:
+        print(f"benchmarks/scale.py: skipped: {e}")
+        return 0
+    began = time.monotonic()
+    with tempfile.TemporaryDirectory() as folder:
+        results = Path(folder) / "scale.jsonl"
+        env = {**os.environ, "HERA_VOLCANO_SCALE": "full", "HERA_VOLCANO_SCALE_RESULTS": str(results)}
+        pytest = [sys.executable, "-m", "pytest", "tests/e2e/test_scale.py", "-k", "v4.1.4", "-s", "-q"]
+        run = subprocess.run(pytest, cwd=ROOT, env=env, check=False)
+        found = {}
+        if results.exists():
+            for line in results.read_text().splitlines():
+                entry = json.loads(line)
+                found[entry["scenario"]] = entry
+    header = (
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Linux {platform.release()}, "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; Kubernetes v1.37.2, Volcano v1.15.1, Argo v4.1.4, "
+        f"kwok v0.8.0. Scenarios {'passed' if run.returncode == 0 else 'FAILED'}; {time.monotonic() - began:.0f} s."
+    )
+    text = f"{header}\n\n{table(found)}\n\nMeasured:\n" + "\n".join(f"- {k}: {json.dumps(v)}" for k, v in found.items())
+    print(text)
+    RESULTS.write_text(text + "\n")
+    return run.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,179 @@
+"""Data pipelines on the real cluster (issue 20): the bundled prep -> train -> evaluate pipeline with a workspace on
+a real PersistentVolume; an mpi4py function whose reported sum reaches a downstream step of a hand-composed DAG; a
+function that raises; a job that reports nothing; a value with quotes, $(...), a line break and {{ arriving byte for
+byte. All in the batch of every batched scenario (harness.Batch)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+import yaml
+from functions import boom, echo, rank_sum, silent
+from harness import NAMESPACE, SERVICE_ACCOUNT, Batch, Cluster, Record, took
+
+import hera_volcano as hv
+
+MPI_IMAGE = "volcanosh/example-mpi:0.0.3"
+PYTHON_IMAGE = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"  # python3, as built for the test cluster
+CLAIM = "hera-volcano-workspace"
+TRICKY = 'it\'s "quoted" $(HOME) $$ {{workflow.name}}\nsecond line'
+
+
+def claim(cluster: Cluster) -> None:
+    """The workspace the bundled data pipeline mounts: a PersistentVolumeClaim bound by the control plane to a
+    hostPath PersistentVolume (the node is this machine), under the cluster's state folder."""
+    folder = cluster.node.paths.state / "workspace"
+    pv = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": "hera-volcano-workspace"},
+        "spec": {
+            "capacity": {"storage": "1Gi"},
+            "accessModes": ["ReadWriteOnce"],
+            "persistentVolumeReclaimPolicy": "Retain",
+            "storageClassName": "",
+            "hostPath": {"path": str(folder), "type": "DirectoryOrCreate"},
+            "claimRef": {"namespace": NAMESPACE, "name": CLAIM},
+        },
+    }
+    pvc = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": CLAIM, "namespace": NAMESPACE},
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": "",
+            "volumeName": "hera-volcano-workspace",
+            "resources": {"requests": {"storage": "1Gi"}},
+        },
+    }
+    cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump_all([pv, pvc])).ok()
+    cluster.wait_for(
+        lambda: cluster.kubectl("-n", NAMESPACE, "get", "pvc", CLAIM, "-o", "jsonpath={.status.phase}").out == "Bound",
+        "the workspace claim bound",
+        60,
+    )
+
+
+def with_downstream(job: hv.VolcanoJob, outputs: list[str], name: str, value: str, *arguments: str) -> str:
+    """A DAG composed by hand: the job's task (job_dag) then a step that prints ``value`` (say, an output of it);
+    ``arguments`` are the Workflow's parameters."""
+    from hera.workflows import DAG, Container, Parameter, Workflow
+
+    with Workflow(
+        generate_name=f"{name}-",
+        namespace=NAMESPACE,
+        entrypoint="main",
+        service_account_name=SERVICE_ACCOUNT,
+        arguments=[Parameter(name=a, value="x") for a in arguments] or None,
+    ) as w:
+        run = hv.job_dag(job, name="run", outputs=outputs)
+        show = Container(
+            name="show",
+            image="busybox:1.37.0",
+            command=["sh", "-c", 'printf "downstream got: %s\\n" "$VALUE"'],
+            inputs=[Parameter(name="value")],
+            env=[{"name": "VALUE", "value": "{{inputs.parameters.value}}"}],
+        )
+        with DAG(name="main"):
+            run(name="ranks") >> show(name="show", arguments={"value": value})
+        w.on_exit = hv.cleanup_on_failure()
+    return hv.to_yaml(w)
+
+
+def submit_batch(b: Batch, cluster: Cluster) -> None:
+    claim(cluster)
+    b.submit("data pipeline", cluster.hera("data_pipeline"))
+    mpi = hv.mpi_job(image=MPI_IMAGE, func=rank_sum, workers=3, service_account=SERVICE_ACCOUNT)
+    b.submit("mpi4py", with_downstream(mpi, ["sum"], "mpi4py", "{{tasks.ranks.outputs.parameters.sum}}"))
+    raising = hv.batch_job("boom", image=PYTHON_IMAGE, func=boom, func_args={"message": "the function broke"})
+    b.submit("raises", hv.to_yaml(hv.Pipeline([raising]).workflow("raises", service_account=SERVICE_ACCOUNT)))
+    quiet = hv.pytorch_job(image=PYTHON_IMAGE, func=silent, workers=1)
+    b.submit("reports nothing", with_downstream(quiet, ["loss"], "quiet", "{{tasks.ranks.outputs.parameters.loss}}"))
+    verbatim = hv.pytorch_job(
+        image=PYTHON_IMAGE, func=echo, func_args={"text": hv.Placeholder.workflow_parameter("text", "x")}, workers=1
+    )
+    manifest = with_downstream(verbatim, ["text"], "verbatim", "{{tasks.ranks.outputs.parameters.text}}", "text")
+    b.submit("verbatim", manifest, args=["-p", f"text={TRICKY}"])
+
+
+def nodes(wf: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {n["displayName"]: n for n in wf["status"]["nodes"].values()}
+
+
+def output(node: dict[str, Any], name: str) -> str:
+    return str(next(p["value"] for p in node["outputs"]["parameters"] if p["name"] == name))
+
+
+def log_of(cluster: Cluster, workflow: str, step: str) -> list[str]:
+    return [text for pod, _, text in cluster.lines(workflow) if f"-{step}-" in pod]
+
+
+@pytest.mark.batch
+@pytest.mark.scenario(
+    "20.6 the data pipeline: prep, a function trained on a PyTorch gang, evaluate; values and a file flow"
+)
+def test_the_data_pipeline_flows(cluster: Cluster, batch: Batch, record_property: Record) -> None:
+    entry, wf = batch.finish("data pipeline", timeout=900)
+    record_property("took", took(wf, entry.submitted))
+    assert wf["status"]["phase"] == "Succeeded", wf["status"].get("message")
+    reported = output(nodes(wf)["train"], "loss")
+    model = output(nodes(wf)["train"], "model")
+    assert re.fullmatch(r"\d+\.\d+", reported) and model == "/workspace/model.pt"
+    evaluated = log_of(cluster, entry.name, "evaluate")
+    assert f"loss reported by rank 0: {reported}" in evaluated, evaluated
+    assert f"model: {model}" in evaluated
+    assert (cluster.node.paths.state / "workspace" / "model.pt").is_file(), "the model is on the volume"
+    [job] = cluster.recorder.jobs_of(entry.name)
+    pods = cluster.recorder.select(**{"volcano.sh/job-name": job})
+    assert len(pods) == 3 and all(p.scheduler == "volcano" for p in pods), "one gang of 1 master + 2 workers"
+
+
+@pytest.mark.batch
+@pytest.mark.scenario("20.6 an mpi4py function on 3 ranks reports their sum to a downstream step")
+def test_an_mpi4py_function_reports_to_a_downstream_step(
+    cluster: Cluster, batch: Batch, record_property: Record
+) -> None:
+    entry, wf = batch.finish("mpi4py")
+    record_property("took", took(wf, entry.submitted))
+    assert wf["status"]["phase"] == "Succeeded", wf["status"].get("message")
+    assert output(nodes(wf)["ranks"], "sum") == "3"
+    assert "downstream got: 3" in log_of(cluster, entry.name, "show")
+
+
+@pytest.mark.batch
+@pytest.mark.scenario("20.6 a function that raises fails the workflow, its exception in argo logs")
+def test_a_function_that_raises_fails_the_workflow(cluster: Cluster, batch: Batch, record_property: Record) -> None:
+    entry, wf = batch.finish("raises")
+    record_property("took", took(wf, entry.submitted))
+    assert wf["status"]["phase"] == "Failed"
+    out = cluster.logs(entry.name)
+    assert "ValueError: the function broke" in out, out
+
+
+@pytest.mark.batch
+@pytest.mark.scenario("20.6 a job that reports nothing: its task fails saying so, the downstream step never runs")
+def test_a_job_that_reports_nothing_stops_the_downstream_step(
+    cluster: Cluster, batch: Batch, record_property: Record
+) -> None:
+    entry, wf = batch.finish("reports nothing")
+    record_property("took", took(wf, entry.submitted))
+    assert wf["status"]["phase"] == "Failed"
+    found = nodes(wf)
+    assert found["job"]["phase"] == "Succeeded" and found["logs"]["phase"] == "Failed"
+    assert found.get("show", {}).get("phase") in (None, "Omitted"), "the downstream step never ran"
+    out = "\n".join(log_of(cluster, entry.name, "logs"))
+    assert "The job's rank 0 reported no value for: loss" in out, out
+
+
+@pytest.mark.batch
+@pytest.mark.scenario("20.3 a value with quotes, $(...), a line break and {{ reaches the function byte for byte")
+def test_a_value_reaches_the_function_byte_for_byte(cluster: Cluster, batch: Batch, record_property: Record) -> None:
+    entry, wf = batch.finish("verbatim")
+    record_property("took", took(wf, entry.submitted))
+    assert wf["status"]["phase"] == "Succeeded", wf["status"].get("message")
+    # The function reported the JSON of what it got (a report is one line).
+    assert output(nodes(wf)["ranks"], "text") == json.dumps(TRICKY)

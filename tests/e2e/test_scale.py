@@ -1,0 +1,399 @@
+"""Many gangs on many GPU nodes sharing queues (issue 22): kwok's fake nodes beside the real one, Volcano's real
+scheduler, Argo's real controller. The Volcano Jobs' pods go to the fake nodes (a node selector and a toleration,
+through the builders' pod settings) and "work" for the delay their annotation gives; Argo's own pods (the job steps,
+the followers) run on the real node.
+
+Sizes: `HERA_VOLCANO_SCALE=small` (the default, inside `make test`: a few minutes) or `full` (`make test-scale`,
+`make bench`: 64 nodes of 8 GPUs, 40 workflows, 30 waiting). Argo 4.1 line only: the scenarios measure Volcano and the
+workflows' own pods, which do not differ between the Argo lines. They run after every other scenario of the line,
+and remove their fake nodes at the end.
+
+What is checked, while it runs (sampled every second from the API server):
+- no gang is partly bound for longer than a scheduling cycle: for every job, the number of its pods on a node is 0
+  or at least its minAvailable (a gang's pods are bound one request at a time, so a sample may fall between two of
+  them: a job seen partly bound in two samples in a row, a second apart, is a violation);
+- no queue's allocation exceeds its capability (Volcano's own `status.allocated`);
+- jobs started in the order Volcano promises: a job is never overtaken by a later job of its queue and priority that
+  asks for as much or more (Volcano does not reserve: a smaller job may start while a larger one waits);
+- every follower ends within 15 s of its job finishing, though a fake pod's log stream never ends.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from harness import NAMESPACE, SERVICE_ACCOUNT, Cluster
+
+import hera_volcano as hv
+
+SCALE = os.environ.get("HERA_VOLCANO_SCALE", "small")
+
+
+@dataclass(frozen=True)
+class Size:
+    nodes: int
+    burst: int  # workflows submitted at once
+    max_workers: int  # the largest gang's GPU workers
+    queue_gpus: int  # each of the two queues' capability
+    waiting: int  # workflows left waiting for the cost measurement
+    window: int  # seconds the cost is measured over
+    work: int  # seconds each rank "works"
+
+
+SIZES = {
+    "small": Size(nodes=8, burst=8, max_workers=8, queue_gpus=16, waiting=6, window=60, work=20),
+    "full": Size(nodes=64, burst=40, max_workers=16, queue_gpus=128, waiting=30, window=120, work=30),
+}
+SIZE = SIZES[SCALE]
+GPUS_PER_NODE = 8
+QUEUES = ("team-a", "team-b")
+WAIT_QUEUE = "team-wait"
+KWOK_IMAGE = "busybox:1.37.0"  # never pulled: fake nodes run nothing
+FAKE = hv.PodSettings(
+    node_selector={"type": "kwok"},
+    tolerations=[hv.Toleration(key="kwok.x-k8s.io/node", operator="Exists", effect="NoSchedule")],
+)
+RESULTS = Path(os.environ.get("HERA_VOLCANO_SCALE_RESULTS", "/dev/null"))
+
+
+def on_fake_nodes(work: int) -> hv.PodSettings:
+    """Pod settings that put a job's pods on the fake nodes, each "working" ``work`` seconds."""
+    annotations = {
+        "pod-complete.stage.kwok.x-k8s.io/delay": f"{work}s",
+        "pod-complete.stage.kwok.x-k8s.io/jitter-delay": "0s",
+    }
+    return hv.PodSettings(node_selector=FAKE.node_selector, tolerations=FAKE.tolerations, annotations=annotations)
+
+
+def gang(kind: str, workers: int, queue: str, work: int, priority: str | None = None) -> hv.VolcanoJob:
+    """An MPI or PyTorch gang of ``workers`` workers with one GPU each, on the fake nodes."""
+    pod = on_fake_nodes(work)
+    if kind == "mpi":
+        return hv.mpi_job(
+            image=KWOK_IMAGE, command=["true"], workers=workers, gpus_per_worker=1, queue=queue, pod=pod,
+            priority_class_name=priority,
+        )  # fmt: skip
+    return hv.pytorch_job(
+        image=KWOK_IMAGE, command=["true"], workers=workers, queue=queue, pod=pod, priority_class_name=priority,
+        worker_pod=hv.PodSettings(gpus=1),
+    )  # fmt: skip
+
+
+def workflow(name: str, job: hv.VolcanoJob, deadline: int = 1800) -> str:
+    from hera.workflows import DAG, Workflow
+
+    with Workflow(
+        generate_name=f"{name}-", namespace=NAMESPACE, entrypoint="main", service_account_name=SERVICE_ACCOUNT
+    ) as w:
+        run = hv.job_dag(job, name="gang", deadline=deadline)
+        with DAG(name="main"):
+            run(name="gang")
+        w.on_exit = hv.cleanup_on_failure()
+    return hv.to_yaml(w)
+
+
+def burst_sizes(count: int, largest: int) -> list[int]:
+    """Gang sizes from 2 to ``largest`` workers, spread over ``count`` workflows."""
+    return [2 + (i * (largest - 2)) // max(count - 1, 1) for i in range(count)]
+
+
+@dataclass
+class Sampler:
+    """Every second: each job's bound pods, each queue's allocation against its capability."""
+
+    cluster: Cluster
+    samples: int = 0
+    partly: dict[str, list[float]] = field(default_factory=dict)  # job -> times seen partly bound
+    overuse: list[str] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def __enter__(self) -> Sampler:
+        threading.Thread(target=self._run, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        from harness import VOLCANO
+
+        custom, core = self.cluster.custom, self.cluster.core
+        while not self._stop.wait(1):
+            now = time.time()
+            jobs = custom.list_namespaced_custom_object(*VOLCANO[:2], NAMESPACE, VOLCANO[2])["items"]
+            pods = core.list_namespaced_pod(NAMESPACE).items
+            bound: dict[str, int] = {}
+            for pod in pods:
+                owner = (pod.metadata.labels or {}).get("volcano.sh/job-name")
+                if owner and pod.spec.node_name:
+                    bound[owner] = bound.get(owner, 0) + 1
+            for job in jobs:
+                name, need = job["metadata"]["name"], job["spec"].get("minAvailable", 0)
+                if 0 < bound.get(name, 0) < need:
+                    self.partly.setdefault(name, []).append(now)
+            for queue in custom.list_cluster_custom_object("scheduling.volcano.sh", "v1beta1", "queues")["items"]:
+                capability = queue["spec"].get("capability") or {}
+                allocated = (queue.get("status") or {}).get("allocated") or {}
+                for resource, limit in capability.items():
+                    if resource in allocated and amount(allocated[resource]) > amount(limit):
+                        self.overuse.append(f"{queue['metadata']['name']}: {resource} {allocated[resource]} > {limit}")
+            self.samples += 1
+
+    def stuck(self) -> dict[str, list[float]]:
+        """Jobs seen partly bound in two samples in a row (about a second apart): a gang held half-placed."""
+        return {j: t for j, t in self.partly.items() if any(0.5 < b - a < 2.5 for a, b in itertools.pairwise(t))}
+
+
+def amount(value: object) -> float:
+    from hera_volcano.client.amounts import parse_quantity
+
+    return float(parse_quantity(str(value)))
+
+
+@pytest.fixture(scope="module")
+def scale(cluster: Cluster) -> Iterator[Cluster]:
+    if cluster.line != "v4.1.4":
+        pytest.skip("the scale scenarios run on the Argo 4.1 line (they measure Volcano and the pods, not Argo)")
+    names = cluster.node.add_fake_nodes(SIZE.nodes, gpus=GPUS_PER_NODE)
+    queues = [hv.Queue(q, capability={"nvidia.com/gpu": SIZE.queue_gpus}, reclaimable=False) for q in QUEUES]
+    queues.append(hv.Queue(WAIT_QUEUE, capability={"nvidia.com/gpu": GPUS_PER_NODE}, reclaimable=False))
+    priorities = [
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": n}, "value": v}
+        for n, v in (("hera-volcano-high", 1000), ("hera-volcano-low", 10))
+    ]
+    cluster.kubectl("apply", "-f", "-", input=hv.to_yaml(*queues) + "---\n" + yaml.safe_dump_all(priorities)).ok()
+    assert len(names) == SIZE.nodes
+    yield cluster
+    cluster.delete_workflows()
+    cluster.kubectl("delete", "queues.scheduling.volcano.sh", *QUEUES, WAIT_QUEUE, "--wait=false")
+    cluster.node.remove_fake_nodes()
+
+
+def first_bind(cluster: Cluster, job: str) -> float | None:
+    times = [p.bound_at for p in cluster.recorder.select(**{"volcano.sh/job-name": job}) if p.bound_at]
+    return min(times) if times else None
+
+
+def record(name: str, data: dict[str, Any]) -> None:
+    print(f"scale {SCALE}: {name}: {json.dumps(data)}")
+    if str(RESULTS) != "/dev/null":
+        with RESULTS.open("a") as f:
+            f.write(json.dumps({"scenario": name, "size": SCALE, **data}) + "\n")
+
+
+@pytest.mark.scenario(f"22.3 a burst of gangs into two queues ({SCALE}): every workflow Succeeded, no half-placed gang")
+def test_a_burst_of_gangs_drains_with_queues_holding(scale: Cluster) -> None:
+    cluster = scale
+    sizes = burst_sizes(SIZE.burst, SIZE.max_workers)
+    gangs = [gang("mpi" if i % 2 else "pytorch", w, QUEUES[i % 2], SIZE.work) for i, w in enumerate(sizes)]
+    manifests = [(f"burst-{i}", workflow(f"burst-{i}", g)) for i, g in enumerate(gangs)]
+    never = workflow("never-fits", gang("mpi", SIZE.nodes * GPUS_PER_NODE + 1, QUEUES[0], SIZE.work), deadline=120)
+    with Sampler(cluster) as sampler:
+        started = time.time()
+        names = [cluster.start(m) for _, m in manifests]
+        impossible = cluster.start(never)
+        why = explained(cluster, impossible)
+        finished = [cluster.wait(n, timeout=1800) for n in names]
+        drained = time.time() - started
+    assert [w["status"]["phase"] for w in finished] == ["Succeeded"] * len(names)
+    stopped = cluster.wait(impossible, timeout=600)
+    assert stopped["status"]["phase"] == "Failed"
+    [never_job] = cluster.recorder.jobs_of(impossible)
+    assert cluster.recorder.phases(never_job)[:1] == ["Pending"] and first_bind(cluster, never_job) is None
+    assert "capability" in why, why
+    assert sampler.samples > 10
+    assert not sampler.stuck(), f"gangs held partly bound: {sampler.stuck()}"
+    assert not sampler.overuse, sampler.overuse
+    jobs = {n: cluster.recorder.jobs_of(n)[0] for n in names}
+    order = check_order(cluster, names, sizes, jobs)
+    endings = follower_endings(cluster, finished)
+    assert max(endings) <= 15, f"followers ended {max(endings):.0f} s after their job"
+    cluster.delete_workflows()
+    floor = drain_without_argo(cluster, gangs)
+    record(
+        "burst",
+        {
+            "nodes": SIZE.nodes,
+            "gpus": SIZE.nodes * GPUS_PER_NODE,
+            "gangs": len(names),
+            "queues": len(QUEUES),
+            "drain_s": round(drained, 1),
+            "floor_s": round(floor, 1),
+            "drain_over_floor": round(drained / floor, 2),
+            "partly_bound_seen_once": len(sampler.partly),
+            "partly_bound_held": len(sampler.stuck()),
+            "queue_overuse": len(sampler.overuse),
+            "overtaken_by_larger": order,
+            "follower_end_after_job_s_max": round(max(endings), 1),
+        },
+    )
+
+
+def explained(cluster: Cluster, workflow: str) -> str:
+    """What `hera-volcano explain` says of a gang waiting for its queue, once its PodGroup is there."""
+    import sys
+
+    def report() -> str:
+        run = cluster.run([sys.executable, "-m", "hera_volcano", "explain", workflow, "-n", NAMESPACE], timeout=120)
+        return run.out if run.code == 0 else ""
+
+    cluster.wait_for(lambda: "PodGroup" in report(), f"explain of {workflow} to show its PodGroup", 180)
+    text = report()
+    assert QUEUES[0] in text and "nvidia.com/gpu" in text, text
+    return text
+
+
+def drain_without_argo(cluster: Cluster, gangs: list[hv.VolcanoJob]) -> float:
+    """The floor: the same Volcano Jobs created at once with kubectl, no Argo; seconds until all are Completed."""
+    from harness import VOLCANO
+
+    label = {"hera-volcano/floor": "burst"}
+    docs = [{**g.to_dict(), "metadata": {**g.to_dict()["metadata"], "labels": label}} for g in gangs]
+    started = time.time()
+    cluster.kubectl("-n", NAMESPACE, "create", "-f", "-", input=yaml.safe_dump_all(docs)).ok()
+
+    def done() -> bool:
+        jobs = cluster.custom.list_namespaced_custom_object(
+            *VOLCANO[:2], NAMESPACE, VOLCANO[2], label_selector="hera-volcano/floor=burst"
+        )["items"]
+        return len(jobs) == len(gangs) and all(j.get("status", {}).get("state", {}).get("phase") == "Completed"
+                                               for j in jobs)  # fmt: skip
+
+    cluster.wait_for(done, "the floor's jobs Completed", 1800)
+    took = time.time() - started
+    cluster.kubectl(
+        "-n", NAMESPACE, "delete", "jobs.batch.volcano.sh", "-l", "hera-volcano/floor=burst", "--wait=false"
+    )
+    return took
+
+
+def check_order(cluster: Cluster, names: list[str], sizes: list[int], jobs: dict[str, str]) -> int:
+    """No job was overtaken by a later one of its queue asking for as much or more; returns the count (0)."""
+    overtaken = []
+    for i, a in enumerate(names):
+        for j in range(i + 1, len(names)):
+            if i % 2 != j % 2 or sizes[j] < sizes[i]:
+                continue  # another queue, or a smaller job may go first
+            start_a, start_b = first_bind(cluster, jobs[a]), first_bind(cluster, jobs[names[j]])
+            if start_a and start_b and start_b < start_a - 1:
+                overtaken.append((a, names[j]))
+    assert not overtaken, f"overtaken by a later job that asked as much or more: {overtaken}"
+    return len(overtaken)
+
+
+def follower_endings(cluster: Cluster, finished: list[dict[str, Any]]) -> list[float]:
+    """Seconds from each job's end (as the recorder saw its phase) to its follower's end."""
+    from datetime import datetime
+
+    ends = []
+    for wf in finished:
+        [job] = cluster.recorder.jobs_of(wf["metadata"]["name"])
+        done = cluster.recorder.job_phase_at[job]["Completed"]
+        logs = next(n for n in wf["status"]["nodes"].values() if n["displayName"] == "logs")
+        ended = datetime.fromisoformat(logs["finishedAt"].replace("Z", "+00:00")).timestamp()
+        ends.append(ended - done)
+    return ends
+
+
+@pytest.mark.scenario("22.3 priority: a high-priority gang submitted into a full queue starts before the waiting ones")
+def test_a_high_priority_gang_starts_first(scale: Cluster) -> None:
+    cluster = scale
+    fill = SIZE.queue_gpus // 2
+    holders = [cluster.start(workflow("holder", gang("mpi", fill, QUEUES[0], SIZE.work, "hera-volcano-low")))
+               for _ in range(2)]  # fmt: skip
+    cluster.wait_for(lambda: all(cluster.recorder.jobs_of(h) and first_bind(cluster, cluster.recorder.jobs_of(h)[0])
+                                 for h in holders), "the queue full", 300)  # fmt: skip
+    waiting = [cluster.start(workflow("low", gang("mpi", fill, QUEUES[0], 5, "hera-volcano-low"))) for _ in range(2)]
+    time.sleep(5)  # submitted after the waiting ones
+    high = cluster.start(workflow("high", gang("mpi", fill, QUEUES[0], 5, "hera-volcano-high")))
+    for name in [*holders, *waiting, high]:
+        assert cluster.wait(name, timeout=900)["status"]["phase"] == "Succeeded"
+    started = {n: first_bind(cluster, cluster.recorder.jobs_of(n)[0]) for n in [*waiting, high]}
+    assert all(started[high] is not None and started[high] <= started[w] for w in waiting), started  # type: ignore[operator]
+    record("priority", {"high_started_before_waiting": True})
+
+
+@pytest.mark.scenario("22.3 the cost of waiting: requests per second per waiting workflow, ours and upstream's")
+def test_waiting_costs_little(scale: Cluster) -> None:
+    cluster = scale
+    holder = cluster.start(workflow("wait-holder", gang("mpi", GPUS_PER_NODE - 1, WAIT_QUEUE, 3 * SIZE.window)))
+    cluster.wait_for(lambda: bool(cluster.recorder.jobs_of(holder)) and bool(
+        first_bind(cluster, cluster.recorder.jobs_of(holder)[0])), "the queue held", 300)  # fmt: skip
+    waiting = [cluster.start(workflow("waiting", gang("mpi", 2, WAIT_QUEUE, 5))) for _ in range(SIZE.waiting)]
+    cluster.wait_for(
+        lambda: all(cluster.recorder.jobs_of(w) for w in waiting), "every waiting workflow's job created", 600
+    )
+    ours = measure(cluster, waiting, SERVICE_ACCOUNT, NAMESPACE)
+    theirs = upstream_waiting(cluster)
+    cluster.delete_workflows(keep=[])
+    record("cost of waiting", {"workflows": SIZE.waiting, "window_s": SIZE.window, "ours": ours, "upstream": theirs})
+    # Beyond the watches, a waiting workflow asks only what its job step polls (Argo's argoexec, one GET per
+    # interval): the follower waits on watches.
+    assert ours["per_workflow_per_s_beyond_watches"] <= ours["step_poll_per_s"] + 0.01, ours
+    if theirs:
+        assert ours["per_workflow_per_s_beyond_watches"] <= theirs["per_workflow_per_s_beyond_watches"], (ours, theirs)
+
+
+def measure(cluster: Cluster, workflows: list[str], account: str, namespace: str) -> dict[str, Any]:
+    time.sleep(20)  # every follower settled
+    start = time.time()
+    time.sleep(SIZE.window)
+    return rate(cluster.requests(account, namespace), workflows, start, time.time())
+
+
+def upstream_waiting(cluster: Cluster) -> dict[str, Any] | None:
+    """Volcano's upstream MPI example run the same way (its job in the full queue, its pods for the fake nodes), in a
+    namespace of its own with its own RBAC; None without the upstream examples."""
+    path = os.environ.get("HERA_VOLCANO_UPSTREAM")
+    if not path:
+        return None
+    from test_side_by_side import UPSTREAM_NS, _apply, _docs, _in_namespace, _upstream_template
+
+    root = Path(path)
+    cluster.kubectl("create", "namespace", UPSTREAM_NS)
+    cluster.kubectl("-n", UPSTREAM_NS, "create", "serviceaccount", "argo")
+    _apply(cluster, _in_namespace(_docs(root / "integrations/argo/mpi/rbac.yaml"), UPSTREAM_NS))
+    _apply(cluster, [_upstream_template(root, "upstream-waits", {
+        "schedulerName: volcano": f"schedulerName: volcano\n  queue: {WAIT_QUEUE}",
+        "nvidia.com/gpu: 0": "nvidia.com/gpu: 1",
+    })])  # fmt: skip
+    argo = [str(cluster_argo(cluster)), "-n", UPSTREAM_NS, "submit", "-o", "name", "--from"]
+    names = [
+        cluster.run([*argo, "workflowtemplate/upstream-waits", "-p", f"job-name=up-waits-{i}"]).ok().out.strip()
+        for i in range(SIZE.waiting)
+    ]
+    result = measure(cluster, names, "argo", UPSTREAM_NS)
+    cluster.run([str(cluster_argo(cluster)), "-n", UPSTREAM_NS, "delete", *names])
+    return result
+
+
+def cluster_argo(cluster: Cluster) -> Path:
+    from harness import layout
+
+    return Path(layout.argo_binary(cluster.line, "argo"))
+
+
+def rate(requests: list[Any], workflows: list[str], start: float, end: float) -> dict[str, Any]:
+    """Requests per second per workflow in a window, by verb, and those of the job step's poll alone."""
+    mine = [r for r in requests if start <= r.at < end and any(r.pod.startswith(f"{w}-") for w in workflows)]
+    seconds = (end - start) * len(workflows)
+    by_verb: dict[str, int] = {}
+    for r in mine:
+        by_verb[r.verb] = by_verb.get(r.verb, 0) + 1
+    beyond = [r for r in mine if r.verb != "watch"]
+    polls = [r for r in beyond if r.verb == "get" and r.what == "jobs"]
+    return {
+        "by_verb_per_workflow_per_s": {v: round(n / seconds, 4) for v, n in sorted(by_verb.items())},
+        "per_workflow_per_s_beyond_watches": round(len(beyond) / seconds, 4),
+        "step_poll_per_s": round(len(polls) / seconds, 4),
+    }
