@@ -22,6 +22,7 @@ from hera_volcano.builders.retries import ArgoRetry, VolcanoRetry
 from hera_volcano.kube import names
 from hera_volcano.kube.images import check_image
 from hera_volcano.shared import checks
+from hera_volcano.shared import outputs as reports
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder
 from hera_volcano.volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
@@ -51,6 +52,8 @@ def batch_job(
     gpus: int = 0,
     deadline: int = DEFAULT_DEADLINE,
     pod: PodSettings | None = None,
+    outputs: Sequence[str] = (),
+    arguments: Mapping[str, Any] | None = None,
 ) -> PipelineJob:
     """A job of ``replicas`` pods running ``command`` in ``image``, gang-scheduled (all or none) by default.
 
@@ -66,6 +69,11 @@ def batch_job(
     under ``python3`` (see :mod:`hera_volcano.builders.program`). Jobs running the same code share one template;
     their ``func_args`` are a per-job argument (``func-args``), as ``command`` is otherwise. The replica's index
     comes from Volcano's env plugin (``VC_TASK_INDEX``), which such jobs use.
+
+    ``outputs`` names the values replica 0 reports (a function's returned dict, or ``hera-volcano:output`` lines):
+    the job's task carries them, for a later step's :class:`StepOutput`. ``arguments`` gives the job's run-time
+    inputs (each ``Placeholder.input`` in ``func_args`` or ``pod`` env) their values: text, JSON values, or a
+    :class:`StepOutput` of an earlier step.
     """
     names.check("name", name, names.dns1035_label)
     check_image(image, "image")
@@ -90,14 +98,21 @@ def batch_job(
     if launch is not None:
         program.check_env({"pod": settings})
     shared = None if launch is None else replace(launch, args="")
-    shape = _batch_shape(queue, settings, retry, deadline, shared)
-    arguments: dict[str, Any] = {"job": name, "image": image}
+    reported = reports.check_names("outputs", outputs)
+    if arguments is not None and not isinstance(arguments, Mapping):
+        raise ValidationError("arguments", "must be a mapping of run-time input names to values")
+    shape = _batch_shape(queue, settings, retry, deadline, shared, reported)
+    given: dict[str, Any] = {"job": name, "image": image}
     if launch is None:
-        arguments["command"] = list(command or ())
+        given["command"] = list(command or ())
     else:
-        arguments[FUNC_ARGS] = launch.args
-    arguments.update({"replicas": replicas, "min-available": min_available or replicas})
-    return PipelineJob(name=name, shape=shape, arguments=arguments, after=tuple(after), follow_logs=follow_logs)
+        given[FUNC_ARGS] = launch.args
+    given.update({"replicas": replicas, "min-available": min_available or replicas})
+    for key, value in (arguments or {}).items():
+        if key in given:
+            raise ValidationError(f"arguments.{key}", f"is the builder's own argument {key!r}: set it there")
+        given[key] = value
+    return PipelineJob(name=name, shape=shape, arguments=given, after=tuple(after), follow_logs=follow_logs)
 
 
 def _settings(cpu: str | None, memory: str | None, gpus: int, pod: PodSettings | None) -> PodSettings:
@@ -126,10 +141,12 @@ def _batch_shape(
     retry: ArgoRetry | VolcanoRetry | None,
     deadline: int,
     launch: program.Program | None = None,
+    outputs: tuple[str, ...] = (),
 ) -> JobShape:
-    """The one shape every :func:`batch_job` with these settings (and code) shares (memoised: a pure function of
-    immutable inputs, so a pipeline of thousands of jobs holds one shape, not thousands)."""
-    digest = _digest(queue, pod, retry, deadline, launch)
+    """The one shape every :func:`batch_job` with these settings (and code, and reported values) shares
+    (memoised: a pure function of immutable inputs, so a pipeline of thousands of jobs holds one shape, not
+    thousands)."""
+    digest = _digest(queue, pod, retry, deadline, launch, outputs)
     container: dict[str, Any] = {"name": "main", "image": Placeholder.input("image", "busybox:1")}
     if launch is None:
         container["command"] = Placeholder.input("command", ["true"])
@@ -169,11 +186,17 @@ def _batch_shape(
         follow_container="main",
         deadline=deadline,
         retry=retry if isinstance(retry, ArgoRetry) else None,
+        outputs=outputs,
     )
 
 
 def _digest(
-    queue: str | None, pod: PodSettings, retry: object, deadline: int, launch: program.Program | None = None
+    queue: str | None,
+    pod: PodSettings,
+    retry: object,
+    deadline: int,
+    launch: program.Program | None = None,
+    outputs: tuple[str, ...] = (),
 ) -> str:
     """A short stable name for a set of shape settings: for what the arguments ``cpu``, ``memory`` and ``gpus`` can
     express, the same as before pod settings existed; anything else adds the rest of the settings (and the code
@@ -196,6 +219,8 @@ def _digest(
     if launch is not None:
         runtime = [[a.name, a.value.expression, a.kind] for a in launch.runtime]
         settings["program"] = [launch.run, launch.source, runtime]
+    if outputs:
+        settings["outputs"] = list(outputs)
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]
 
 

@@ -175,14 +175,13 @@ def test_a_job_reading_a_value_at_run_time_gets_the_reported_text_byte_for_byte(
     tricky = 'a "quoted" $(HOME) $$ {{workflow.name}}\nsecond line \\ end'
     train = hv.JobShape("train", a_job(), "train", "master", "master", outputs=("note",))
     tune = hv.batch_job(
-        "tune", image=IMAGE, func=report, func_args={"lr": 0.2, "note": hv.Placeholder.input("note", "x")}
+        "tune",
+        image=IMAGE,
+        func=report,
+        func_args={"lr": 0.2, "note": hv.Placeholder.input("note", "x")},
+        arguments={"note": hv.StepOutput("train", "note")},
     )
-    pipeline = hv.Pipeline(
-        [
-            hv.PipelineJob("train", train),
-            hv.PipelineJob("tune", tune.shape, {**tune.arguments, "note": hv.StepOutput("train", "note")}),
-        ]
-    )
+    pipeline = hv.Pipeline([hv.PipelineJob("train", train), tune])
     w = pipeline.workflow("flow")
     [task] = [t for t in templates(w)["flow"]["dag"]["tasks"] if t["name"] == "tune"]
     arguments = {p["name"]: p["value"] for p in task["arguments"]["parameters"]}
@@ -192,6 +191,54 @@ def test_a_job_reading_a_value_at_run_time_gets_the_reported_text_byte_for_byte(
     spec = job["spec"]["tasks"][0]["template"]["spec"]["containers"][0]
     _, env = process(spec, {"VC_TASK_INDEX": "0"})
     assert env["HERA_VOLCANO_ARG_note"] == tricky
+
+
+def test_a_batch_job_reports_values_that_a_later_step_takes() -> None:
+    check = hv.batch_job("check", image=IMAGE, func=report, func_args={"lr": 0.1, "note": "n"}, outputs=["loss"])
+    plain = hv.batch_job("plain", image=IMAGE, func=report, func_args={"lr": 0.1, "note": "n"})
+    assert check.shape.outputs == ("loss",) and check.shape.name != plain.shape.name, "the reports change the task"
+    show = Container(
+        name="show", image=IMAGE, command=["echo", "{{inputs.parameters.loss}}"], inputs=[Parameter(name="loss")]
+    )
+    w = hv.Pipeline([check, plain, hv.PipelineStep("show", show, {"loss": hv.StepOutput("check", "loss")})]).workflow(
+        "flow"
+    )
+    found = templates(w)
+    assert [p["name"] for p in found[check.shape.name]["outputs"]["parameters"]] == ["loss", "job-name", "job-phase"]
+    assert "resource" in found[plain.shape.name], "a job that reports nothing is the resource step itself"
+    tasks = {t["name"]: t for t in found["flow"]["dag"]["tasks"]}
+    assert tasks["show"]["depends"] == "check"
+    assert tasks["show"]["arguments"]["parameters"] == [
+        {"name": "loss", "value": "{{tasks.check.outputs.parameters.loss}}"}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field", "rule"),
+    [
+        ({"outputs": "loss"}, "outputs", "not the string"),
+        ({"outputs": ["job-name"]}, "outputs[0]", "not a report name"),
+        ({"arguments": ["x"]}, "arguments", "must be a mapping"),
+        ({"arguments": {"image": "other"}}, "arguments.image", "the builder's own argument"),
+    ],
+)
+def test_a_batch_job_refuses_bad_outputs_and_arguments(kwargs: dict[str, Any], field: str, rule: str) -> None:
+    with pytest.raises(hv.ValidationError) as e:
+        hv.batch_job("check", image=IMAGE, func=report, func_args={"lr": 0.1, "note": "n"}, **kwargs)
+    assert e.value.field == field and rule in e.value.rule, e.value
+
+
+def test_a_batch_job_s_run_time_inputs_must_all_be_given() -> None:
+    needs = hv.batch_job(
+        "needs", image=IMAGE, func=report, func_args={"lr": 0.1, "note": hv.Placeholder.input("note", "x")}
+    )
+    with pytest.raises(hv.ValidationError) as e:
+        hv.Pipeline([needs])
+    assert e.value.field == "jobs[0].arguments" and e.value.rule == "missing note"
+    extra = hv.batch_job("extra", image=IMAGE, command=["true"], arguments={"nothing": "x"})
+    with pytest.raises(hv.ValidationError) as e:
+        hv.Pipeline([extra])
+    assert e.value.field == "jobs[0].arguments" and "no parameter nothing" in e.value.rule
 
 
 def test_the_bundled_data_pipeline_prepares_trains_and_evaluates() -> None:
