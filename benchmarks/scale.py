@@ -2,8 +2,9 @@
 gangs into two queues, 30 workflows waiting, on Volcano's real scheduler and Argo's real controller.
 
 It runs tests/e2e/test_scale.py with ``HERA_VOLCANO_SCALE=full`` (the same scenarios `make test` runs small), which
-records what it measured, and writes the table to RESULTS-scale.md. Needs root and Linux; otherwise it says so and
-exits 0.
+records what it measured, then the burst once more with Argo's controller given more room (``FASTER``: a higher
+client QPS and burst, a shorter requeue delay), and writes the table to RESULTS-scale.md. Needs root and Linux;
+otherwise it says so and exits 0.
 """
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "cluster" / "e2e"))
 RESULTS = Path(__file__).resolve().with_name("RESULTS-scale.md")
+#: Argo's workflow controller with more room than its defaults (qps 20, burst 30, DEFAULT_REQUEUE_TIME 10s).
+FASTER = "qps=100,burst=200,DEFAULT_REQUEUE_TIME=2s"
 
 
-def table(found: dict[str, dict[str, Any]]) -> str:
+def table(found: dict[str, dict[str, Any]], faster: dict[str, Any]) -> str:
     burst, cost = found.get("burst", {}), found.get("cost of waiting", {})
     ours, theirs = cost.get("ours", {}), cost.get("upstream") or {}
     rows = [
@@ -44,6 +47,11 @@ def table(found: dict[str, dict[str, Any]]) -> str:
         (
             "gangs seen partly bound in one sample; held partly bound (two samples in a row)",
             f"{burst.get('partly_bound_seen_once')}; {burst.get('partly_bound_held')}",
+        ),
+        (
+            f"drain with Argo's controller at {FASTER.replace(',', ', ')}; the floor",
+            f"{faster.get('drain_s', 'n/a')} s; {faster.get('floor_s', 'n/a')} s: "
+            f"**{faster.get('drain_over_floor', 'n/a')}x**",
         ),
         ("queue overuse seen", str(burst.get("queue_overuse"))),
         ("jobs overtaken by a later, larger job of their queue", str(burst.get("overtaken_by_larger"))),
@@ -71,22 +79,36 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         results = Path(folder) / "scale.jsonl"
         env = {**os.environ, "HERA_VOLCANO_SCALE": "full", "HERA_VOLCANO_SCALE_RESULTS": str(results)}
-        pytest = [sys.executable, "-m", "pytest", "tests/e2e/test_scale.py", "-k", "v4.1.4", "-s", "-q"]
-        run = subprocess.run(pytest, cwd=ROOT, env=env, check=False)
-        found = {}
-        if results.exists():
-            for line in results.read_text().splitlines():
-                entry = json.loads(line)
-                found[entry["scenario"]] = entry
+        pytest = [sys.executable, "-m", "pytest", "tests/e2e/test_scale.py", "-s", "-q"]
+        run = subprocess.run([*pytest, "-k", "v4.1.4"], cwd=ROOT, env=env, check=False)
+        found = read(results)
+        results.unlink(missing_ok=True)
+        env["HERA_VOLCANO_ARGO_SETTINGS"] = FASTER
+        again = subprocess.run([*pytest, "-k", "v4.1.4 and burst"], cwd=ROOT, env=env, check=False)
+        faster = read(results).get("burst", {})
     header = (
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Linux {platform.release()}, "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; Kubernetes v1.37.2, Volcano v1.15.1, Argo v4.1.4, "
-        f"kwok v0.8.0. Scenarios {'passed' if run.returncode == 0 else 'FAILED'}; {time.monotonic() - began:.0f} s."
+        f"kwok v0.8.0. Scenarios {'passed' if run.returncode == again.returncode == 0 else 'FAILED'}; "
+        f"{time.monotonic() - began:.0f} s."
     )
-    text = f"{header}\n\n{table(found)}\n\nMeasured:\n" + "\n".join(f"- {k}: {json.dumps(v)}" for k, v in found.items())
+    measured = {**found, "burst with faster Argo settings": faster}
+    text = f"{header}\n\n{table(found, faster)}\n\nMeasured:\n" + "\n".join(
+        f"- {k}: {json.dumps(v)}" for k, v in measured.items()
+    )
     print(text)
     RESULTS.write_text(text + "\n")
-    return run.returncode
+    return run.returncode or again.returncode
+
+
+def read(results: Path) -> dict[str, dict[str, Any]]:
+    """The scenarios' records (one JSON object per line), by scenario."""
+    found = {}
+    if results.exists():
+        for line in results.read_text().splitlines():
+            entry = json.loads(line)
+            found[entry["scenario"]] = entry
+    return found
 
 
 if __name__ == "__main__":

@@ -79,6 +79,38 @@ SYSCTLS = (
 
 #: Argo lines the suite runs on, with their CLI, controller and executor from cluster/build.sh.
 ARGO_LINES = ("v3.7.18", "v4.1.4")
+
+# The controllers' throughput settings, given explicitly (each is its program's own default) so a run can say what
+# it ran with. HERA_VOLCANO_ARGO_SETTINGS ("qps=100,burst=200,workflow-workers=32,DEFAULT_REQUEUE_TIME=2s") overrides
+# Argo's: `make bench` drains the scale burst once more with faster settings, to show what they change.
+ARGO_FLAGS = {"workflow-workers": "32", "qps": "20", "burst": "30"}
+ARGO_ENV = {"DEFAULT_REQUEUE_TIME": "10s"}
+VOLCANO_SCHEDULER_FLAGS = {"schedule-period": "1s", "kube-api-qps": "2000", "kube-api-burst": "2000"}
+VOLCANO_CONTROLLER_FLAGS = {"worker-threads": "3", "kube-api-qps": "50", "kube-api-burst": "100"}
+
+
+def argo_settings() -> tuple[dict[str, str], dict[str, str]]:
+    """The workflow controller's flags and environment: the defaults above, with the overrides of
+    HERA_VOLCANO_ARGO_SETTINGS (upper-case names are environment variables, the rest flags)."""
+    flags, env = dict(ARGO_FLAGS), dict(ARGO_ENV)
+    for item in filter(None, os.environ.get("HERA_VOLCANO_ARGO_SETTINGS", "").split(",")):
+        key, _, value = item.partition("=")
+        if not key or not value:
+            raise ValueError(f"HERA_VOLCANO_ARGO_SETTINGS: {item!r} is not NAME=VALUE")
+        (env if key.isupper() else flags)[key.strip()] = value.strip()
+    return flags, env
+
+
+def settings() -> dict[str, dict[str, str]]:
+    """What the controllers run with (for results)."""
+    flags, env = argo_settings()
+    return {
+        "argo workflow-controller": {**flags, **env},
+        "vc-scheduler": VOLCANO_SCHEDULER_FLAGS,
+        "vc-controller-manager": VOLCANO_CONTROLLER_FLAGS,
+    }
+
+
 DEFAULT_ARGO_LINE = "v4.1.4"
 
 

@@ -179,6 +179,7 @@ class Node:
                 "data": {"metricsConfig": "enabled: false\n", "telemetryConfig": "enabled: false\n"},
             },
         )
+        flags, env = L.argo_settings()
         self.procs.spawn(
             "workflow-controller",
             [
@@ -189,8 +190,9 @@ class Node:
                 f"--executor-image={L.executor_image(line)}",
                 "--executor-image-pull-policy=IfNotPresent",
                 "--loglevel=info",
+                *(f"--{k}={v}" for k, v in flags.items()),
             ],
-            env={"LEADER_ELECTION_DISABLE": "true"},
+            env={"LEADER_ELECTION_DISABLE": "true", **env},
         )
         self.procs.wait(
             "workflow-controller", lambda: http_ok(f"http://127.0.0.1:{L.ARGO_HEALTHZ_PORT}/healthz"), "healthz", 120
@@ -738,6 +740,7 @@ oom_score = 0
                 "--scheduler-name=volcano", "--enable-healthz",
                 f"--healthz-address=127.0.0.1:{L.VOLCANO_CONTROLLER_HEALTHZ_PORT}",
                 f"--listen-address=127.0.0.1:{L.VOLCANO_CONTROLLER_METRICS_PORT}", "-v=2",
+                *(f"--{k}={v}" for k, v in L.VOLCANO_CONTROLLER_FLAGS.items()),
             ],
         )  # fmt: skip
         self.procs.spawn(
@@ -749,6 +752,7 @@ oom_score = 0
                 f"--healthz-address=127.0.0.1:{L.VOLCANO_SCHEDULER_HEALTHZ_PORT}",
                 f"--listen-address=127.0.0.1:{L.VOLCANO_SCHEDULER_METRICS_PORT}",
                 f"--cache-dump-dir={self.paths.state / 'volcano-cache-dump'}", "-v=2",
+                *(f"--{k}={v}" for k, v in L.VOLCANO_SCHEDULER_FLAGS.items()),
             ],
         )  # fmt: skip
         # The scheduler creates the `default` and `root` queues itself.

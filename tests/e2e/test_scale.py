@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 import yaml
-from harness import NAMESPACE, SERVICE_ACCOUNT, Cluster
+from harness import NAMESPACE, SERVICE_ACCOUNT, Cluster, layout
 
 import hera_volcano as hv
 
@@ -235,6 +235,7 @@ def test_a_burst_of_gangs_drains_with_queues_holding(scale: Cluster) -> None:
             "queue_overuse": len(sampler.overuse),
             "overtaken_by_larger": order,
             "follower_end_after_job_s_max": round(max(endings), 1),
+            "settings": layout.settings(),
         },
     )
 
@@ -378,8 +379,6 @@ def upstream_waiting(cluster: Cluster) -> dict[str, Any] | None:
 
 
 def cluster_argo(cluster: Cluster) -> Path:
-    from harness import layout
-
     return Path(layout.argo_binary(cluster.line, "argo"))
 
 
