@@ -218,6 +218,25 @@ def read_text(path: str) -> str:
         raise UsageError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
 
 
+#: The options of :func:`add_common` and :func:`add_kubectl_image` by the field they set.
+COMMON_OPTIONS: Final = {
+    "namespace": "--namespace",
+    "service_account": "--service-account",
+    "kubectl_image": "--kubectl-image",
+}
+
+
+def print_workflow(args: argparse.Namespace, build: Callable[[], Any], options: Mapping[str, str]) -> int:
+    """Build a bundled workflow and print (or write) it as ``-o`` says; a model error names the option behind it
+    (``options``: field to option, beside :data:`COMMON_OPTIONS`)."""
+    try:
+        text = documents(args.output, build())
+    except ValidationError as e:
+        raise as_option(e, {**COMMON_OPTIONS, **options}) from None
+    emit(text, args.output_file)
+    return 0
+
+
 def as_option(e: ValidationError, options: Mapping[str, str]) -> UsageError:
     """A model error as a usage error naming the command-line option behind its field (``options``: field to
     option), so the user knows what to change; a field no option sets keeps its own name."""

@@ -10,7 +10,6 @@ from hera_volcano.cli import common as c
 from hera_volcano.examples.data_pipeline import CLAIM, Options, build
 from hera_volcano.examples.pytorch_hello import PYTORCH_IMAGE
 from hera_volcano.kube import names
-from hera_volcano.shared.errors import ValidationError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -38,9 +37,6 @@ def _parser() -> argparse.ArgumentParser:
 _OPTION = {
     "image": "--image",
     "workers": "--workers",
-    "namespace": "--namespace",
-    "kubectl_image": "--kubectl-image",
-    "service_account": "--service-account",
     "claim": "--claim",
 }
 
@@ -56,9 +52,4 @@ def main(argv: Sequence[str]) -> int:
         kubectl_image=args.kubectl_image,
         template=args.template,
     )
-    try:
-        text = c.documents(args.output, build(options))
-    except ValidationError as e:
-        raise c.as_option(e, _OPTION) from None
-    c.emit(text, args.output_file)
-    return 0
+    return c.print_workflow(args, lambda: build(options), _OPTION)

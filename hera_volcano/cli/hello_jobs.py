@@ -22,6 +22,8 @@ def _print(bundled: Bundled, command: str, argv: Sequence[str]) -> int:
     p = c.parser(f"hera-volcano {command}", f"Print the {kind} pipeline of Volcano jobs as an Argo Workflow.")
     c.add_common(p)
     args = p.parse_args(argv)
-    wf = bundled.build(namespace=args.namespace, service_account=args.service_account, template=args.template)
-    c.emit(c.documents(args.output, wf), args.output_file)
-    return 0
+    return c.print_workflow(
+        args,
+        lambda: bundled.build(namespace=args.namespace, service_account=args.service_account, template=args.template),
+        {},
+    )

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 
 from hera_volcano.cli import common as c
 from hera_volcano.examples.mpi_hello import MPI_EXAMPLE_IMAGE, Options, build
-from hera_volcano.shared.errors import ValidationError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -40,10 +39,7 @@ _OPTION = {
     "slots_per_worker": "--slots-per-worker",
     "gpus_per_worker": "--gpus-per-worker",
     "rdma_per_worker": "--rdma-per-worker",
-    "namespace": "--namespace",
-    "kubectl_image": "--kubectl-image",
     "poll_seconds": "--poll-seconds",
-    "service_account": "--service-account",
 }
 
 
@@ -63,9 +59,4 @@ def main(argv: Sequence[str]) -> int:
         poll_seconds=args.poll_seconds,
         template=args.template,
     )
-    try:
-        text = c.documents(args.output, build(options))
-    except ValidationError as e:
-        raise c.as_option(e, _OPTION) from None
-    c.emit(text, args.output_file)
-    return 0
+    return c.print_workflow(args, lambda: build(options), _OPTION)

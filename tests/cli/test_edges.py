@@ -196,16 +196,22 @@ def test_model_limits_name_the_option(option: str, value: str) -> None:
     assert r.err.startswith(f"hera-volcano mpi-hello: error: argument {option}: must be at most ")
 
 
-def test_every_mpi_hello_option_with_a_value_maps_model_errors_to_itself() -> None:
+@pytest.mark.parametrize("command", ["mpi_hello", "pytorch_hello", "data_pipeline"])
+def test_every_option_of_a_bundled_workflow_with_a_value_maps_model_errors_to_itself(command: str) -> None:
+    import importlib
     from dataclasses import fields
 
-    from hera_volcano.cli.mpi_hello import _OPTION, _parser
-    from hera_volcano.examples.mpi_hello import Options
+    from hera_volcano.cli.common import COMMON_OPTIONS
 
-    model = {f.name for f in fields(Options)}
-    for action in _parser()._actions:
+    cli = importlib.import_module(f"hera_volcano.cli.{command}")
+    model = {f.name for f in fields(importlib.import_module(f"hera_volcano.examples.{command}").Options)}
+    options = {**COMMON_OPTIONS, **cli._OPTION}
+    checked = 0
+    for action in cli._parser()._actions:
         if action.dest in model and action.nargs != 0:
-            assert _OPTION.get(action.dest) == action.option_strings[-1], action.dest
+            assert options.get(action.dest) == action.option_strings[-1], action.dest
+            checked += 1
+    assert checked >= 5
 
 
 def test_output_under_a_file_says_not_a_directory(tmp_path: Path) -> None:
