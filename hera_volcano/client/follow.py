@@ -30,8 +30,11 @@ DEFAULT_GRACE = 600.0
 STEP_GRACE = 15.0
 #: Seconds a log stream gets to end by itself once its job has finished (a fake node's never does).
 DRAIN = 5.0
+#: The step phase to give :meth:`Follower.next` for a step pod deleted while following (it may have come and gone
+#: between two looks): a pod that is gone has ended.
+GONE = "Gone"
 #: Phases of a pod that has ended.
-_ENDED = ("Succeeded", "Failed")
+_ENDED = ("Succeeded", "Failed", GONE)
 #: Lines of each container shown when the followed container never started, or an init container failed.
 TAIL_LINES = 20
 #: The leading task of a Volcano Job that names none: hera-volcano made only MPI jobs before jobs named theirs.
@@ -140,12 +143,18 @@ class Follower:
     shown_inits: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def next(
-        self, pod: PodState | None, job: JobStatus | None, step: str | None, workflow: str | None, elapsed: float
+        self,
+        pod: PodState | None,
+        job: JobStatus | None,
+        step: str | None,
+        workflow: str | None,
+        elapsed: float,
+        gone: str | None = None,
     ) -> list[Step]:
         """The steps to take now, given the newest pod of the task, the newest Volcano Job, the phase of the newest pod
-        of the job's step (None when there is none), the workflow's final phase (None while it runs) and the seconds
-        since following began: any :class:`ShowInit` first, then exactly one :class:`Stream`, :class:`Stop` or
-        :class:`Wait`."""
+        of the job's step (None when there is none), the workflow's final phase (None while it runs), the seconds
+        since following began and the name of a job deleted while following (a job can come and go between two
+        looks): any :class:`ShowInit` first, then exactly one :class:`Stream`, :class:`Stop` or :class:`Wait`."""
         steps: list[Step] = []
         finished = job is not None and job.finished
         if pod is not None:
@@ -165,7 +174,8 @@ class Follower:
             return [*steps, Stop(f"Job {job.name} is {job.phase}", self._never_started())]
         if job is not None:
             self.seen_job = job.name
-        elif self.seen_job is not None:
+        elif self.seen_job is not None or gone is not None:
+            self.seen_job = self.seen_job or gone
             return [*steps, Stop(f"Job {self.seen_job} is gone", self._never_started())]
         self.seen_step = self.seen_step or step is not None
         ended = step in _ENDED if step is not None else self.seen_step

@@ -17,6 +17,7 @@ from hera_volcano.client import failures, kubeapi, submission
 from hera_volcano.client.explain import Observed, Unreadable, explain
 from hera_volcano.client.follow import (
     DRAIN,
+    GONE,
     TAIL_LINES,
     Follower,
     LineCursor,
@@ -281,8 +282,16 @@ class Run:
                 final = str(as_map(workflow.get("status")).get("phase")) if workflow_finished(workflow) else None
                 state = pod_state(pod, name) if pod is not None else None
                 step_phase = None if step_pod is None else str(as_map(step_pod.get("status")).get("phase") or "Pending")
+                if step_pod is None and any(TASK_LABEL not in _labels(p) for p in live.deleted("pods")):
+                    step_phase = GONE
+                gone = newest(live.deleted("jobs")) if job is None else None
                 steps = follower.next(
-                    state, job_status(job) if job else None, step_phase, final, time.monotonic() - started
+                    state,
+                    job_status(job) if job else None,
+                    step_phase,
+                    final,
+                    time.monotonic() - started,
+                    None if gone is None else str(as_map(gone.get("metadata")).get("name")),
                 )
                 for step in steps:
                     if isinstance(step, ShowInit):

@@ -7,6 +7,8 @@ from typing import Any
 
 from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
 from hera_volcano.client.follow import (
+    GONE,
+    STEP_GRACE,
     Follower,
     LineCursor,
     ShowInit,
@@ -100,6 +102,15 @@ def test_no_job_within_the_grace_period_or_a_job_gone_or_the_workflow_finished_s
     seen = follower()
     seen.next(None, RUNNING, None, None, 1)
     assert seen.next(None, None, None, None, 2) == [Stop("Job mpi-x is gone")]
+    # a job created and deleted between two looks: the watch saw it go, so the follower stops all the same
+    assert follower().next(None, None, "Running", None, 2, gone="mpi-y") == [Stop("Job mpi-y is gone")]
+    assert follower().next(None, None, "Running", None, 2) == [Wait()]
+    # a step pod that came and went between two looks has ended
+    step_gone = follower()
+    assert step_gone.next(None, None, GONE, None, 1) == [Wait()]
+    assert step_gone.next(None, None, GONE, None, 1 + STEP_GRACE) == [
+        Stop("The job's step has ended without creating a job")
+    ]
     assert follower().next(None, None, None, "Failed", 1) == [Stop("Workflow is Failed")]
 
 

@@ -232,6 +232,7 @@ def test_bundled_rbac_is_within_upstream_and_covers_every_action(upstream: Path)
         ("batch.volcano.sh", "jobs", "create"),
         ("batch.volcano.sh", "jobs", "get"),
         ("batch.volcano.sh", "jobs", "list"),  # the log follower stops when the job is finished
+        ("batch.volcano.sh", "jobs", "watch"),  # ... and waits for it on a watch, not by polling
         ("", "pods", "get"),
         ("", "pods", "list"),
         ("", "pods", "watch"),
