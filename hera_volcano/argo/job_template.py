@@ -23,6 +23,7 @@ from hera_volcano.argo.conditions import (
 from hera_volcano.argo.labels import JOB_LABEL, POD_WORKFLOW_LABEL, WORKFLOW_LABEL
 from hera_volcano.kube import names
 from hera_volcano.kube.emit import dump_manifest
+from hera_volcano.kube.expansion import escape_for_executor
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder, collect, expressions
@@ -147,7 +148,7 @@ def job_template(
     return Resource(
         name=name,
         action="create",
-        manifest=manifest,
+        manifest=escape_for_executor(manifest),
         set_owner_reference=owned or None,
         success_condition=success,
         failure_condition=failure,

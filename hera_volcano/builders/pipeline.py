@@ -21,6 +21,7 @@ from hera_volcano.builders.pod import apply_settings
 from hera_volcano.builders.retries import ArgoRetry
 from hera_volcano.builders.workspace import Workspace
 from hera_volcano.kube import names
+from hera_volcano.kube.expansion import escape
 from hera_volcano.kube.images import KUBECTL_IMAGE, check_image
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
@@ -270,7 +271,9 @@ class Pipeline:
                     " its manifest): take it with Placeholder.input in func_args or PodSettings(env=...)",
                 )
             else:
-                encoded[k] = encode_argument(v, at, placeholder=prepared.whole.get(k), embedded=k in prepared.embedded)
+                # Substituted into the job's manifest as it is, so through the executor's expansion too.
+                text = encode_argument(v, at, placeholder=prepared.whole.get(k), embedded=k in prepared.embedded)
+                encoded[k] = escape(text)
         return encoded
 
     def _arguments(self, job: PipelineJob, kind: str) -> dict[str, str]:

@@ -21,6 +21,9 @@ _WORKFLOW_JSON: Final = re.compile(r"=toJson\(workflow\.parameters\['([-a-zA-Z0-
 _RUNTIME: Final = re.compile(r"=toJson\(replace\((inputs|workflow)\.parameters\['[-a-zA-Z0-9_]+'\], '\$', '\$\$'\)\)")
 
 
+_TAG: Final = re.compile(r"\{\{.*?\}\}", re.DOTALL)
+
+
 def escape(text: str) -> str:
     """``text`` as written in a command, an argument or an env value so that the process sees ``text``."""
     return text.replace("$", "$$")
@@ -52,3 +55,23 @@ def runtime_text(value: Placeholder, field: str) -> Placeholder:
         )
     sample = value.sample if isinstance(value.sample, str) else json.dumps(value.sample)
     return Placeholder(runtime_expression(root, name), sample, quoted=False)
+
+
+def escape_for_executor(manifest: str) -> str:
+    """A resource template's manifest such that the job argoexec creates is the one written before this call.
+
+    Argo hands a step's template to its executor in the pod's ``ARGO_TEMPLATE`` variable, which the kubelet expands
+    like any other (``$$`` becomes ``$``, a defined ``$(NAME)`` its value) before argoexec creates the manifest:
+    every ``$`` outside Argo's ``{{...}}`` is doubled, and a run-time value's expression doubles its ``$`` twice
+    over (once for the executor's variable, once for the job's pods). Other tags are Argo's to substitute."""
+    out: list[str] = []
+    last = 0
+    for found in _TAG.finditer(manifest):
+        out.append(escape(manifest[last : found.start()]))
+        tag = found.group(0)
+        if _RUNTIME.fullmatch(tag[2:-2]):
+            tag = tag.replace("'$$'))}}", "'$$$$'))}}")
+        out.append(tag)
+        last = found.end()
+    out.append(escape(manifest[last:]))
+    return "".join(out)

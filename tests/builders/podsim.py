@@ -1,7 +1,8 @@
 """What the process in a pod gets from a rendered job, simulated step by step as the real system does it:
 
 1. Argo substitutes the template's ``{{...}}`` (simple tags: the raw value; ``{{=toJson(...)}}``: Go's JSON text);
-2. the manifest is parsed as YAML;
+2. the template reaches argoexec in its pod's ``ARGO_TEMPLATE`` variable, which the kubelet expands (``$$`` is ``$``);
+   then the manifest is parsed as YAML;
 3. Volcano's plugins add their variables to the container;
 4. the kubelet resolves env values in order, expanding ``$(VAR)`` (``$$`` is ``$``), then the command's;
 5. the command runs for real, with fake ``torchrun`` and ``mpiexec`` on PATH that start the ranks as the real ones
@@ -28,7 +29,9 @@ from hera_volcano.shared.placeholders import WORKFLOW_SAMPLES
 
 _TAG = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 _SIMPLE = re.compile(r"(?:inputs|workflow)\.parameters\.[-a-zA-Z0-9_]+")
-_ESCAPED = re.compile(r"=toJson\(replace\(((?:inputs|workflow)\.parameters)\['([-a-zA-Z0-9_]+)'\], '\$', '\$\$'\)\)")
+_ESCAPED = re.compile(r"=toJson\(replace\(((?:inputs|workflow)\.parameters)\['([-a-zA-Z0-9_]+)'\], '\$', '(\$+)'\)\)")
+#: Some of what the executor's container has defined before ARGO_TEMPLATE (Argo's own and the service variables).
+EXECUTOR_ENV = {"ARGO_POD_NAME": "wf-run-1", "ARGO_CONTAINER_NAME": "main", "KUBERNETES_SERVICE_HOST": "10.96.0.1"}
 _JSON = re.compile(r"=toJson\((workflow\.parameters)\['([-a-zA-Z0-9_]+)'\]\)")
 
 
@@ -58,7 +61,7 @@ def argo_substitute(text: str, values: Mapping[str, str]) -> str:
             found = form.fullmatch(tag)
             if found:
                 value = values[f"{found.group(1)}.{found.group(2)}"]
-                return go_json(value.replace("$", "$$") if escape else value)
+                return go_json(value.replace("$", found.group(3)) if escape else value)
         if tag in WORKFLOW_SAMPLES:
             return WORKFLOW_SAMPLES[tag]
         raise AssertionError(f"an Argo tag the simulation does not know: {tag!r}")
@@ -94,7 +97,9 @@ def kube_expand(text: str, env: Mapping[str, str]) -> str:
 
 
 def parse(manifest: str, values: Mapping[str, str]) -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load(argo_substitute(manifest, values))
+    """The job argoexec creates from a resource template's manifest: Argo's substitution, then the kubelet's
+    expansion of the executor's ARGO_TEMPLATE variable, which carries the template."""
+    data: dict[str, Any] = yaml.safe_load(kube_expand(argo_substitute(manifest, values), EXECUTOR_ENV))
     return data
 
 

@@ -13,7 +13,7 @@ from hera.workflows import Container, Env, Parameter, Workflow
 import hera_volcano as hv
 from hera_volcano.kube import pod_scripts
 from hera_volcano.shared.placeholders import substitute_text
-from tests.builders.podsim import argo_substitute, process
+from tests.builders.podsim import parse, process
 
 IMAGE = "python:3.12-slim"
 
@@ -187,7 +187,7 @@ def test_a_job_reading_a_value_at_run_time_gets_the_reported_text_byte_for_byte(
     arguments = {p["name"]: p["value"] for p in task["arguments"]["parameters"]}
     assert arguments["note"] == "{{tasks.train.outputs.parameters.note}}"
     values = {f"inputs.parameters.{k}": v for k, v in arguments.items()} | {"inputs.parameters.note": tricky}
-    job = yaml.safe_load(argo_substitute(templates(w)[tune.shape.name]["resource"]["manifest"], values))
+    job = parse(templates(w)[tune.shape.name]["resource"]["manifest"], values)
     spec = job["spec"]["tasks"][0]["template"]["spec"]["containers"][0]
     _, env = process(spec, {"VC_TASK_INDEX": "0"})
     assert env["HERA_VOLCANO_ARG_note"] == tricky

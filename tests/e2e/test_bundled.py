@@ -180,6 +180,8 @@ def test_readme_examples_run(cluster: Cluster, batch: Batch, record_property: Re
         slowest = max(slowest, took(wf, entry.submitted))
         assert wf["status"]["phase"] == "Succeeded", (wf["metadata"]["name"], wf["status"].get("message"))
         assert cluster.jobs(wf["metadata"]["name"]), "each example runs Volcano jobs"
+        if wf["metadata"]["name"].startswith("sums-"):  # what the README says the example prints
+            assert "the ranks summed to 30" in cluster.logs(wf["metadata"]["name"])
     record_property("took", slowest)
 
 

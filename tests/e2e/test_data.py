@@ -19,7 +19,9 @@ import hera_volcano as hv
 MPI_IMAGE = "volcanosh/example-mpi:0.0.3"
 PYTHON_IMAGE = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"  # python3, as built for the test cluster
 CLAIM = "hera-volcano-workspace"
-TRICKY = 'it\'s "quoted" $(HOME) $$ {{workflow.name}}\nsecond line'
+# `{{` in a tag Argo does not know: Argo itself expands a known one ({{workflow.name}}) in a submitted parameter,
+# and refuses a lone `{{` (an unclosed tag).
+TRICKY = 'it\'s "quoted" $(HOME) $$ {{ not-a-tag }}\nsecond line'
 
 
 def claim(cluster: Cluster) -> None:
@@ -76,7 +78,7 @@ def with_downstream(job: hv.VolcanoJob, outputs: list[str], name: str, value: st
             image="busybox:1.37.0",
             command=["sh", "-c", 'printf "downstream got: %s\\n" "$VALUE"'],
             inputs=[Parameter(name="value")],
-            env=[{"name": "VALUE", "value": "{{inputs.parameters.value}}"}],
+            env={"VALUE": "{{inputs.parameters.value}}"},
         )
         with DAG(name="main"):
             run(name="ranks") >> show(name="show", arguments={"value": value})
@@ -89,7 +91,9 @@ def submit_batch(b: Batch, cluster: Cluster) -> None:
     b.submit("data pipeline", cluster.hera("data_pipeline"))
     mpi = hv.mpi_job(image=MPI_IMAGE, func=rank_sum, workers=3, service_account=SERVICE_ACCOUNT)
     b.submit("mpi4py", with_downstream(mpi, ["sum"], "mpi4py", "{{tasks.ranks.outputs.parameters.sum}}"))
-    raising = hv.batch_job("boom", image=PYTHON_IMAGE, func=boom, func_args={"message": "the function broke"})
+    raising = hv.batch_job(
+        "boom", image=PYTHON_IMAGE, func=boom, func_args={"message": "the function broke"}, follow_logs=True
+    )
     b.submit("raises", hv.to_yaml(hv.Pipeline([raising]).workflow("raises", service_account=SERVICE_ACCOUNT)))
     quiet = hv.pytorch_job(image=PYTHON_IMAGE, func=silent, workers=1)
     b.submit("reports nothing", with_downstream(quiet, ["loss"], "quiet", "{{tasks.ranks.outputs.parameters.loss}}"))

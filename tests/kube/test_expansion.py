@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from hera_volcano import Placeholder, ValidationError
-from hera_volcano.kube.expansion import escape, runtime_text
+from hera_volcano.kube.expansion import escape, escape_for_executor, runtime_text
 from tests.builders.podsim import kube_expand
 
 ENV = {"HOME": "/root", "X": "x"}
@@ -60,3 +60,18 @@ def test_other_expressions_are_refused(expression: str) -> None:
     with pytest.raises(ValidationError) as e:
         runtime_text(Placeholder(expression, "x"), "env['A']")
     assert e.value.field == "env['A']" and "Placeholder.input(...)" in e.value.rule
+
+
+@pytest.mark.parametrize("text", ["plain", "$(HOME)", "$$(X)", "a $(X) b $$ c $ d $(", "ünï $(HOME) 😀"])
+def test_a_manifest_reaches_the_pods_through_the_executor_and_the_kubelet(text: str) -> None:
+    """Argo's executor gets the manifest in an expanded variable (ARGO_TEMPLATE); the pod expands its own again."""
+    manifest = f"{escape(text)} {{{{inputs.parameters.n}}}} {escape(text)}"
+    created = kube_expand(escape_for_executor(manifest), ENV)
+    assert created == manifest, "argoexec creates the job as built; Argo's tags are left to Argo"
+    assert kube_expand(created.replace("{{inputs.parameters.n}}", "7"), ENV) == f"{text} 7 {text}"
+
+
+def test_a_run_time_value_is_escaped_for_the_executor_and_the_pod() -> None:
+    value = runtime_text(Placeholder.input("t", "x"), "f")
+    manifest = escape_for_executor(f"env: {{{{{value.expression}}}}} $(X)")
+    assert manifest == "env: {{=toJson(replace(inputs.parameters['t'], '$', '$$$$'))}} $$(X)"
