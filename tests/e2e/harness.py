@@ -298,6 +298,13 @@ class Cluster:
         """The pods of a Volcano Job that exist now."""
         return list(self.core.list_namespaced_pod(NAMESPACE, label_selector=f"volcano.sh/job-name={job}").items)
 
+    def job_logs(self, job: str, container: str) -> dict[str, str]:
+        """The log of ``container`` in each pod of a Volcano Job that exists now, by pod."""
+        return {
+            p.metadata.name: self.core.read_namespaced_pod_log(p.metadata.name, NAMESPACE, container=container)
+            for p in self.job_pods(job)
+        }
+
     def job_exists(self, job: str) -> bool:
         try:
             self.custom.get_namespaced_custom_object(*VOLCANO[:2], NAMESPACE, VOLCANO[2], job)
