@@ -115,6 +115,7 @@ class Sampler:
     samples: int = 0
     partly: dict[str, list[float]] = field(default_factory=dict)  # job -> times seen partly bound
     overuse: list[str] = field(default_factory=list)
+    error: str | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
 
     def __enter__(self) -> Sampler:
@@ -125,6 +126,12 @@ class Sampler:
         self._stop.set()
 
     def _run(self) -> None:
+        try:
+            self._sample()
+        except Exception as e:  # the test fails on it, rather than on too few samples
+            self.error = repr(e)
+
+    def _sample(self) -> None:
         from harness import VOLCANO
 
         custom, core = self.cluster.custom, self.cluster.core
@@ -135,11 +142,12 @@ class Sampler:
             bound: dict[str, int] = {}
             for pod in pods:
                 owner = (pod.metadata.labels or {}).get("volcano.sh/job-name")
-                if owner and pod.spec.node_name:
+                if owner and pod.spec.node_name and pod.metadata.deletion_timestamp is None:
                     bound[owner] = bound.get(owner, 0) + 1
             for job in jobs:
                 name, need = job["metadata"]["name"], job["spec"].get("minAvailable", 0)
-                if 0 < bound.get(name, 0) < need:
+                phase = ((job.get("status") or {}).get("state") or {}).get("phase", "")
+                if phase in ("", "Pending", "Inqueue", "Running") and 0 < bound.get(name, 0) < need:
                     self.partly.setdefault(name, []).append(now)
             for queue in custom.list_cluster_custom_object("scheduling.volcano.sh", "v1beta1", "queues")["items"]:
                 capability = queue["spec"].get("capability") or {}
@@ -155,7 +163,7 @@ class Sampler:
 
 
 def amount(value: object) -> float:
-    from hera_volcano.client.amounts import parse_quantity
+    from hera_volcano.kube.quantities import parse_quantity
 
     return float(parse_quantity(str(value)))
 
@@ -211,6 +219,7 @@ def test_a_burst_of_gangs_drains_with_queues_holding(scale: Cluster) -> None:
     [never_job] = cluster.recorder.jobs_of(impossible)
     assert cluster.recorder.phases(never_job)[:1] == ["Pending"] and first_bind(cluster, never_job) is None
     assert "capability" in why, why
+    assert sampler.error is None, f"the sampler failed: {sampler.error}"
     assert sampler.samples > 10
     assert not sampler.stuck(), f"gangs held partly bound: {sampler.stuck()}"
     assert not sampler.overuse, sampler.overuse
@@ -310,13 +319,19 @@ def follower_endings(cluster: Cluster, finished: list[dict[str, Any]]) -> list[f
 def test_a_high_priority_gang_starts_first(scale: Cluster) -> None:
     cluster = scale
     fill = SIZE.queue_gpus // 2
-    holders = [cluster.start(workflow("holder", gang("mpi", fill, QUEUES[0], SIZE.work, "hera-volcano-low")))
+    # The holders run long enough for every waiting job, the high-priority one last, to exist while the queue is full.
+    hold = 3 * SIZE.work
+    holders = [cluster.start(workflow("holder", gang("mpi", fill, QUEUES[0], hold, "hera-volcano-low")))
                for _ in range(2)]  # fmt: skip
     cluster.wait_for(lambda: all(cluster.recorder.jobs_of(h) and first_bind(cluster, cluster.recorder.jobs_of(h)[0])
                                  for h in holders), "the queue full", 300)  # fmt: skip
+    full_since = max(first_bind(cluster, cluster.recorder.jobs_of(h)[0]) or 0.0 for h in holders)
     waiting = [cluster.start(workflow("low", gang("mpi", fill, QUEUES[0], 5, "hera-volcano-low"))) for _ in range(2)]
-    time.sleep(5)  # submitted after the waiting ones
+    cluster.wait_for(lambda: all(cluster.recorder.jobs_of(w) for w in waiting), "the waiting jobs created", 120)
+    time.sleep(2)  # the high-priority job comes after the waiting ones
     high = cluster.start(workflow("high", gang("mpi", fill, QUEUES[0], 5, "hera-volcano-high")))
+    cluster.wait_for(lambda: bool(cluster.recorder.jobs_of(high)), "the high-priority job created", 120)
+    assert time.time() < full_since + hold, "the holders ended before the high-priority job existed: inconclusive"
     for name in [*holders, *waiting, high]:
         assert cluster.wait(name, timeout=900)["status"]["phase"] == "Succeeded"
     started = {n: first_bind(cluster, cluster.recorder.jobs_of(n)[0]) for n in [*waiting, high]}
