@@ -51,7 +51,7 @@ class Size:
 
 
 SIZES = {
-    "small": Size(nodes=8, burst=8, max_workers=8, queue_gpus=16, waiting=6, window=60, work=20),
+    "small": Size(nodes=8, burst=8, max_workers=8, queue_gpus=16, waiting=4, window=30, work=15),
     "full": Size(nodes=64, burst=40, max_workers=16, queue_gpus=128, waiting=30, window=120, work=30),
 }
 SIZE = SIZES[SCALE]
