@@ -224,9 +224,8 @@ def test_a_burst_of_gangs_drains_with_queues_holding(scale: Cluster) -> None:
     assert not sampler.stuck(), f"gangs held partly bound: {sampler.stuck()}"
     assert not sampler.overuse, sampler.overuse
     jobs = {n: cluster.recorder.jobs_of(n)[0] for n in names}
-    order = check_order(cluster, names, sizes, jobs)
+    order = overtaken(cluster, names, sizes, jobs)
     endings = follower_endings(cluster, finished)
-    assert max(endings) <= 15, f"followers ended {max(endings):.0f} s after their job"
     cluster.delete_workflows()
     floor = drain_without_argo(cluster, gangs)
     record(
@@ -242,11 +241,13 @@ def test_a_burst_of_gangs_drains_with_queues_holding(scale: Cluster) -> None:
             "partly_bound_seen_once": len(sampler.partly),
             "partly_bound_held": len(sampler.stuck()),
             "queue_overuse": len(sampler.overuse),
-            "overtaken_by_larger": order,
+            "overtaken_by_larger": len(order),
             "follower_end_after_job_s_max": round(max(endings), 1),
             "settings": layout.settings(),
         },
     )
+    assert not order, f"overtaken by a job of their queue created later that asked as much or more: {order}"
+    assert max(endings) <= 15, f"followers ended {max(endings):.0f} s after their job"
 
 
 def explained(cluster: Cluster, workflow: str) -> str:
@@ -287,18 +288,19 @@ def drain_without_argo(cluster: Cluster, gangs: list[hv.VolcanoJob]) -> float:
     return took
 
 
-def check_order(cluster: Cluster, names: list[str], sizes: list[int], jobs: dict[str, str]) -> int:
-    """No job was overtaken by a later one of its queue asking for as much or more; returns the count (0)."""
-    overtaken = []
+def overtaken(cluster: Cluster, names: list[str], sizes: list[int], jobs: dict[str, str]) -> list[tuple[str, str]]:
+    """Jobs that started after a job of their queue created later (Argo creates them in its own order) that asked for
+    as much or more: Volcano orders a queue's jobs by priority, then creation, and may start a smaller job first."""
+    found = []
+    created = {n: cluster.recorder.jobs[jobs[n]]["metadata"]["creationTimestamp"] for n in names}
     for i, a in enumerate(names):
-        for j in range(i + 1, len(names)):
-            if i % 2 != j % 2 or sizes[j] < sizes[i]:
-                continue  # another queue, or a smaller job may go first
-            start_a, start_b = first_bind(cluster, jobs[a]), first_bind(cluster, jobs[names[j]])
+        for j, b in enumerate(names):
+            if i % 2 != j % 2 or sizes[j] < sizes[i] or not created[a] < created[b]:
+                continue  # another queue, a smaller job, or one not created later (timestamps are whole seconds)
+            start_a, start_b = first_bind(cluster, jobs[a]), first_bind(cluster, jobs[b])
             if start_a and start_b and start_b < start_a - 1:
-                overtaken.append((a, names[j]))
-    assert not overtaken, f"overtaken by a later job that asked as much or more: {overtaken}"
-    return len(overtaken)
+                found.append((a, b))
+    return found
 
 
 def follower_endings(cluster: Cluster, finished: list[dict[str, Any]]) -> list[float]:
@@ -326,10 +328,12 @@ def test_a_high_priority_gang_starts_first(scale: Cluster) -> None:
     cluster.wait_for(lambda: all(cluster.recorder.jobs_of(h) and first_bind(cluster, cluster.recorder.jobs_of(h)[0])
                                  for h in holders), "the queue full", 300)  # fmt: skip
     full_since = max(first_bind(cluster, cluster.recorder.jobs_of(h)[0]) or 0.0 for h in holders)
-    waiting = [cluster.start(workflow("low", gang("mpi", fill, QUEUES[0], 5, "hera-volcano-low"))) for _ in range(2)]
+    # Each waiting gang asks for the whole queue, so they run one at a time, in Volcano's order.
+    whole = SIZE.queue_gpus
+    waiting = [cluster.start(workflow("low", gang("mpi", whole, QUEUES[0], 5, "hera-volcano-low"))) for _ in range(2)]
     cluster.wait_for(lambda: all(cluster.recorder.jobs_of(w) for w in waiting), "the waiting jobs created", 120)
     time.sleep(2)  # the high-priority job comes after the waiting ones
-    high = cluster.start(workflow("high", gang("mpi", fill, QUEUES[0], 5, "hera-volcano-high")))
+    high = cluster.start(workflow("high", gang("mpi", whole, QUEUES[0], 5, "hera-volcano-high")))
     cluster.wait_for(lambda: bool(cluster.recorder.jobs_of(high)), "the high-priority job created", 120)
     assert time.time() < full_since + hold, "the holders ended before the high-priority job existed: inconclusive"
     for name in [*holders, *waiting, high]:
@@ -353,9 +357,9 @@ def test_waiting_costs_little(scale: Cluster) -> None:
     theirs = upstream_waiting(cluster)
     cluster.delete_workflows(keep=[])
     record("cost of waiting", {"workflows": SIZE.waiting, "window_s": SIZE.window, "ours": ours, "upstream": theirs})
-    # Beyond the watches, a waiting workflow asks only what its job step polls (Argo's argoexec, one GET per
-    # interval): the follower waits on watches.
-    assert ours["per_workflow_per_s_beyond_watches"] <= ours["step_poll_per_s"] + 0.01, ours
+    # The goal: at most 0.1 requests per second per waiting workflow beyond its open watches, and never more than
+    # upstream's. What remains is Argo's own: its executor's poll of the job and its reports (workflowtaskresults).
+    assert ours["per_workflow_per_s_beyond_watches"] <= 0.1, ours
     if theirs:
         assert ours["per_workflow_per_s_beyond_watches"] <= theirs["per_workflow_per_s_beyond_watches"], (ours, theirs)
 
