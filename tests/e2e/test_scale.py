@@ -51,13 +51,14 @@ class Size:
 
 
 SIZES = {
-    "small": Size(nodes=8, burst=8, max_workers=8, queue_gpus=16, waiting=4, window=30, work=15),
+    "small": Size(nodes=8, burst=8, max_workers=8, queue_gpus=16, waiting=4, window=20, work=10),
     "full": Size(nodes=64, burst=40, max_workers=16, queue_gpus=128, waiting=30, window=120, work=30),
 }
 SIZE = SIZES[SCALE]
 GPUS_PER_NODE = 8
 QUEUES = ("team-a", "team-b")
 WAIT_QUEUE = "team-wait"
+QUIET_POLL = 15  # seconds between the job step's checks of its job, for the waiting-cost goal (poll_seconds=)
 KWOK_IMAGE = "busybox:1.37.0"  # never pulled: fake nodes run nothing
 FAKE = hv.PodSettings(
     node_selector={"type": "kwok"},
@@ -67,10 +68,11 @@ RESULTS = Path(os.environ.get("HERA_VOLCANO_SCALE_RESULTS", "/dev/null"))
 
 
 def on_fake_nodes(work: int) -> hv.PodSettings:
-    """Pod settings that put a job's pods on the fake nodes, each "working" ``work`` seconds."""
+    """Pod settings that put a job's pods on the fake nodes, each "working" ``work`` seconds. The jitter equals the
+    delay: kwok takes a jitter below the delay as the delay itself (0 s would complete every pod at once)."""
     annotations = {
         "pod-complete.stage.kwok.x-k8s.io/delay": f"{work}s",
-        "pod-complete.stage.kwok.x-k8s.io/jitter-delay": "0s",
+        "pod-complete.stage.kwok.x-k8s.io/jitter-delay": f"{work}s",
     }
     return hv.PodSettings(node_selector=FAKE.node_selector, tolerations=FAKE.tolerations, annotations=annotations)
 
@@ -89,13 +91,13 @@ def gang(kind: str, workers: int, queue: str, work: int, priority: str | None = 
     )  # fmt: skip
 
 
-def workflow(name: str, job: hv.VolcanoJob, deadline: int = 1800) -> str:
+def workflow(name: str, job: hv.VolcanoJob, deadline: int = 1800, poll_seconds: int | None = None) -> str:
     from hera.workflows import DAG, Workflow
 
     with Workflow(
         generate_name=f"{name}-", namespace=NAMESPACE, entrypoint="main", service_account_name=SERVICE_ACCOUNT
     ) as w:
-        run = hv.job_dag(job, name="gang", deadline=deadline)
+        run = hv.job_dag(job, name="gang", deadline=deadline, poll_seconds=poll_seconds)
         with DAG(name="main"):
             run(name="gang")
         w.on_exit = hv.cleanup_on_failure()
@@ -174,7 +176,8 @@ def scale(cluster: Cluster) -> Iterator[Cluster]:
         pytest.skip("the scale scenarios run on the Argo 4.1 line (they measure Volcano and the pods, not Argo)")
     names = cluster.node.add_fake_nodes(SIZE.nodes, gpus=GPUS_PER_NODE)
     queues = [hv.Queue(q, capability={"nvidia.com/gpu": SIZE.queue_gpus}, reclaimable=False) for q in QUEUES]
-    queues.append(hv.Queue(WAIT_QUEUE, capability={"nvidia.com/gpu": GPUS_PER_NODE}, reclaimable=False))
+    # Smaller than any gang sent to it: its gangs wait until they are deleted, however long a measurement takes.
+    queues.append(hv.Queue(WAIT_QUEUE, capability={"nvidia.com/gpu": 1}, reclaimable=False))
     priorities = [
         {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": n}, "value": v}
         for n, v in (("hera-volcano-high", 1000), ("hera-volcano-low", 10))
@@ -205,7 +208,9 @@ def test_a_burst_of_gangs_drains_with_queues_holding(scale: Cluster) -> None:
     sizes = burst_sizes(SIZE.burst, SIZE.max_workers)
     gangs = [gang("mpi" if i % 2 else "pytorch", w, QUEUES[i % 2], SIZE.work) for i, w in enumerate(sizes)]
     manifests = [(f"burst-{i}", workflow(f"burst-{i}", g)) for i, g in enumerate(gangs)]
-    never = workflow("never-fits", gang("mpi", SIZE.nodes * GPUS_PER_NODE + 1, QUEUES[0], SIZE.work), deadline=120)
+    # Its deadline only has to outlast explain's look at it: the longer it is, the longer the scenario.
+    never_fits = gang("mpi", SIZE.nodes * GPUS_PER_NODE + 1, QUEUES[0], SIZE.work)
+    never = workflow("never-fits", never_fits, deadline=4 * SIZE.work)
     with Sampler(cluster) as sampler:
         started = time.time()
         names = [cluster.start(m) for _, m in manifests]
@@ -319,56 +324,100 @@ def follower_endings(cluster: Cluster, finished: list[dict[str, Any]]) -> list[f
 
 @pytest.mark.scenario("22.3 priority: a high-priority gang submitted into a full queue starts before the waiting ones")
 def test_a_high_priority_gang_starts_first(scale: Cluster) -> None:
+    from harness import VOLCANO
+
     cluster = scale
     fill = SIZE.queue_gpus // 2
-    # The holders run long enough for every waiting job, the high-priority one last, to exist while the queue is full.
-    hold = 3 * SIZE.work
-    holders = [cluster.start(workflow("holder", gang("mpi", fill, QUEUES[0], hold, "hera-volcano-low")))
+    # The holders fill the queue until the test frees it (they would work an hour), so every contender is waiting
+    # in Volcano's queue when capacity appears: the order it then starts them in is its own, not the test's timing.
+    holders = [cluster.start(workflow("holder", gang("mpi", fill, QUEUES[0], 3600, "hera-volcano-low")))
                for _ in range(2)]  # fmt: skip
     cluster.wait_for(lambda: all(cluster.recorder.jobs_of(h) and first_bind(cluster, cluster.recorder.jobs_of(h)[0])
                                  for h in holders), "the queue full", 300)  # fmt: skip
-    full_since = max(first_bind(cluster, cluster.recorder.jobs_of(h)[0]) or 0.0 for h in holders)
     # Each waiting gang asks for the whole queue, so they run one at a time, in Volcano's order.
     whole = SIZE.queue_gpus
     waiting = [cluster.start(workflow("low", gang("mpi", whole, QUEUES[0], 5, "hera-volcano-low"))) for _ in range(2)]
     cluster.wait_for(lambda: all(cluster.recorder.jobs_of(w) for w in waiting), "the waiting jobs created", 120)
     time.sleep(2)  # the high-priority job comes after the waiting ones
     high = cluster.start(workflow("high", gang("mpi", whole, QUEUES[0], 5, "hera-volcano-high")))
-    cluster.wait_for(lambda: bool(cluster.recorder.jobs_of(high)), "the high-priority job created", 120)
-    assert time.time() < full_since + hold, "the holders ended before the high-priority job existed: inconclusive"
-    for name in [*holders, *waiting, high]:
+    contenders = [*waiting, high]
+    cluster.wait_for(lambda: all(cluster.recorder.jobs_of(n) for n in contenders), "the high-priority job created", 120)
+    jobs = [cluster.recorder.jobs_of(n)[0] for n in contenders]
+    cluster.wait_for(lambda: waiting_podgroups(cluster) >= set(jobs), "every contender's PodGroup Pending", 120)
+    assert all(first_bind(cluster, j) is None for j in jobs), "a contender started while the queue was full"
+    held = [cluster.recorder.jobs_of(h)[0] for h in holders]
+    cluster.kubectl("-n", NAMESPACE, "delete", f"{VOLCANO[2]}.{VOLCANO[0]}", *held, "--wait=false").ok()
+    for name in contenders:
         assert cluster.wait(name, timeout=900)["status"]["phase"] == "Succeeded"
-    started = {n: first_bind(cluster, cluster.recorder.jobs_of(n)[0]) for n in [*waiting, high]}
+    started = {n: first_bind(cluster, j) for n, j in zip(contenders, jobs, strict=True)}
     assert all(started[high] is not None and started[high] <= started[w] for w in waiting), started  # type: ignore[operator]
     record("priority", {"high_started_before_waiting": True})
+
+
+def waiting_podgroups(cluster: Cluster) -> set[str]:
+    """The Volcano Jobs whose PodGroup exists and waits for its queue (phase Pending), by job name."""
+    groups = cluster.custom.list_namespaced_custom_object("scheduling.volcano.sh", "v1beta1", NAMESPACE, "podgroups")
+    return {
+        ref["name"]
+        for pg in groups["items"]
+        if (pg.get("status") or {}).get("phase") == "Pending"
+        for ref in pg["metadata"].get("ownerReferences") or []
+        if ref.get("kind") == "Job"
+    }
 
 
 @pytest.mark.scenario("22.3 the cost of waiting: requests per second per waiting workflow, ours and upstream's")
 def test_waiting_costs_little(scale: Cluster) -> None:
     cluster = scale
-    holder = cluster.start(workflow("wait-holder", gang("mpi", GPUS_PER_NODE - 1, WAIT_QUEUE, 3 * SIZE.window)))
-    cluster.wait_for(lambda: bool(cluster.recorder.jobs_of(holder)) and bool(
-        first_bind(cluster, cluster.recorder.jobs_of(holder)[0])), "the queue held", 300)  # fmt: skip
-    waiting = [cluster.start(workflow("waiting", gang("mpi", 2, WAIT_QUEUE, 5))) for _ in range(SIZE.waiting)]
+    # Half at Argo's default poll (every 5 s), half at QUIET_POLL: the same window measures both.
+    half = SIZE.waiting // 2
+    polls = [None] * (SIZE.waiting - half) + [QUIET_POLL] * half
+    waiting = [cluster.start(workflow("waiting", gang("mpi", 2, WAIT_QUEUE, 5), poll_seconds=p)) for p in polls]
     cluster.wait_for(
         lambda: all(cluster.recorder.jobs_of(w) for w in waiting), "every waiting workflow's job created", 600
     )
-    ours = measure(cluster, waiting, SERVICE_ACCOUNT, NAMESPACE)
+    jobs = [cluster.recorder.jobs_of(w)[0] for w in waiting]
+    default, quiet = waiting[: len(waiting) - half], waiting[len(waiting) - half :]
+    found = measure(cluster, {"default": default, "quiet": quiet}, SERVICE_ACCOUNT, NAMESPACE, jobs)
+    cluster.delete_workflows(keep=[])  # room on the real node for upstream's pods
     theirs = upstream_waiting(cluster)
     cluster.delete_workflows(keep=[])
-    record("cost of waiting", {"workflows": SIZE.waiting, "window_s": SIZE.window, "ours": ours, "upstream": theirs})
-    # The goal: at most 0.1 requests per second per waiting workflow beyond its open watches, and never more than
-    # upstream's. What remains is Argo's own: its executor's poll of the job and its reports (workflowtaskresults).
-    assert ours["per_workflow_per_s_beyond_watches"] <= 0.1, ours
+    ours, quieter = found["default"], found["quiet"]
+    record(
+        "cost of waiting",
+        {"workflows": SIZE.waiting, "window_s": SIZE.window, "ours": ours, f"ours_poll_{QUIET_POLL}s": quieter,
+         "upstream": theirs},
+    )  # fmt: skip
+    # Beyond its open watches a waiting workflow of ours makes only Argo's own requests: its executor's poll of the
+    # job every RESOURCE_STATE_CHECK_INTERVAL (0.2 per second at Argo's default) and its reports; the follower asks
+    # nothing more.
+    assert ours["step_poll_per_s"] > 0, ours  # the measurement saw the steps waiting
+    assert ours["other_per_s"] == 0, ours
+    # The goal, at most 0.1 requests per second per waiting workflow, takes a poll of QUIET_POLL s (poll_seconds=).
+    assert 0 < quieter["per_workflow_per_s_beyond_watches"] <= 0.1, quieter
     if theirs:
         assert ours["per_workflow_per_s_beyond_watches"] <= theirs["per_workflow_per_s_beyond_watches"], (ours, theirs)
 
 
-def measure(cluster: Cluster, workflows: list[str], account: str, namespace: str) -> dict[str, Any]:
+def measure(
+    cluster: Cluster, groups: dict[str, list[str]], account: str, namespace: str, jobs: list[str]
+) -> dict[str, dict[str, Any]]:
+    """Each group's requests over one window, once every follower has settled; every job still waits at its end."""
     time.sleep(20)  # every follower settled
     start = time.time()
     time.sleep(SIZE.window)
-    return rate(cluster.requests(account, namespace), workflows, start, time.time())
+    end = time.time()
+    phases = {j: job_phase(cluster, namespace, j) for j in jobs}
+    assert set(phases.values()) <= {"Pending"}, f"a job stopped waiting during the measurement: {phases}"
+    requests = cluster.requests(account, namespace)
+    return {name: rate(requests, workflows, start, end) for name, workflows in groups.items()}
+
+
+def job_phase(cluster: Cluster, namespace: str, job: str) -> str:
+    from harness import VOLCANO
+
+    found = cluster.custom.get_namespaced_custom_object(*VOLCANO[:2], namespace, VOLCANO[2], job)
+    return str(((found.get("status") or {}).get("state") or {}).get("phase") or "Pending")
 
 
 def upstream_waiting(cluster: Cluster) -> dict[str, Any] | None:
@@ -388,13 +437,27 @@ def upstream_waiting(cluster: Cluster) -> dict[str, Any] | None:
         "nvidia.com/gpu: 0": "nvidia.com/gpu: 1",
     })])  # fmt: skip
     argo = [str(cluster_argo(cluster)), "-n", UPSTREAM_NS, "submit", "-o", "name", "--from"]
+    jobs = [f"up-waits-{i}" for i in range(SIZE.waiting)]
     names = [
-        cluster.run([*argo, "workflowtemplate/upstream-waits", "-p", f"job-name=up-waits-{i}"]).ok().out.strip()
-        for i in range(SIZE.waiting)
+        cluster.run([*argo, "workflowtemplate/upstream-waits", "-p", f"job-name={j}"]).ok().out.strip() for j in jobs
     ]
-    result = measure(cluster, names, "argo", UPSTREAM_NS)
+    cluster.wait_for(lambda: all(job_exists(cluster, UPSTREAM_NS, j) for j in jobs), "upstream's jobs created", 600)
+    result = measure(cluster, {"upstream": names}, "argo", UPSTREAM_NS, jobs)["upstream"]
     cluster.run([str(cluster_argo(cluster)), "-n", UPSTREAM_NS, "delete", *names])
     return result
+
+
+def job_exists(cluster: Cluster, namespace: str, job: str) -> bool:
+    from harness import VOLCANO
+    from kubernetes.client.exceptions import ApiException
+
+    try:
+        cluster.custom.get_namespaced_custom_object(*VOLCANO[:2], namespace, VOLCANO[2], job)
+    except ApiException as e:
+        if e.status == 404:
+            return False
+        raise
+    return True
 
 
 def cluster_argo(cluster: Cluster) -> Path:
@@ -410,8 +473,11 @@ def rate(requests: list[Any], workflows: list[str], start: float, end: float) ->
         by_verb[r.verb] = by_verb.get(r.verb, 0) + 1
     beyond = [r for r in mine if r.verb != "watch"]
     polls = [r for r in beyond if r.verb == "get" and r.what == "jobs"]
+    reports = [r for r in beyond if r.what == "workflowtaskresults"]
     return {
         "by_verb_per_workflow_per_s": {v: round(n / seconds, 4) for v, n in sorted(by_verb.items())},
         "per_workflow_per_s_beyond_watches": round(len(beyond) / seconds, 4),
         "step_poll_per_s": round(len(polls) / seconds, 4),
+        "argo_reports_per_s": round(len(reports) / seconds, 4),
+        "other_per_s": round((len(beyond) - len(polls) - len(reports)) / seconds, 4),
     }
