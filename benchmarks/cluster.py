@@ -40,7 +40,11 @@ REPS = 3
 CONCURRENCY = (1, 3, 10)
 POLLS = (1, 2, 5, 10)
 WAIT_MINUTES = 5
-LATENCY_TARGET = 1.2  # ours <= 1.2x the floor
+#: Argo's controller looking at a workflow again sooner after its pods change (its default is 10 s): what is left of
+#: the gap to the floor once the controller's requeue delay is taken out.
+QUICK_REQUEUE = "DEFAULT_REQUEUE_TIME=2s"
+FIRST_LINE_TARGET = 1.2  # ours <= 1.2x the floor to the first output line
+END_TARGET = 1.3  # and <= 1.3x to Succeeded (issue 19)
 UPSTREAM_NS = "upstream"
 OURS_USER = "system:serviceaccount:argo:volcano-workflows"
 UPSTREAM_USER = f"system:serviceaccount:{UPSTREAM_NS}:argo"
@@ -288,14 +292,19 @@ def main() -> int:
             loads["ours"][n] = bench.load(bench.ours, OURS_USER, n)
             if bench.upstream:
                 loads["upstream"][n] = bench.load(bench.upstream_run, UPSTREAM_USER, n)
+        os.environ["HERA_VOLCANO_ARGO_SETTINGS"] = QUICK_REQUEUE
+        node.use_argo(node.current_argo_line() or bench.layout.DEFAULT_ARGO_LINE)
+        quick = statistics.median(r["end"] - r["start"] for r in (bench.ours(rep) for rep in range(REPS)))
+        del os.environ["HERA_VOLCANO_ARGO_SETTINGS"]
     finally:
         problems = node.down()
     rows = []
-    for i, (what, values) in enumerate((("first MPI output line", hello), ("Workflow Succeeded", end)), start=6):
+    latencies = (("first MPI output line", hello, FIRST_LINE_TARGET), ("Workflow Succeeded", end, END_TARGET))
+    for i, (what, values, target) in enumerate(latencies, start=6):
         ratio = values["ours"] / values["floor"]
         measured = ", ".join(f"{k} {v:.1f} s" for k, v in values.items())
         measured += f": ours **{ratio:.2f}x** the floor"
-        ok = ratio <= LATENCY_TARGET
+        ok = ratio <= target
         if "upstream" in values:
             measured += f", **{values['ours'] / values['upstream']:.2f}x** upstream's"
             ok = ok and values["ours"] <= values["upstream"]
@@ -304,10 +313,19 @@ def main() -> int:
                 str(i),
                 f"Real cluster, submit → {what} ({REPS} reps each, interleaved)",
                 measured,
-                f"<= {LATENCY_TARGET}x floor, <= upstream",
+                f"<= {target}x floor, <= upstream",
                 "PASS" if ok else "MISS",
             )
         )
+    rows.append(
+        (
+            "7",
+            f"Real cluster, submit → Workflow Succeeded, Argo's controller at {QUICK_REQUEUE} ({REPS} reps)",
+            f"ours {quick:.1f} s: **{quick / end['floor']:.2f}x** the floor",
+            f"<= {END_TARGET}x floor",
+            "PASS" if quick / end["floor"] <= END_TARGET else "MISS",
+        )
+    )
     for n in CONCURRENCY:
         parts = []
         for kind, by_n in loads.items():

@@ -29,6 +29,7 @@ FASTER = "qps=100,burst=200,DEFAULT_REQUEUE_TIME=2s"
 def table(found: dict[str, dict[str, Any]], faster: dict[str, Any]) -> str:
     burst, cost = found.get("burst", {}), found.get("cost of waiting", {})
     ours, theirs = cost.get("ours", {}), cost.get("upstream") or {}
+    quiet = next(((k, v) for k, v in cost.items() if k.startswith("ours_poll_")), ("ours_poll_?", {}))
     rows = [
         (
             "fake nodes (8 nvidia.com/gpu each), the real node beside them",
@@ -43,6 +44,10 @@ def table(found: dict[str, dict[str, Any]], faster: dict[str, Any]) -> str:
             "requests per second per waiting workflow beyond its watches: ours (its job step's poll alone); upstream",
             f"{ours.get('per_workflow_per_s_beyond_watches')} ({ours.get('step_poll_per_s')}); "
             f"{theirs.get('per_workflow_per_s_beyond_watches', 'n/a')}",
+        ),
+        (
+            f"the same, ours checking its job every {quiet[0].removeprefix('ours_poll_')} (poll_seconds)",
+            str(quiet[1].get("per_workflow_per_s_beyond_watches")),
         ),
         (
             "gangs seen partly bound in one sample; held partly bound (two samples in a row)",
