@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 import yaml
-from harness import NAMESPACE, SERVICE_ACCOUNT, Cluster, layout
+from harness import NAMESPACE, PODGROUPS, SERVICE_ACCOUNT, VOLCANO, Cluster, layout
 
 import hera_volcano as hv
 
@@ -134,8 +134,6 @@ class Sampler:
             self.error = repr(e)
 
     def _sample(self) -> None:
-        from harness import VOLCANO
-
         custom, core = self.cluster.custom, self.cluster.core
         while not self._stop.wait(1):
             now = time.time()
@@ -271,8 +269,6 @@ def explained(cluster: Cluster, workflow: str) -> str:
 
 def drain_without_argo(cluster: Cluster, gangs: list[hv.VolcanoJob]) -> float:
     """The floor: the same Volcano Jobs created at once with kubectl, no Argo; seconds until all are Completed."""
-    from harness import VOLCANO
-
     label = {"hera-volcano/floor": "burst"}
     docs = [{**g.to_dict(), "metadata": {**g.to_dict()["metadata"], "labels": label}} for g in gangs]
     started = time.time()
@@ -324,8 +320,6 @@ def follower_endings(cluster: Cluster, finished: list[dict[str, Any]]) -> list[f
 
 @pytest.mark.scenario("22.3 priority: a high-priority gang submitted into a full queue starts before the waiting ones")
 def test_a_high_priority_gang_starts_first(scale: Cluster) -> None:
-    from harness import VOLCANO
-
     cluster = scale
     fill = SIZE.queue_gpus // 2
     # The holders fill the queue until the test frees it (they would work an hour), so every contender is waiting
@@ -356,7 +350,7 @@ def test_a_high_priority_gang_starts_first(scale: Cluster) -> None:
 
 def waiting_podgroups(cluster: Cluster) -> set[str]:
     """The Volcano Jobs whose PodGroup exists and waits for its queue (phase Pending), by job name."""
-    groups = cluster.custom.list_namespaced_custom_object("scheduling.volcano.sh", "v1beta1", NAMESPACE, "podgroups")
+    groups = cluster.custom.list_namespaced_custom_object(*PODGROUPS[:2], NAMESPACE, PODGROUPS[2])
     return {
         ref["name"]
         for pg in groups["items"]
@@ -413,10 +407,16 @@ def measure(
     return {name: rate(requests, workflows, start, end) for name, workflows in groups.items()}
 
 
-def job_phase(cluster: Cluster, namespace: str, job: str) -> str:
-    from harness import VOLCANO
+def job_phase(cluster: Cluster, namespace: str, job: str) -> str | None:
+    """A Volcano Job's phase ("Pending" before Volcano gives it one), or None while it does not exist."""
+    from kubernetes.client.exceptions import ApiException
 
-    found = cluster.custom.get_namespaced_custom_object(*VOLCANO[:2], namespace, VOLCANO[2], job)
+    try:
+        found = cluster.custom.get_namespaced_custom_object(*VOLCANO[:2], namespace, VOLCANO[2], job)
+    except ApiException as e:
+        if e.status == 404:
+            return None
+        raise
     return str(((found.get("status") or {}).get("state") or {}).get("phase") or "Pending")
 
 
@@ -441,23 +441,10 @@ def upstream_waiting(cluster: Cluster) -> dict[str, Any] | None:
     names = [
         cluster.run([*argo, "workflowtemplate/upstream-waits", "-p", f"job-name={j}"]).ok().out.strip() for j in jobs
     ]
-    cluster.wait_for(lambda: all(job_exists(cluster, UPSTREAM_NS, j) for j in jobs), "upstream's jobs created", 600)
+    cluster.wait_for(lambda: all(job_phase(cluster, UPSTREAM_NS, j) for j in jobs), "upstream's jobs created", 600)
     result = measure(cluster, {"upstream": names}, "argo", UPSTREAM_NS, jobs)["upstream"]
     cluster.run([str(cluster_argo(cluster)), "-n", UPSTREAM_NS, "delete", *names])
     return result
-
-
-def job_exists(cluster: Cluster, namespace: str, job: str) -> bool:
-    from harness import VOLCANO
-    from kubernetes.client.exceptions import ApiException
-
-    try:
-        cluster.custom.get_namespaced_custom_object(*VOLCANO[:2], namespace, VOLCANO[2], job)
-    except ApiException as e:
-        if e.status == 404:
-            return False
-        raise
-    return True
 
 
 def cluster_argo(cluster: Cluster) -> Path:
