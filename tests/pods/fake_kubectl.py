@@ -5,7 +5,9 @@ Jobs, pods (with their containers' state), log lines, and faults to inject (a ca
 a watch the server ends, a log stream that ends at once, fails, drops, or never ends). Objects are served in the
 shape the API server gives them and printed through the script's own ``-o jsonpath=...`` template (a small
 evaluator of the subset kubectl's JSONPath the scripts use), so the templates are exercised too. Every call is
-appended to a calls file (its arguments, the time, the kubeconfig and discovery-cache variables it saw).
+appended to a calls file (its arguments, the time, the kubeconfig and discovery-cache variables it saw, and
+whether it paid for API discovery: as kubectl, a call that finds no discovery cache in KUBECACHEDIR fetches one and
+writes it there, so calls that start together on an empty cache each pay).
 """
 
 from __future__ import annotations
@@ -349,7 +351,21 @@ def wait(args: list[str]) -> None:
         time.sleep(POLL)
 
 
+def discover() -> bool:
+    """Whether this call paid for discovery (it found no cache); the cache is there for the calls after it."""
+    cache = Path(os.environ.get("KUBECACHEDIR") or Path.home() / ".kube" / "cache") / "discovery"
+    if (cache / "servergroups.json").exists():
+        return False
+    time.sleep(0.2)  # kubectl's requests for /api and /apis
+    cache.mkdir(parents=True, exist_ok=True)
+    (cache / "servergroups.json").write_text("{}")
+    return True
+
+
 def main(args: list[str]) -> None:
+    words = positional(args)
+    verb = words[0] if words else ""
+    discovered = discover()
     with open(os.environ["FAKE_CALLS"], "a") as calls:
         record = {
             "args": args,
@@ -357,12 +373,14 @@ def main(args: list[str]) -> None:
             "pid": os.getpid(),
             "kubeconfig": os.environ.get("KUBECONFIG", ""),
             "cache": os.environ.get("KUBECACHEDIR", ""),
+            "discovered": discovered,
         }
         calls.write(json.dumps(record) + "\n")
     world = load()
-    words = positional(args)
-    verb = words[0] if words else ""
-    if verb == "get" and "--watch" in args:
+    if verb == "api-versions":
+        fault(world, "api-versions")
+        print("v1\nbatch.volcano.sh/v1alpha1")
+    elif verb == "get" and "--watch" in args:
         kind = words[1]
         fault(world, f"watch-{kind.split('.')[0]}")
         watch(args, kind)

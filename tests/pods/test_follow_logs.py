@@ -68,6 +68,20 @@ def test_streams_the_master_until_the_job_completes(world: World) -> None:
     assert {c["cache"] for c in world.calls()} == {f"{world.folder}/hera-volcano-{run.proc.pid}/kube-cache"}
 
 
+def test_pays_for_api_discovery_once(world: World) -> None:
+    """Its watches start together: on an empty discovery cache each would pay for discovery (in the audit log, about
+    ten requests a pod). One call before them writes the cache; every later call finds it."""
+    world.job("j-1", "Pending")
+    with running(FOLLOW, world, FOLLOW_ENV) as run:
+        master_running(world, "c1", "rank 0 says hello")
+        run.wait_line("rank 0 says hello")
+        complete(world)
+        assert run.exit()[0] == 0
+    calls = world.calls()
+    assert ["api-versions" in c["args"] for c in calls if c["discovered"]] == [True]
+    assert sum(1 for c in calls if "--watch" in c["args"]) >= 2
+
+
 def test_the_job_s_lead_task_annotation_names_whose_output_to_follow(world: World) -> None:
     world.job("j-1", "Running", lead="master")
     world.pod("j-1-worker-0", task="worker", phase="Running", cid="w1", running=True)
@@ -238,7 +252,8 @@ def test_gives_up_when_neither_the_step_nor_a_job_appears(tmp_path: Path) -> Non
 def test_stops_when_a_job_it_saw_is_gone(world: World) -> None:
     world.job("j-1", "Running")
     with running(FOLLOW, world, FOLLOW_ENV) as run:
-        time.sleep(0.5)
+        run.wait_for(lambda: any("jobs.batch.volcano.sh" in c["args"] for c in world.calls()), "the job's watch")
+        time.sleep(0.5)  # its first event, the job as it is
         world.remove_job("j-1")
         assert run.exit()[0] == 0
         assert run.output[-1] == "Job j-1 is gone"
@@ -297,13 +312,15 @@ def test_a_watch_the_server_ends_is_reopened_and_loses_nothing(world: World) -> 
 def test_waiting_for_a_gang_costs_its_watches_and_nothing_more(world: World, task: str) -> None:
     """Issue 19: while the gang waits to be scheduled, the follower makes no requests beyond its watches: of the
     job, of its step's pod and of the lead task's pods (opened with the other two again once the job names its lead
-    task, when no task was given)."""
+    task, when no task was given), after the one call that writes kubectl's discovery cache."""
     world.job("j-1", "Pending")
     with running(FOLLOW, world, {**FOLLOW_ENV, "TASK": task}) as run:
-        run.wait_for(lambda: len(world.calls()) >= (3 if task else 5), "the watches")
+        run.wait_for(lambda: len(world.calls()) >= (4 if task else 6), "the watches")
         opened = world.calls()
         time.sleep(4)
         assert world.calls() == opened, "no request while the gang waits"
+        assert "api-versions" in opened[0]["args"]
+        opened = opened[1:]
         assert all("--watch" in c["args"] for c in opened)
         selectors = sorted(c["args"][c["args"].index("-l") + 1] for c in opened)
         assert any(s.endswith(",volcano.sh/task-spec=mpimaster") for s in selectors), selectors

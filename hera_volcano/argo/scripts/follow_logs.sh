@@ -340,6 +340,9 @@ finish() {
 }
 
 echo "Following ${TASK:-the leading task} of the job labelled $JOB_SELECTOR"
+# One call before the watches, which start together: on an empty discovery cache each of them would pay for API
+# discovery; after this one they find the cache written. Its failure is reported; the watches retry on their own.
+call out kubectl api-versions
 # start_watches: every watch's lines, as they come, on one descriptor (the lead task's pods once it is known).
 start_watches() {
   if [ -n "${WATCH_PID:-}" ]; then
