@@ -59,7 +59,11 @@ def table(found: dict[str, dict[str, Any]], faster: dict[str, Any]) -> str:
             f"**{faster.get('drain_over_floor', 'n/a')}x**",
         ),
         ("queue overuse seen", str(burst.get("queue_overuse"))),
-        ("jobs overtaken by a later, larger job of their queue", str(burst.get("overtaken_by_larger"))),
+        (
+            "jobs admitted after a job of their queue whose PodGroup came later and asked as much or more; "
+            "the same by first bound pod",
+            f"{burst.get('overtaken_in_admission')}; {burst.get('overtaken_in_first_bind')}",
+        ),
         (
             "a follower's end after its job's (the fake pods' log streams never end), worst",
             f"{burst.get('follower_end_after_job_s_max')} s",
