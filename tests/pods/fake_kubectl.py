@@ -351,21 +351,29 @@ def wait(args: list[str]) -> None:
         time.sleep(POLL)
 
 
-def discover() -> bool:
-    """Whether this call paid for discovery (it found no cache); the cache is there for the calls after it."""
+def discover(words: list[str]) -> bool:
+    """Whether this call paid for discovery, as kubectl's cache decides: a call that finds no cache fetches it
+    (``api-versions`` caches the groups alone, enough for core kinds only), and a kind named RESOURCE.GROUP whose
+    group's first part does not read as a version (``jobs.batch.volcano.sh``) is first looked up as version
+    ``batch`` of group ``volcano.sh``, which no cache holds, so it discovers again every time."""
     cache = Path(os.environ.get("KUBECACHEDIR") or Path.home() / ".kube" / "cache") / "discovery"
-    if (cache / "servergroups.json").exists():
+    kind = words[1] if len(words) > 1 and words[0] in ("get", "wait", "delete") else ""
+    parts = kind.split(".")
+    misread = len(parts) >= 3 and not re.fullmatch(r"v\d+((alpha|beta)\d+)?", parts[1])
+    if (cache / "servergroups.json").exists() and not misread and ("." not in kind or (cache / "resources").exists()):
         return False
     time.sleep(0.2)  # kubectl's requests for /api and /apis
     cache.mkdir(parents=True, exist_ok=True)
     (cache / "servergroups.json").write_text("{}")
+    if words[:1] != ["api-versions"]:
+        (cache / "resources").write_text("{}")
     return True
 
 
 def main(args: list[str]) -> None:
     words = positional(args)
     verb = words[0] if words else ""
-    discovered = discover()
+    discovered = discover(words)
     with open(os.environ["FAKE_CALLS"], "a") as calls:
         record = {
             "args": args,
@@ -377,9 +385,9 @@ def main(args: list[str]) -> None:
         }
         calls.write(json.dumps(record) + "\n")
     world = load()
-    if verb == "api-versions":
-        fault(world, "api-versions")
-        print("v1\nbatch.volcano.sh/v1alpha1")
+    if verb == "api-resources":
+        fault(world, "api-resources")
+        print("NAME  SHORTNAMES  APIVERSION  NAMESPACED  KIND\njobs  vcjob  batch.volcano.sh/v1alpha1  true  Job")
     elif verb == "get" and "--watch" in args:
         kind = words[1]
         fault(world, f"watch-{kind.split('.')[0]}")

@@ -78,7 +78,7 @@ def test_pays_for_api_discovery_once(world: World) -> None:
         complete(world)
         assert run.exit()[0] == 0
     calls = world.calls()
-    assert ["api-versions" in c["args"] for c in calls if c["discovered"]] == [True]
+    assert ["api-resources" in c["args"] for c in calls if c["discovered"]] == [True]
     assert sum(1 for c in calls if "--watch" in c["args"]) >= 2
 
 
@@ -252,7 +252,7 @@ def test_gives_up_when_neither_the_step_nor_a_job_appears(tmp_path: Path) -> Non
 def test_stops_when_a_job_it_saw_is_gone(world: World) -> None:
     world.job("j-1", "Running")
     with running(FOLLOW, world, FOLLOW_ENV) as run:
-        run.wait_for(lambda: any("jobs.batch.volcano.sh" in c["args"] for c in world.calls()), "the job's watch")
+        run.wait_for(lambda: any("--watch" in c["args"] for c in world.calls()), "the watches")
         time.sleep(0.5)  # its first event, the job as it is
         world.remove_job("j-1")
         assert run.exit()[0] == 0
@@ -285,7 +285,7 @@ def test_a_failing_watch_backs_off_reports_once_and_recovers(world: World) -> No
     with running(FOLLOW, world, FOLLOW_ENV) as run:
 
         def attempts() -> list[float]:
-            return [c["at"] for c in world.calls() if "jobs.batch.volcano.sh" in c["args"]]
+            return [c["at"] for c in world.calls() if "jobs.v1alpha1.batch.volcano.sh" in c["args"]]
 
         run.wait_for(lambda: len(attempts()) >= 4, "4 attempts to watch the jobs", 30)
         assert busiest(attempts(), 2.5) <= 2, attempts()  # back-off 1, 2, 2 s
@@ -305,7 +305,7 @@ def test_a_watch_the_server_ends_is_reopened_and_loses_nothing(world: World) -> 
         run.wait_line("hello")
         complete(world)
         assert run.exit()[0] == 0
-    assert sum(1 for c in world.calls() if "jobs.batch.volcano.sh" in c["args"]) >= 2
+    assert sum(1 for c in world.calls() if "jobs.v1alpha1.batch.volcano.sh" in c["args"]) >= 2
 
 
 @pytest.mark.parametrize("task", ["", "mpimaster"])
@@ -319,7 +319,7 @@ def test_waiting_for_a_gang_costs_its_watches_and_nothing_more(world: World, tas
         opened = world.calls()
         time.sleep(4)
         assert world.calls() == opened, "no request while the gang waits"
-        assert "api-versions" in opened[0]["args"]
+        assert "api-resources" in opened[0]["args"]
         opened = opened[1:]
         assert all("--watch" in c["args"] for c in opened)
         selectors = sorted(c["args"][c["args"].index("-l") + 1] for c in opened)

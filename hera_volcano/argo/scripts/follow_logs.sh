@@ -33,6 +33,10 @@ REPORT="hera-volcano:output "
 MAX_LINE=4096
 END=$(( SECONDS + FOLLOW_SECONDS ))
 
+# The jobs by resource, version and group: `jobs.batch.volcano.sh` reads first as version "batch" of a group
+# "volcano.sh", which no cache holds, so kubectl would discover the API again on every call that names it.
+JOBS=jobs.v1alpha1.batch.volcano.sh
+
 # What the watches print, one line per event: J|TYPE|NAME|CREATED|PHASE|LEAD-TASK for jobs, S|TYPE|NAME|CREATED|PHASE
 # for the step's pod (the job's selector picks it among pods: the job's own pods do not carry Argo's label), and
 # P|TYPE|NAME|CREATED|PHASE|CONTAINER-ID|RUNNING-SINCE|INIT-CONTAINERS|THEIR-RESTARTS for the lead task's pods. No
@@ -341,8 +345,9 @@ finish() {
 
 echo "Following ${TASK:-the leading task} of the job labelled $JOB_SELECTOR"
 # One call before the watches, which start together: on an empty discovery cache each of them would pay for API
-# discovery; after this one they find the cache written. Its failure is reported; the watches retry on their own.
-call out kubectl api-versions
+# discovery; after this one they find every group's resources cached (`api-versions` caches the groups alone, and
+# then a custom resource's lookup discovers again). Its failure is reported; the watches retry on their own.
+call out kubectl api-resources
 # start_watches: every watch's lines, as they come, on one descriptor (the lead task's pods once it is known).
 start_watches() {
   if [ -n "${WATCH_PID:-}" ]; then
@@ -353,7 +358,7 @@ start_watches() {
   WATCHED_AT=$SECONDS
   [ -n "$LEAD_TASK" ] && pod_fields
   exec {EVENTS}< <(
-    watch jobs kubectl get jobs.batch.volcano.sh -n "$NS" -l "$JOB_SELECTOR" --watch --output-watch-events -o "jsonpath=$JOB_FIELDS" &
+    watch jobs kubectl get "$JOBS" -n "$NS" -l "$JOB_SELECTOR" --watch --output-watch-events -o "jsonpath=$JOB_FIELDS" &
     JOBS_WATCH=$!
     watch step kubectl get pods -n "$NS" -l "$JOB_SELECTOR" --watch --output-watch-events -o "jsonpath=$STEP_FIELDS" &
     STEP_WATCH=$!
