@@ -41,10 +41,10 @@ _KIND = re.compile(r"[A-Z][A-Za-z0-9]*")
 _VERB_ORDER = ("get", "list", "watch", "create", "update", "patch", "delete")
 _KUBECTL = re.compile(r"\bkubectl\b")
 _KUBECTL_LOGS = re.compile(r"\bkubectl\b[^\n|;&]*\blogs\b")
-#: ``kubectl ... get RESOURCE.GROUP ...`` (a fully qualified custom resource, such as the follower's Volcano Jobs),
-#: with the rest of its command (``--watch`` or ``-w`` also watches).
+#: ``kubectl ... get RESOURCE[.VERSION].GROUP ...`` (a fully qualified custom resource, such as the follower's
+#: Volcano Jobs; RBAC names no version), with the rest of its command (``--watch`` or ``-w`` also watches).
 _KUBECTL_GET_QUALIFIED = re.compile(
-    r"\bkubectl\b[^\n|;&]*?\bget\s+([a-z0-9-]+)\.([a-z0-9.-]+\.[a-z0-9-]+)\b([^\n|;&]*)"
+    r"\bkubectl\b[^\n|;&]*?\bget\s+([a-z0-9-]+)\.(?:v\d+(?:(?:alpha|beta)\d+)?\.)?([a-z0-9.-]+\.[a-z0-9-]+)\b([^\n|;&]*)"
 )
 _WATCH_FLAG = re.compile(r"(?:^|\s)(?:--watch|-w)(?:[\s=]|$)")
 

@@ -92,10 +92,14 @@ def test_kubectl_followers_read_pods_and_logs() -> None:
     assert ("", "pods/log") not in only_wait
 
 
-def test_kubectl_get_of_a_qualified_resource_gets_and_lists_it() -> None:
-    script = "kubectl --request-timeout=30s get jobs.batch.volcano.sh -l x=y -o name"
+@pytest.mark.parametrize("kind", ["jobs.batch.volcano.sh", "jobs.v1alpha1.batch.volcano.sh"])
+def test_kubectl_get_of_a_qualified_resource_gets_and_lists_it(kind: str) -> None:
+    script = f"kubectl --request-timeout=30s get {kind} -l x=y -o name"
     got = rules(rbac_for(wf([{"name": "f", "container": {"image": "k", "args": [script]}}])))
     assert got[("batch.volcano.sh", "jobs")] == ["get", "list"]
+    assert [g for g, _ in got if "volcano" in g] == ["batch.volcano.sh"], "a version is no part of the group"
+    watching = rules(rbac_for(wf([{"name": "f", "container": {"image": "k", "args": [f"{script} --watch"]}}])))
+    assert watching[("batch.volcano.sh", "jobs")] == ["get", "list", "watch"]
 
 
 def test_volcano_pods_running_kubectl_get_rules_for_their_own_service_account() -> None:

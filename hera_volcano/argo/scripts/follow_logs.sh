@@ -33,10 +33,6 @@ REPORT="hera-volcano:output "
 MAX_LINE=4096
 END=$(( SECONDS + FOLLOW_SECONDS ))
 
-# The jobs by resource, version and group: `jobs.batch.volcano.sh` reads first as version "batch" of a group
-# "volcano.sh", which no cache holds, so kubectl would discover the API again on every call that names it.
-JOBS=jobs.v1alpha1.batch.volcano.sh
-
 # What the watches print, one line per event: J|TYPE|NAME|CREATED|PHASE|LEAD-TASK for jobs, S|TYPE|NAME|CREATED|PHASE
 # for the step's pod (the job's selector picks it among pods: the job's own pods do not carry Argo's label), and
 # P|TYPE|NAME|CREATED|PHASE|CONTAINER-ID|RUNNING-SINCE|INIT-CONTAINERS|THEIR-RESTARTS for the lead task's pods. No
@@ -358,7 +354,9 @@ start_watches() {
   WATCHED_AT=$SECONDS
   [ -n "$LEAD_TASK" ] && pod_fields
   exec {EVENTS}< <(
-    watch jobs kubectl get "$JOBS" -n "$NS" -l "$JOB_SELECTOR" --watch --output-watch-events -o "jsonpath=$JOB_FIELDS" &
+    # The jobs by resource, version and group: `jobs.batch.volcano.sh` reads first as version "batch" of a group
+    # "volcano.sh", which no cache holds, so kubectl would discover the API again each time it opens the watch.
+    watch jobs kubectl get jobs.v1alpha1.batch.volcano.sh -n "$NS" -l "$JOB_SELECTOR" --watch --output-watch-events -o "jsonpath=$JOB_FIELDS" &
     JOBS_WATCH=$!
     watch step kubectl get pods -n "$NS" -l "$JOB_SELECTOR" --watch --output-watch-events -o "jsonpath=$STEP_FIELDS" &
     STEP_WATCH=$!
