@@ -65,8 +65,9 @@ def table(found: dict[str, dict[str, Any]], faster: dict[str, Any]) -> str:
             f"{burst.get('overtaken_in_admission')}; {burst.get('overtaken_in_first_bind')}",
         ),
         (
-            "a follower's end after its job's (the fake pods' log streams never end), worst",
-            f"{burst.get('follower_end_after_job_s_max')} s",
+            "a follower's end after its job's (the fake pods' log streams never end), worst; its step's end in Argo",
+            f"{burst.get('follower_end_after_job_s_max')} s; "
+            f"{burst.get('follower_step_end_in_argo_after_job_s_max')} s",
         ),
         (
             "a high-priority gang into a full queue started before the waiting ones",

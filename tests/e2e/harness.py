@@ -82,6 +82,7 @@ class PodRecord:
     waiting: set[str] = field(default_factory=set)  # reasons its containers waited for (ImagePullBackOff, ...)
     deleted: bool = False
     bound_at: float | None = None  # when it was first seen on a node
+    ended: dict[str, float] = field(default_factory=dict)  # container -> when it ended (the kubelet's finishedAt)
 
 
 class Recorder:
@@ -158,6 +159,8 @@ class Recorder:
             rec.restarts[cs.name] = max(rec.restarts.get(cs.name, 0), cs.restart_count or 0)
             if cs.state and cs.state.waiting and cs.state.waiting.reason not in (None, "PodInitializing"):
                 rec.waiting.add(cs.state.waiting.reason)
+            if cs.state and cs.state.terminated and cs.state.terminated.finished_at:
+                rec.ended.setdefault(cs.name, cs.state.terminated.finished_at.timestamp())
         rec.deleted = kind == "DELETED"
         if rec.deleted:
             self.deleted[f"pod/{meta.name}"] = time.time()

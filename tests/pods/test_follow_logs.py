@@ -69,8 +69,8 @@ def test_streams_the_master_until_the_job_completes(world: World) -> None:
 
 
 def test_pays_for_api_discovery_once(world: World) -> None:
-    """Its watches start together: on an empty discovery cache each would pay for discovery (in the audit log, about
-    ten requests a pod). One call before them writes the cache; every later call finds it."""
+    """Its watches start together: on an empty discovery cache each would pay for discovery (on the test cluster,
+    /api and /apis). One call before them writes the cache; every later call, the job's watch too, finds it."""
     world.job("j-1", "Pending")
     with running(FOLLOW, world, FOLLOW_ENV) as run:
         master_running(world, "c1", "rank 0 says hello")
