@@ -26,7 +26,7 @@ from workloads import kubectl_probe, mpi_workflow
 #: The bounds docs/testing.md states, in seconds.
 FAILING_PROGRAM = 300  # exit 1 under mpiexec: 4 attempts (master maxRetry 3) with the kubelet's restart back-off
 LOST_WORKER = 120  # from the deletion of a running worker to the Workflow Failed and no pod of the job left
-UNSCHEDULABLE = 240  # deadline 90 s (the step's pod starts late in a loaded batch) + follower 100 s + exit handler
+UNSCHEDULABLE = 300  # deadline 150 s (the step's pod starts late in a loaded batch) + follower 160 s + exit handler
 NEVER_READY = 360  # 4 waits of 20 s for Ready workers, the back-off between them, then TerminateJob
 GONE = 90  # argo stop / argo delete of a running workflow to its Job, pods and PodGroup gone
 RBAC_RUN = 420  # a run without one RBAC rule: deadline 240 s and the exit handler
@@ -91,7 +91,7 @@ def submit_batch(b: Batch, cluster: Cluster) -> None:
     b.submit(
         "no-fit",
         mpi_workflow(
-            "no-fit", command=["mpi_hello_world"], workers=3, deadline=90, follow_timeout=100,
+            "no-fit", command=["mpi_hello_world"], workers=3, deadline=150, follow_timeout=160,
             worker={"resources": {"requests": {"cpu": "1"}}},
         ),
     )  # fmt: skip
