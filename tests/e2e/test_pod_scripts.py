@@ -20,17 +20,23 @@ IDLE_WORKER = ["/bin/sh", "-c", "trap 'exit 0' TERM; while :; do sleep 1; done"]
 
 
 def waiting_master(cluster: Cluster, workflow: str, timeout: float = 240) -> str:
-    """Until the workflow's job has a master whose wait for its workers is running; returns the job's name."""
+    """Until the workflow's job has a master whose wait for its workers is running and workers whose containers
+    run (a container the kubelet starts just as its pod is deleted gets SIGTERM before its shell has set its trap,
+    and PID 1 ignores it: that worker would take its whole grace period); returns the job's name."""
 
     def waiting() -> bool:
         names = cluster.recorder.jobs_of(workflow)
         if not names:
             return False
+        master, workers = False, 0
         for pod in cluster.job_pods(names[0]):
             for status in pod.status.init_container_statuses or []:
                 if status.name == "wait-for-workers" and status.state and status.state.running:
-                    return True
-        return False
+                    master = True
+            statuses = pod.status.container_statuses or []
+            if (pod.metadata.labels or {}).get("volcano.sh/task-spec") == "mpiworker" and statuses:
+                workers += all(c.state and c.state.running for c in statuses)
+        return master and workers == 2
 
     cluster.wait_for(waiting, f"the master of {workflow} waiting for its workers", timeout)
     return cluster.recorder.jobs_of(workflow)[0]
