@@ -93,6 +93,7 @@ def job_template(
     retry_strategy: RetryStrategy | None = None,
     defaults: Mapping[str, int | str] | None = None,
     poll_seconds: int | None = None,
+    outputs: bool = True,
 ) -> Resource:
     """A resource template that creates ``job`` and succeeds or fails with it.
 
@@ -100,7 +101,10 @@ def job_template(
     client find it by that); its pods and the step's own pod carry ``hera-volcano/workflow`` and
     ``hera-volcano/job: JOB_LABEL`` (default: the template name), for log followers. The job's pods do not carry
     Argo's label: ``argo logs`` would ask them for a ``main`` container. The step's outputs ``job-name`` and
-    ``job-phase`` are the job's name and final phase.
+    ``job-phase`` are the job's name and final phase; ``outputs=False`` leaves them out where nothing reads them:
+    argoexec reads each with a ``kubectl get`` of its own, and each pays for API discovery again (it names the job
+    ``job.batch.volcano.sh/NAME``, which kubectl first takes for version ``batch`` of group ``volcano.sh``), about
+    three requests an output.
     The step waits at most ``deadline`` seconds, and each pod runs at most as long from its own start
     (``activeDeadlineSeconds``, unless the pod template sets one or the deadline is an Argo expression): a step that
     times out does not leave its pods holding the gang's resources for long. Input
@@ -122,6 +126,8 @@ def job_template(
         names.check("service_account_name", service_account_name, names.dns1123_subdomain)
     if poll_seconds is not None:
         checks.integer("poll_seconds", poll_seconds, minimum=1, maximum=3600)
+    if not isinstance(outputs, bool):
+        raise ValidationError("outputs", "must be True or False (whether the step saves job-name and job-phase)")
     success, failure = conditions(success_phases, failure_phases)
     if retry_strategy is not None and _fixed_name(job):
         raise ValidationError(
@@ -156,13 +162,19 @@ def job_template(
         service_account_name=service_account_name,
         retry_strategy=retry_strategy,
         inputs=_inputs(manifest, defaults or {}) or None,
-        outputs=[
-            Parameter(name="job-name", value_from=ValueFrom(json_path="{.metadata.name}")),
-            Parameter(name="job-phase", value_from=ValueFrom(json_path="{.status.state.phase}")),
-        ],
+        outputs=_outputs() if outputs else None,
         labels=pod_labels,
         pod_spec_patch=None if poll_seconds is None else _poll_patch(poll_seconds),
     )
+
+
+def _outputs() -> list[Parameter]:
+    """The step's outputs: the job's name and its final phase, read from the job once it ended (new objects each
+    time: a template's parameters are its own)."""
+    return [
+        Parameter(name="job-name", value_from=ValueFrom(json_path="{.metadata.name}")),
+        Parameter(name="job-phase", value_from=ValueFrom(json_path="{.status.state.phase}")),
+    ]
 
 
 def _poll_patch(seconds: int) -> str:

@@ -86,6 +86,15 @@ def test_the_step_s_poll_interval_reaches_argoexec_through_its_main_container() 
     assert e.value.field == "poll_seconds"
 
 
+def test_a_step_whose_outputs_nothing_reads_can_leave_them_out() -> None:
+    """argoexec reads each output with a kubectl call of its own (paying API discovery): outputs=False saves them."""
+    r = resource(job_template(simple_job(), name="run", outputs=False))
+    assert "outputs" not in r and r["resource"] == resource(job_template(simple_job(), name="run"))["resource"]
+    with pytest.raises(ValidationError) as e:
+        job_template(simple_job(), name="run", outputs="no")  # type: ignore[arg-type]
+    assert e.value.field == "outputs"
+
+
 def test_integer_placeholders_stay_integers_after_substitution() -> None:
     job = simple_job(replicas=Placeholder.input("replicas", 2), min_available=Placeholder.input("replicas", 2))
     r = resource(job_template(job, name="run"))

@@ -41,6 +41,14 @@ def test_template_keeps_the_job_name_parameter() -> None:
     assert "name: {{=toJson(workflow.parameters['job-name'])}}\n" in submit["resource"]["manifest"]
 
 
+def test_the_hello_world_s_job_step_saves_no_outputs() -> None:
+    """Nothing in it reads job-name or job-phase, and each would cost the step's pod a kubectl call with discovery."""
+    wf = rendered()
+    submit = next(t for t in wf["spec"]["templates"] if "resource" in t and t["resource"]["action"] == "create")
+    assert "outputs" not in submit
+    assert "outputs.parameters" not in json.dumps(wf)
+
+
 @pytest.mark.parametrize("value", ["my-job", "", 'x"\nnamespace: kube-system\nspec: {}', "a: b", "{{workflow.uid}}"])
 def test_a_submitted_job_name_stays_one_string(value: str) -> None:
     """`-p job-name=...` reaches the manifest through toJson, as Argo evaluates it: it cannot add fields."""
