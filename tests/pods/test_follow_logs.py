@@ -214,7 +214,10 @@ def test_stops_when_the_job_step_failed_before_creating_a_job(world: World) -> N
 
 def test_stops_when_the_step_s_pod_is_gone_and_no_job_runs(world: World) -> None:
     with running(FOLLOW, world, FOLLOW_ENV) as run:
-        time.sleep(0.5)
+        # Once its watches run (a fixed wait was too short on a loaded machine: the pod went before the follower
+        # ever saw it, so it waited out its grace for a step that never appeared).
+        run.wait_for(lambda: any(c["args"][:2] == ["get", "pods"] for c in world.calls()), "the step's watch")
+        time.sleep(0.5)  # its first event, the pod as it is
         world.remove_pod("wf-submit-1")
         assert run.exit()[0] == 0
         assert run.output[-1] == "The job's step has ended without creating a job"
