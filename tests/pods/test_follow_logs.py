@@ -181,6 +181,25 @@ def test_a_stream_that_never_ends_is_cut_when_the_job_has_finished(world: World)
         assert "Job j-1 is Completed" in run.output
 
 
+def test_the_drain_is_bounded_in_time_on_a_loaded_machine(world: World) -> None:
+    """On a node whose CPU is saturated (a burst of workflows) each short pause takes far longer than asked: the
+    drain of a stream that never ends still lasts DRAIN seconds, not a count of pauses (here each takes 1 s)."""
+    slow = world.folder / "bin" / "sleep"
+    slow.parent.mkdir(exist_ok=True)
+    slow.write_text("#!/bin/sh\nexec /bin/sleep 1\n")
+    slow.chmod(0o755)
+    world.job("j-1", "Running")
+    master_running(world, "c1")
+    world.log(MASTER, "mpimaster", "rank 0", mode="never-end")
+    with running(FOLLOW, world, FOLLOW_ENV) as run:
+        run.wait_line("rank 0")
+        done = complete(world)
+        code, ended = run.exit()
+        # DRAIN_SECONDS is 1: two whole seconds of bash's clock at most, plus one pause and the exit.
+        assert code == 0 and ended - done < 4.5, ended - done
+        assert "Job j-1 is Completed" in run.output
+
+
 def test_a_slow_stream_is_waited_for(world: World) -> None:
     world.job("j-1", "Running")
     world.fault("logs", delay=1.5)

@@ -321,8 +321,9 @@ collect_outputs() {
 # finish MESSAGE [PHASE]: stop (the stream gets DRAIN seconds to end by itself), say why, and with the job
 # Completed, collect the outputs.
 finish() {
-  local waited=0 rc=0 out
-  while stream_running && (( waited < DRAIN * 5 )); do
+  local waited=0 rc=0 out until=$(( SECONDS + DRAIN + 1 ))
+  # Bounded in pauses and in bash's whole seconds: on a saturated node each short pause takes far longer than asked.
+  while stream_running && (( waited < DRAIN * 5 && SECONDS < until )); do
     pause 0.2
     waited=$(( waited + 1 ))
   done
