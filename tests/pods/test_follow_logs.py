@@ -168,8 +168,16 @@ def test_a_stream_that_ends_at_once_backs_off_and_the_job_s_end_still_ends_the_f
             assert sum("Forbidden" in e for e in run.errors) == 1, run.errors  # shown once, not once per attempt
 
 
-def test_a_stream_that_never_ends_is_cut_when_the_job_has_finished(world: World) -> None:
-    """kwok's fake pods: their log streams never end. The follower ends within DRAIN of the job's end anyway."""
+@pytest.mark.parametrize("loaded", [False, True], ids=["idle", "loaded"])
+def test_a_stream_that_never_ends_is_cut_when_the_job_has_finished(world: World, loaded: bool) -> None:
+    """kwok's fake pods: their log streams never end. The follower ends within DRAIN of the job's end anyway, also
+    on a node whose CPU is saturated (a burst of workflows), where each short pause takes far longer than asked
+    (``loaded``: each takes 1 s): the drain is bounded by the clock, not by a count of pauses."""
+    if loaded:
+        slow = world.folder / "bin" / "sleep"
+        slow.parent.mkdir(exist_ok=True)
+        slow.write_text("#!/bin/sh\nexec /bin/sleep 1\n")
+        slow.chmod(0o755)
     world.job("j-1", "Running")
     master_running(world, "c1")
     world.log(MASTER, "mpimaster", "rank 0", mode="never-end")
@@ -177,26 +185,8 @@ def test_a_stream_that_never_ends_is_cut_when_the_job_has_finished(world: World)
         run.wait_line("rank 0")
         done = complete(world)
         code, ended = run.exit()
-        assert code == 0 and ended - done < 3, ended - done
-        assert "Job j-1 is Completed" in run.output
-
-
-def test_the_drain_is_bounded_in_time_on_a_loaded_machine(world: World) -> None:
-    """On a node whose CPU is saturated (a burst of workflows) each short pause takes far longer than asked: the
-    drain of a stream that never ends still lasts DRAIN seconds, not a count of pauses (here each takes 1 s)."""
-    slow = world.folder / "bin" / "sleep"
-    slow.parent.mkdir(exist_ok=True)
-    slow.write_text("#!/bin/sh\nexec /bin/sleep 1\n")
-    slow.chmod(0o755)
-    world.job("j-1", "Running")
-    master_running(world, "c1")
-    world.log(MASTER, "mpimaster", "rank 0", mode="never-end")
-    with running(FOLLOW, world, FOLLOW_ENV) as run:
-        run.wait_line("rank 0")
-        done = complete(world)
-        code, ended = run.exit()
-        # DRAIN_SECONDS is 1: two whole seconds of bash's clock at most, plus one pause and the exit.
-        assert code == 0 and ended - done < 4.5, ended - done
+        # DRAIN_SECONDS is 1; loaded: two whole seconds of bash's clock at most, plus one pause and the exit.
+        assert code == 0 and ended - done < (4.5 if loaded else 3), ended - done
         assert "Job j-1 is Completed" in run.output
 
 
