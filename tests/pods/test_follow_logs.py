@@ -5,6 +5,7 @@ SIGTERM), with its bound."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -350,6 +351,27 @@ def test_sigterm_ends_the_follower_and_what_it_started_at_once(world: World) -> 
         assert ended - sent < 2 and code == 143
         time.sleep(0.3)
         assert not group_alive(run.proc.pid), "a watch or the stream outlived the follower"
+
+
+@pytest.mark.parametrize("task", ["", "mpimaster"])
+@pytest.mark.parametrize("end", ["completed", "sigterm"])
+def test_the_follower_leaves_no_process_for_argo_s_executor_to_reap(world: World, task: str, end: str) -> None:
+    """argoexec's emissary ends the step only once it reaped the script, and it reaps any orphan first, one a second:
+    on the cluster a follower that left its watches to it ended 6 to 7 s after its last line. Every process the
+    follower starts is ended and reaped by the follower itself (with no task given, its watches are restarted once
+    the job names its lead task, and those of the first round too)."""
+    report = world.folder / "reaped.json"
+    world.job("j-1", "Running")
+    master_running(world, "c1", "hello")
+    with running(FOLLOW, world, {**FOLLOW_ENV, "TASK": task}, reaper=report) as run:
+        run.wait_line("hello")
+        if end == "completed":
+            complete(world)
+        else:
+            run.terminate()
+        code, _ = run.exit(10)
+        assert code == (0 if end == "completed" else 143), run.report()
+    assert json.loads(report.read_text()) == {"orphans": 0, "alive": False}
 
 
 def test_reported_values_are_written_as_outputs(world: World) -> None:

@@ -159,7 +159,7 @@ def stamp(seconds: float, nanos: int = 0) -> str:
 class Script:
     """One script run under bash against the fake kubectl of ``world``, in its own process group."""
 
-    def __init__(self, script: str, world: World, env: dict[str, str]) -> None:
+    def __init__(self, script: str, world: World, env: dict[str, str], reaper: Path | None = None) -> None:
         bin_dir = world.folder / "bin"
         bin_dir.mkdir(exist_ok=True)
         kubectl = bin_dir / "kubectl"
@@ -177,8 +177,10 @@ class Script:
         self.lines: list[tuple[float, str]] = []
         self.errors: list[str] = []
         self.started = time.monotonic()
+        # With ``reaper`` (a report file), bash runs under reaper.py, as under argoexec's emissary in a pod.
+        wrapper = [sys.executable, str(HERE / "reaper.py"), str(reaper)] if reaper else []
         self.proc = subprocess.Popen(
-            ["bash", "-c", script],
+            [*wrapper, "bash", "-c", script],
             env=self.env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -260,8 +262,8 @@ def group_alive(pid: int) -> bool:
 
 
 @contextmanager
-def running(script: str, world: World, env: dict[str, str]) -> Iterator[Script]:
-    run = Script(script, world, env)
+def running(script: str, world: World, env: dict[str, str], reaper: Path | None = None) -> Iterator[Script]:
+    run = Script(script, world, env, reaper)
     try:
         yield run
     finally:

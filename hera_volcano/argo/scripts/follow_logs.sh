@@ -55,7 +55,7 @@ pod_fields() {
 watch() {
   local started backoff=1 rc err="$WORK_DIR/watch-$1.err"
   shift
-  trap 'kill "$WATCHING" 2>/dev/null; exit 0' TERM
+  trap 'kill "$WATCHING" $CHILD 2>/dev/null; wait; exit 0' TERM
   while :; do
     started=$SECONDS
     "$@" 2> "$err" &
@@ -221,7 +221,7 @@ stream() {
   local in logs
   exec {in}< <(exec kubectl logs -f --timestamps -n "$NS" -c "$CONTAINER" "$@" 2> "$WORK_DIR/stream.err")
   logs=$!
-  trap 'kill "$logs" 2>/dev/null; exit 0' TERM
+  trap 'kill "$logs" 2>/dev/null; wait; exit 0' TERM
   relay <&"$in"
   exec {in}<&-
   wait "$logs" || kubectl_error "$WORK_DIR/stream.err"
@@ -242,7 +242,10 @@ stop_stream() {
 
 stop_background() {
   stop_stream
-  [ -n "${WATCH_PID:-}" ] && kill "$WATCH_PID" 2>/dev/null
+  if [ -n "${WATCH_PID:-}" ]; then
+    kill "$WATCH_PID" 2>/dev/null
+    wait "$WATCH_PID" 2>/dev/null
+  fi
   return 0
 }
 
@@ -349,6 +352,7 @@ call out kubectl api-resources
 start_watches() {
   if [ -n "${WATCH_PID:-}" ]; then
     kill "$WATCH_PID" 2>/dev/null
+    wait "$WATCH_PID" 2>/dev/null
     exec {EVENTS}<&-
   fi
   PARTIAL=""
@@ -366,7 +370,7 @@ start_watches() {
       watch pods kubectl get pods -n "$NS" -l "$POD_SELECTOR,volcano.sh/task-spec=$TASK" --watch --output-watch-events -o "jsonpath=$POD_FIELDS" &
       PODS_WATCH=$!
     fi
-    trap 'kill "$JOBS_WATCH" "$STEP_WATCH" $PODS_WATCH 2>/dev/null; exit 0' TERM
+    trap 'kill "$JOBS_WATCH" "$STEP_WATCH" $PODS_WATCH 2>/dev/null; wait; exit 0' TERM
     wait
   )
   WATCH_PID=$!

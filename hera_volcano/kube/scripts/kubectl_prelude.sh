@@ -34,7 +34,10 @@ CHILD=""
 # On SIGTERM: stop what runs in the background for us, then exit (143, as a process killed by SIGTERM).
 # shellcheck disable=SC2317  # run by the trap
 on_term() {
-  [ -n "$CHILD" ] && kill "$CHILD" 2>/dev/null
+  if [ -n "$CHILD" ]; then
+    kill "$CHILD" 2>/dev/null
+    wait "$CHILD"
+  fi
   stop_background
   exit 143
 }
