@@ -40,9 +40,12 @@ REPS = 3
 CONCURRENCY = (1, 3, 10)
 POLLS = (1, 2, 5, 10)
 WAIT_MINUTES = 5
-#: Argo's controller looking at a workflow again sooner after its pods change (its default is 10 s): what is left of
-#: the gap to the floor once the controller's requeue delay is taken out.
-QUICK_REQUEUE = "DEFAULT_REQUEUE_TIME=2s"
+#: Argo's controller looking at a workflow again sooner after its pods change (its default is 10 s; 1 s is the least
+#: its own code advises, informers lagging below that): what is left of the gap to the floor once the controller's
+#: requeue delay is taken out, measured against floor runs interleaved with it.
+QUICK_REQUEUE = "DEFAULT_REQUEUE_TIME=1s"
+#: The job step's poll that brings one waiting workflow to 6 requests a minute (argoexec's GET every 10 s).
+CHEAP_POLL = 10
 FIRST_LINE_TARGET = 1.2  # ours <= 1.2x the floor to the first output line
 END_TARGET = 1.3  # and <= 1.3x to Succeeded (issue 19)
 UPSTREAM_NS = "upstream"
@@ -232,7 +235,7 @@ class Bench:
         return sum(counts.values()) / max(len(results), 1), counts
 
 
-def no_fit(upstream: bool) -> tuple[list[str], str | None]:
+def no_fit(upstream: bool, poll_seconds: int | None = None) -> tuple[list[str], str | None]:
     """A hello world whose gang cannot fit on the 2-CPU node (each pod asks 2 CPUs): it waits until deleted."""
     if upstream:
         return ["--from", "workflowtemplate/volcano-mpi-hello-waits", "-p", "job-name=up-waits"], None
@@ -240,7 +243,11 @@ def no_fit(upstream: bool) -> tuple[list[str], str | None]:
     from workloads import mpi_workflow
 
     manifest = mpi_workflow(
-        "waits", command=["mpi_hello_world"], deadline=3600, worker={"resources": {"requests": {"cpu": "2"}}}
+        "waits",
+        command=["mpi_hello_world"],
+        deadline=3600,
+        worker={"resources": {"requests": {"cpu": "2"}}},
+        poll_seconds=poll_seconds,
     )
     return ["-"], manifest
 
@@ -283,6 +290,7 @@ def main() -> int:
                 run["requests"] = sum(bench.requests(OURS_USER, run["start"] - 1, run["end"] + 5).values())
                 polls[seconds].append(run)
         waiting = {"ours": bench.waiting("argo", *no_fit(False), OURS_USER)}
+        waiting[f"ours, poll {CHEAP_POLL} s"] = bench.waiting("argo", *no_fit(False, CHEAP_POLL), OURS_USER)
         if bench.upstream:
             waiting["upstream"] = bench.waiting(UPSTREAM_NS, *no_fit(True), UPSTREAM_USER)
         loads: dict[str, dict[int, tuple[float, Counter[str]]]] = {"ours": {}}
@@ -294,7 +302,16 @@ def main() -> int:
                 loads["upstream"][n] = bench.load(bench.upstream_run, UPSTREAM_USER, n)
         os.environ["HERA_VOLCANO_ARGO_SETTINGS"] = QUICK_REQUEUE
         node.use_argo(node.current_argo_line() or bench.layout.DEFAULT_ARGO_LINE)
-        quick = statistics.median(r["end"] - r["start"] for r in (bench.ours(rep) for rep in range(REPS)))
+
+        def ours_poll_2(i: int) -> dict[str, Any]:
+            return bench.ours(i, "--poll-seconds", "2")
+
+        quick_kinds = {"floor": bench.floor, "ours": bench.ours, "ours, poll 2 s": ours_poll_2}
+        quick_runs: dict[str, list[dict[str, Any]]] = {k: [] for k in quick_kinds}
+        for rep in range(REPS):
+            for kind in quick_kinds if rep % 2 == 0 else reversed(list(quick_kinds)):
+                quick_runs[kind].append(quick_kinds[kind](rep))
+        quick = {k: statistics.median(r["end"] - r["start"] for r in v) for k, v in quick_runs.items()}
         del os.environ["HERA_VOLCANO_ARGO_SETTINGS"]
     finally:
         problems = node.down()
@@ -317,15 +334,18 @@ def main() -> int:
                 "PASS" if ok else "MISS",
             )
         )
-    rows.append(
-        (
-            "7",
-            f"Real cluster, submit → Workflow Succeeded, Argo's controller at {QUICK_REQUEUE} ({REPS} reps)",
-            f"ours {quick:.1f} s: **{quick / end['floor']:.2f}x** the floor",
-            f"<= {END_TARGET}x floor",
-            "PASS" if quick / end["floor"] <= END_TARGET else "MISS",
+    for kind in ("ours", "ours, poll 2 s"):
+        rows.append(
+            (
+                "7",
+                f"Real cluster, submit → Workflow Succeeded, Argo's controller at {QUICK_REQUEUE}, {kind}"
+                f" ({REPS} reps each, interleaved with the floor's)",
+                f"{kind} {quick[kind]:.1f} s, floor {quick['floor']:.1f} s: **{quick[kind] / quick['floor']:.2f}x**"
+                " the floor",
+                f"<= {END_TARGET}x floor",
+                "PASS" if quick[kind] / quick["floor"] <= END_TARGET else "MISS",
+            )
         )
-    )
     for n in CONCURRENCY:
         parts = []
         for kind, by_n in loads.items():
@@ -355,6 +375,7 @@ def main() -> int:
                 "",
             )
         )
+    cheap = waiting.pop(f"ours, poll {CHEAP_POLL} s")
     rows.append(
         (
             "10",
@@ -364,6 +385,15 @@ def main() -> int:
             "PASS"
             if waiting["ours"][0] <= 6 and waiting["ours"][0] <= waiting.get("upstream", waiting["ours"])[0]
             else "MISS",
+        )
+    )
+    rows.append(
+        (
+            "10",
+            f"The same, the job step checking the job every {CHEAP_POLL} s (`poll_seconds={CHEAP_POLL}`)",
+            f"ours {cheap[0]:.1f}/min ({cheap[1]:.1f} of them its job step's poll)",
+            "<= 6/min",
+            "PASS" if cheap[0] <= 6 else "MISS",
         )
     )
     detail = "\n".join(

@@ -39,6 +39,7 @@ def mpi_workflow(
     wait_seconds: int = 600,
     worker: dict[str, Any] | None = None,
     service_account: str = SERVICE_ACCOUNT,
+    poll_seconds: int | None = None,
 ) -> str:
     """The YAML of a Workflow ``NAME-xxxxx`` running ``command`` under mpiexec on ``workers`` workers."""
     from hera.workflows import DAG, Workflow
@@ -57,7 +58,7 @@ def mpi_workflow(
     with Workflow(
         generate_name=f"{name}-", namespace="argo", entrypoint="main", service_account_name=service_account
     ) as w:
-        submit = hv.job_template(job, name="submit", job_label=LABEL, deadline=deadline)
+        submit = hv.job_template(job, name="submit", job_label=LABEL, deadline=deadline, poll_seconds=poll_seconds)
         follow = hv.follow_logs_template(name="follow", job_label=LABEL, timeout=follow_timeout or deadline + 60)
         with DAG(name="main"):
             submit(name="submit-job")
