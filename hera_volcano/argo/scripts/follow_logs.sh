@@ -240,12 +240,18 @@ stop_stream() {
   fi
 }
 
-stop_background() {
-  stop_stream
+# stop_watches: end the watches and wait for them (left running, Argo's executor would reap them one a second).
+stop_watches() {
   if [ -n "${WATCH_PID:-}" ]; then
     kill "$WATCH_PID" 2>/dev/null
     wait "$WATCH_PID" 2>/dev/null
+    WATCH_PID=""
   fi
+}
+
+stop_background() {
+  stop_stream
+  stop_watches
   return 0
 }
 
@@ -351,8 +357,7 @@ call out kubectl api-resources
 # start_watches: every watch's lines, as they come, on one descriptor (the lead task's pods once it is known).
 start_watches() {
   if [ -n "${WATCH_PID:-}" ]; then
-    kill "$WATCH_PID" 2>/dev/null
-    wait "$WATCH_PID" 2>/dev/null
+    stop_watches
     exec {EVENTS}<&-
   fi
   PARTIAL=""
