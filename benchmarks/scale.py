@@ -41,6 +41,12 @@ def table(found: dict[str, dict[str, Any]], faster: dict[str, Any]) -> str:
             f"{burst.get('drain_s')} s; {burst.get('floor_s')} s: **{burst.get('drain_over_floor')}x**",
         ),
         (
+            "drain of the same jobs by their job steps alone (no follower, no exit handler: Argo's own cost); ours "
+            "against it",
+            f"{burst.get('steps_alone_s')} s: {burst.get('steps_alone_over_floor')}x the floor; ours "
+            f"**{burst.get('drain_over_steps_alone')}x**",
+        ),
+        (
             "requests per second per waiting workflow beyond its watches: ours (its job step's poll alone); upstream",
             f"{ours.get('per_workflow_per_s_beyond_watches')} ({ours.get('step_poll_per_s')}); "
             f"{theirs.get('per_workflow_per_s_beyond_watches', 'n/a')}",

@@ -108,6 +108,18 @@ def workflow(name: str, job: hv.VolcanoJob, deadline: int = 1800, poll_seconds: 
     return hv.to_yaml(w)
 
 
+def step_alone(name: str, job: hv.VolcanoJob, deadline: int = 1800) -> str:
+    """The job's step alone in a Workflow (no follower, no exit handler): what Argo itself costs a workflow that runs
+    the job through a resource step."""
+    from hera.workflows import Workflow
+
+    with Workflow(
+        generate_name=f"{name}-", namespace=NAMESPACE, entrypoint="gang-job", service_account_name=SERVICE_ACCOUNT
+    ) as w:
+        hv.job_template(job, name="gang-job", deadline=deadline)
+    return hv.to_yaml(w)
+
+
 def burst_sizes(count: int, largest: int) -> list[int]:
     """Gang sizes from 2 to ``largest`` workers, spread over ``count`` workflows."""
     return [2 + (i * (largest - 2)) // max(count - 1, 1) for i in range(count)]
@@ -244,9 +256,14 @@ def test_a_burst_of_gangs_drains_with_queues_holding(scale: Cluster) -> None:
     endings, in_argo = follower_endings(cluster, finished)
     cluster.delete_workflows()
     floor = drain_without_argo(cluster, gangs)
+    # Only the benchmark needs it: the same burst as job steps alone, Argo's share of the drain.
+    alone = drain_steps_alone(cluster, gangs) if SCALE == "full" else None
     record(
         "burst",
         {
+            "steps_alone_s": alone and round(alone, 1),
+            "drain_over_steps_alone": alone and round(drained / alone, 2),
+            "steps_alone_over_floor": alone and round(alone / floor, 2),
             "nodes": SIZE.nodes,
             "gpus": SIZE.nodes * GPUS_PER_NODE,
             "gangs": len(names),
@@ -301,6 +318,18 @@ def drain_without_argo(cluster: Cluster, gangs: list[hv.VolcanoJob]) -> float:
     cluster.kubectl(
         "-n", NAMESPACE, "delete", "jobs.batch.volcano.sh", "-l", "hera-volcano/floor=burst", "--wait=false"
     )
+    return took
+
+
+def drain_steps_alone(cluster: Cluster, gangs: list[hv.VolcanoJob]) -> float:
+    """The same jobs, each by its job step alone in a Workflow, submitted at once; seconds until all Succeeded."""
+    manifests = [step_alone(f"alone-{i}", g) for i, g in enumerate(gangs)]
+    started = time.time()
+    names = [cluster.start(m) for m in manifests]
+    finished = [cluster.wait(n, timeout=1800) for n in names]
+    took = time.time() - started
+    assert [w["status"]["phase"] for w in finished] == ["Succeeded"] * len(names)
+    cluster.delete_workflows()
     return took
 
 
