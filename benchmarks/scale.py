@@ -29,6 +29,7 @@ FASTER = "qps=100,burst=200,DEFAULT_REQUEUE_TIME=2s"
 def table(found: dict[str, dict[str, Any]], faster: dict[str, Any]) -> str:
     burst, cost = found.get("burst", {}), found.get("cost of waiting", {})
     ours, theirs = cost.get("ours", {}), cost.get("upstream") or {}
+    cpu = burst.get("host_cpu_s", {})
     quiet = next(((k, v) for k, v in cost.items() if k.startswith("ours_poll_")), ("ours_poll_?", {}))
     rows = [
         (
@@ -45,6 +46,15 @@ def table(found: dict[str, dict[str, Any]], faster: dict[str, Any]) -> str:
             "against it",
             f"{burst.get('steps_alone_s')} s: {burst.get('steps_alone_over_floor')}x the floor; ours "
             f"**{burst.get('drain_over_steps_alone')}x**",
+        ),
+        (
+            "drain of our workflows with followers that do nothing (each follower's pod sleeps 1 s: its pod's cost "
+            "without its script)",
+            f"{burst.get('idle_followers_s')} s: {burst.get('idle_followers_over_floor')}x the floor",
+        ),
+        (
+            "the host's busy CPU-seconds (2 cores) during the floor; the job steps alone; the idle followers",
+            "; ".join(str(cpu.get(k)) for k in ("floor", "steps_alone", "idle_followers")),
         ),
         (
             "requests per second per waiting workflow beyond its watches: ours (its job step's poll alone); upstream",

@@ -255,15 +255,25 @@ def test_a_burst_of_gangs_drains_with_queues_holding(scale: Cluster) -> None:
     by_bind = overtaken(names, sizes, created, {n: first_bind(cluster, jobs[n]) for n in names})
     endings, in_argo = follower_endings(cluster, finished)
     cluster.delete_workflows()
-    floor = drain_without_argo(cluster, gangs)
-    # Only the benchmark needs it: the same burst as job steps alone, Argo's share of the drain.
-    alone = drain_steps_alone(cluster, gangs) if SCALE == "full" else None
+    floor, floor_cpu = drain_without_argo(cluster, gangs)
+    # Only the benchmark needs them: the same burst as job steps alone (Argo's share of the drain), and as our
+    # workflows with followers that do nothing (the follower's pod apart from its script).
+    parts = {}
+    if SCALE == "full":
+        parts["steps_alone"] = drain_workflows(cluster, [step_alone(f"alone-{i}", g) for i, g in enumerate(gangs)])
+        parts["idle_followers"] = drain_workflows(
+            cluster, [idle_follower(workflow(f"idle-{i}", g)) for i, g in enumerate(gangs)]
+        )
+    alone, idle = (parts[k][0] if k in parts else None for k in ("steps_alone", "idle_followers"))
     record(
         "burst",
         {
             "steps_alone_s": alone and round(alone, 1),
             "drain_over_steps_alone": alone and round(drained / alone, 2),
             "steps_alone_over_floor": alone and round(alone / floor, 2),
+            "idle_followers_s": idle and round(idle, 1),
+            "idle_followers_over_floor": idle and round(idle / floor, 2),
+            "host_cpu_s": {"floor": round(floor_cpu, 1), **{k: round(v[1], 1) for k, v in parts.items()}},
             "nodes": SIZE.nodes,
             "gpus": SIZE.nodes * GPUS_PER_NODE,
             "gangs": len(names),
@@ -299,10 +309,20 @@ def explained(cluster: Cluster, workflow: str) -> str:
     return text
 
 
-def drain_without_argo(cluster: Cluster, gangs: list[hv.VolcanoJob]) -> float:
-    """The floor: the same Volcano Jobs created at once with kubectl, no Argo; seconds until all are Completed."""
+def busy_seconds() -> float:
+    """CPU-seconds the host has been busy since it booted, all cores (/proc/stat): the real node's pods, the kubelet,
+    containerd and the control plane alike, which share its cores."""
+    with open("/proc/stat") as f:
+        ticks = [int(v) for v in f.readline().split()[1:]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")  # less idle and iowait
+
+
+def drain_without_argo(cluster: Cluster, gangs: list[hv.VolcanoJob]) -> tuple[float, float]:
+    """The floor: the same Volcano Jobs created at once with kubectl, no Argo; seconds until all are Completed, and
+    the host's busy CPU-seconds meanwhile."""
     label = {"hera-volcano/floor": "burst"}
     docs = [{**g.to_dict(), "metadata": {**g.to_dict()["metadata"], "labels": label}} for g in gangs]
+    busy = busy_seconds()
     started = time.time()
     cluster.kubectl("-n", NAMESPACE, "create", "-f", "-", input=yaml.safe_dump_all(docs)).ok()
 
@@ -314,23 +334,36 @@ def drain_without_argo(cluster: Cluster, gangs: list[hv.VolcanoJob]) -> float:
                                                for j in jobs)  # fmt: skip
 
     cluster.wait_for(done, "the floor's jobs Completed", 1800)
-    took = time.time() - started
+    took, cpu = time.time() - started, busy_seconds() - busy
     cluster.kubectl(
         "-n", NAMESPACE, "delete", "jobs.batch.volcano.sh", "-l", "hera-volcano/floor=burst", "--wait=false"
     )
-    return took
+    return took, cpu
 
 
-def drain_steps_alone(cluster: Cluster, gangs: list[hv.VolcanoJob]) -> float:
-    """The same jobs, each by its job step alone in a Workflow, submitted at once; seconds until all Succeeded."""
-    manifests = [step_alone(f"alone-{i}", g) for i, g in enumerate(gangs)]
+def drain_workflows(cluster: Cluster, manifests: list[str]) -> tuple[float, float]:
+    """Workflows submitted at once: seconds until all Succeeded, and the host's busy CPU-seconds meanwhile."""
+    busy = busy_seconds()
     started = time.time()
     names = [cluster.start(m) for m in manifests]
     finished = [cluster.wait(n, timeout=1800) for n in names]
-    took = time.time() - started
+    took, cpu = time.time() - started, busy_seconds() - busy
     assert [w["status"]["phase"] for w in finished] == ["Succeeded"] * len(names)
     cluster.delete_workflows()
-    return took
+    return took, cpu
+
+
+def idle_follower(manifest: str) -> str:
+    """Our workflow with its log follower doing nothing (its container sleeps a second): what the follower's pod
+    costs the real node apart from its script."""
+    doc = yaml.safe_load(manifest)
+    followers = [
+        t["container"] for t in doc["spec"]["templates"]
+        if any(e["name"] == "JOB_SELECTOR" for e in t.get("container", {}).get("env", []))
+    ]  # fmt: skip
+    assert len(followers) == 1, followers
+    followers[0]["args"] = ["sleep 1"]
+    return hv.to_yaml(doc)
 
 
 def overtaken(names: list[str], sizes: list[int], created: dict[str, str], started: dict[str, float | None]
