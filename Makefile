@@ -20,12 +20,14 @@ run: $(STAMP)
 ## test: ruff, mypy, pytest (with the real control plane), Argo's own validators, and the end-to-end suite
 test: check unit test-cluster conformance e2e-unless-skipped
 
-## check: ruff, mypy, and the wheel and sdist as PyPI would take them (built with the pinned setuptools, twine check)
+## check: ruff, mypy, the documentation site (mkdocs --strict: a broken link or stale API reference fails), and the
+## wheel and sdist as PyPI would take them (built with the pinned setuptools, twine check)
 check: $(STAMP) debian-tools
 	$(PY) tests/pods/shellcheck.py
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 	rm -rf .cache/dist
 	$(PY) -m build --no-isolation --quiet --outdir .cache/dist .
 	$(VENV)/bin/twine check --strict .cache/dist/*

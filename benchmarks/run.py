@@ -52,11 +52,13 @@ def pipeline(n: int, *, name: str = "job", follow_every: int = 100) -> Any:
     for i in range(n):
         after = [f"{name}-{j}" for j in (i - 1, i - 2) if j >= 0][: 1 + i % 2]
         jobs.append(
-            hv.batch_job(
+            hv.PipelineJob(
                 f"{name}-{i}",
-                image="ghcr.io/example/trainer:1.4",
-                command=["python", "train.py", f"--shard={i}", "--lr=1e-5"],
-                replicas=1 + i % 4,
+                hv.batch_job(
+                    image="ghcr.io/example/trainer:1.4",
+                    program=hv.Program.command(["python", "train.py", f"--shard={i}", "--lr=1e-5"]),
+                    replicas=1 + i % 4,
+                ),
                 after=after,
                 follow_logs=i % follow_every == 0,
             )

@@ -13,10 +13,8 @@ from hera.workflows import DAG, Container, Workflow
 
 from hera_volcano import (
     ArgoRetry,
-    JobShape,
     Pipeline,
     PipelineJob,
-    Placeholder,
     PodSettings,
     PodVolume,
     Toleration,
@@ -28,6 +26,7 @@ from hera_volcano import (
     tensorflow_job,
     to_yaml,
 )
+from hera_volcano.builders.program import Program
 from hera_volcano.examples import pytorch_hello
 from hera_volcano.examples.mpi_hello import Options, render
 
@@ -67,11 +66,28 @@ def mpi_variants(out: Path) -> None:
 
 def pipeline_variants(out: Path) -> None:
     jobs = [
-        batch_job("prep", image="python:3.12", command=["python", "-c", 'print("a: b")']),
-        batch_job("train", image="example.com/t:2", command=["train", "--lr", "1e-5"], replicas=4, after=["prep"]),
-        batch_job("eval", image="python:3.12", command=["eval"], after=["train"], follow_logs=True, cpu="500m"),
-        batch_job("report", image="python:3.12", command=["report"], after=["prep"], retry=ArgoRetry(limit=2)),
-        batch_job("publish", image="alpine:3", command=["true"], after=["eval", "report"], retry=VolcanoRetry(2)),
+        PipelineJob("prep", batch_job(image="python:3.12", program=Program.command(["python", "-c", 'print("a: b")']))),
+        PipelineJob(
+            "train",
+            batch_job(image="example.com/t:2", program=Program.command(["train", "--lr", "1e-5"]), replicas=4),
+            after=["prep"],
+        ),
+        PipelineJob(
+            "eval",
+            batch_job(image="python:3.12", program=Program.command(["eval"]), pod=PodSettings(cpu="500m")),
+            after=["train"],
+            follow_logs=True,
+        ),
+        PipelineJob(
+            "report",
+            batch_job(image="python:3.12", program=Program.command(["report"]), retry=ArgoRetry(limit=2)),
+            after=["prep"],
+        ),
+        PipelineJob(
+            "publish",
+            batch_job(image="alpine:3", program=Program.command(["true"]), retry=VolcanoRetry(2)),
+            after=["eval", "report"],
+        ),
     ]
     pipeline = Pipeline(jobs)
     for as_steps in (False, True):
@@ -83,10 +99,12 @@ def pipeline_variants(out: Path) -> None:
 
 def composed(out: Path) -> None:
     """A user's own DAG mixing containers, a pipeline and an MPI job."""
-    pipeline = Pipeline([batch_job("train", image="python:3.12", command=["train"])])
+    pipeline = Pipeline([PipelineJob("train", batch_job(image="python:3.12", program=Program.command(["train"])))])
     with Workflow(generate_name="composed-", namespace="argo", entrypoint="main", service_account_name="argo") as w:
         prep = Container(name="prep", image="alpine:3", command=["echo", "prep"])
-        mpi = job_template(mpi_job(image="volcanosh/example-mpi:0.0.3", command=["mpi_hello_world"]), name="mpi")
+        mpi = job_template(
+            mpi_job(image="volcanosh/example-mpi:0.0.3", program=Program.command(["mpi_hello_world"])), name="mpi"
+        )
         with DAG(name="main"):
             first = prep(name="prep")
             tasks = pipeline.add_tasks()
@@ -134,17 +152,17 @@ def framework_variants(out: Path) -> None:
     """PyTorch and TensorFlow jobs, every pod setting on each builder, and a framework job as a pipeline shape."""
     image = pytorch_hello.PYTORCH_IMAGE
     jobs = {
-        "pytorch-4w": pytorch_job(image=image, command=["python3", "train.py"], workers=4, port=29500),
+        "pytorch-4w": pytorch_job(image=image, program=Program.command(["python3", "train.py"]), workers=4, port=29500),
         "pytorch-settings": pytorch_job(
-            image=image, command=["python3", "train.py"], pod=SETTINGS, worker_pod=PodSettings(gpus=1)
+            image=image, program=Program.command(["python3", "train.py"]), pod=SETTINGS, worker_pod=PodSettings(gpus=1)
         ),
-        "tensorflow-chief": tensorflow_job(image=image, command=["python3", "train.py"]),
+        "tensorflow-chief": tensorflow_job(image=image, program=Program.command(["python3", "train.py"])),
         "tensorflow-ps": tensorflow_job(
-            image=image, command=["python3", "train.py"], ps=2, workers=3, chief=False, pod=SETTINGS
+            image=image, program=Program.command(["python3", "train.py"]), ps=2, workers=3, chief=False, pod=SETTINGS
         ),
         "mpi-settings": mpi_job(
             image="volcanosh/example-mpi:0.0.3",
-            command=["mpi_hello_world"],
+            program=Program.command(["mpi_hello_world"]),
             pod=SETTINGS,
             worker_pod=PodSettings(gpus=2),
         ),
@@ -153,18 +171,12 @@ def framework_variants(out: Path) -> None:
         with Workflow(generate_name=f"{name}-", namespace="argo", entrypoint="main", service_account_name="argo") as w:
             job_template(job, name="main")
         (out / f"{name}.yaml").write_text(to_yaml(w))
-    shape = JobShape(
-        name="pytorch-shape",
-        job=pytorch_job(image=image, command=["python3", "train.py"]),
-        job_label=Placeholder.input("job", "train"),
-        follow_task="master",
-        follow_container="master",
-    )
+    train = pytorch_job(image=image, program=Program.command(["python3", "train.py"]))
     pipeline = Pipeline(
         [
-            batch_job("prep", image=image, command=["python3", "prep.py"], pod=SETTINGS),
-            PipelineJob("train", shape, {"job": "train"}, after=["prep"], follow_logs=True),
-            PipelineJob("tune", shape, {"job": "tune"}, after=["train"]),
+            PipelineJob("prep", batch_job(image=image, program=Program.command(["python3", "prep.py"]), pod=SETTINGS)),
+            PipelineJob("train", train, after=["prep"], follow_logs=True),
+            PipelineJob("tune", train, after=["train"]),
         ]
     )
     for as_steps in (False, True):

@@ -19,10 +19,10 @@ if TYPE_CHECKING:
     from hera_volcano.builders.batch import batch_job
     from hera_volcano.builders.mpi import mpi_job
     from hera_volcano.builders.pipeline import Pipeline
-    from hera_volcano.builders.pipeline_entries import JobShape, PipelineJob, PipelineStep, StepOutput
+    from hera_volcano.builders.pipeline_entries import PipelineJob, PipelineStep, StepOutput
     from hera_volcano.builders.pod import PodSettings, PodVolume, Toleration
+    from hera_volcano.builders.program import Program
     from hera_volcano.builders.pytorch import pytorch_job, torchrun
-    from hera_volcano.builders.retries import ArgoRetry, VolcanoRetry
     from hera_volcano.builders.tensorflow import tensorflow_job
     from hera_volcano.builders.workspace import Workspace
     from hera_volcano.client.result import Result
@@ -30,9 +30,11 @@ if TYPE_CHECKING:
     from hera_volcano.kube.emit import to_yaml
     from hera_volcano.shared.errors import ClusterError
     from hera_volcano.shared.placeholders import Placeholder
+    from hera_volcano.tools.job_policy import JobPolicy
     from hera_volcano.tools.rbac import rbac_for
     from hera_volcano.volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
     from hera_volcano.volcano.queue import Queue
+    from hera_volcano.volcano.step import ArgoRetry, VolcanoRetry
 
 _LAZY = {
     "VolcanoJob": "hera_volcano.volcano.job",
@@ -50,10 +52,10 @@ _LAZY = {
     "PipelineJob": "hera_volcano.builders.pipeline_entries",
     "PipelineStep": "hera_volcano.builders.pipeline_entries",
     "StepOutput": "hera_volcano.builders.pipeline_entries",
-    "JobShape": "hera_volcano.builders.pipeline_entries",
+    "Program": "hera_volcano.builders.program",
     "job_dag": "hera_volcano.argo.job_dag",
-    "ArgoRetry": "hera_volcano.builders.retries",
-    "VolcanoRetry": "hera_volcano.builders.retries",
+    "ArgoRetry": "hera_volcano.volcano.step",
+    "VolcanoRetry": "hera_volcano.volcano.step",
     "batch_job": "hera_volcano.builders.batch",
     "PodSettings": "hera_volcano.builders.pod",
     "PodVolume": "hera_volcano.builders.pod",
@@ -63,6 +65,7 @@ _LAZY = {
     "tensorflow_job": "hera_volcano.builders.tensorflow",
     "Workspace": "hera_volcano.builders.workspace",
     "rbac_for": "hera_volcano.tools.rbac",
+    "JobPolicy": "hera_volcano.tools.job_policy",
     "Client": "hera_volcano.client.runs",
     "Run": "hera_volcano.client.runs",
     "Result": "hera_volcano.client.result",
@@ -73,7 +76,7 @@ __all__ = [
     "ArgoRetry",
     "Client",
     "ClusterError",
-    "JobShape",
+    "JobPolicy",
     "Pipeline",
     "PipelineJob",
     "PipelineStep",
@@ -82,6 +85,7 @@ __all__ = [
     "PodSettings",
     "PodVolume",
     "Policy",
+    "Program",
     "Queue",
     "Result",
     "Run",

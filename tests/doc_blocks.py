@@ -1,4 +1,4 @@
-"""The documentation's examples as the tests read and run them: the fenced blocks of README.md and docs/*.md.
+"""The documentation's examples as the tests read and run them: the fenced blocks of README.md and docs/**/*.md.
 
 A block's info string says what it is and who runs it:
 
@@ -9,6 +9,7 @@ A block's info string says what it is and who runs it:
 - ```` ```sh ````: shell commands; each ``hera-volcano ...`` or ``python -m hera_volcano...`` in them must parse, and
   those that need no cluster run (tests/test_docs.py).
 - ```` ```yaml file=NAME ````: a file the ``sh`` blocks of the same page use (written where they run).
+- ```` ```yaml ````: a fragment shown, not run (a scheduler's configuration).
 - ```` ```text output ````: what the one command of the ``sh`` block just before it prints.
 - ```` ```text explain=RUN ````: what ``hera-volcano explain`` prints for the recorded run tests/client/fixtures/RUN.
 """
@@ -24,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-#: Every page of documentation: the README first.
-PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
+#: Every page of documentation: the README first, then the site's pages (docs/, mkdocs.yml), subfolders included.
+PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")))
 _FENCE = re.compile(r"^( {0,3})(`{3,})([^`]*)$")  # a backtick fence's info string holds no backtick
 _FILE_NAME = re.compile(r"#\s*([a-z_][a-z0-9_]*\.py)\b")
 

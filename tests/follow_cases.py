@@ -1,7 +1,7 @@
-"""The cases both log followers must agree on: the one that runs inside a workflow (bash,
-hera_volcano/argo/scripts/follow_logs.sh, driven in tests/pods/test_follow_cases.py against a fake kubectl) and the
-Python client's ``Run.logs()`` (hera_volcano/client/follow.py, driven in tests/client/test_follow_cases.py against
-the stand-in API server). Each case is what happens in the cluster, in order, and exactly what a follower prints.
+"""The cases both loops of the log follower's state machine (hera_volcano/pods/follow.py) must pass: the one that
+runs inside a workflow (hera_volcano/pods/run.py, driven in tests/pods/test_follow_cases.py) and the Python client's
+``Run.logs()`` (driven in tests/client/test_follow_cases.py), both against the stand-in API server. Each case is
+what happens in the cluster, in order, and exactly what a follower prints.
 
 Events: ``Job``/``Pod``/``Step`` create or change an object (``Step`` is the pod of the job's step), ``Gone`` deletes
 one, ``Log`` adds lines to a container's log, ``Await`` waits until the follower has printed a line with that text
@@ -38,6 +38,10 @@ class Pod:
     created: int = 0
     #: init container name -> restarts
     inits: tuple[tuple[str, int], ...] = ()
+    #: the init container waiting to be restarted after a failure, if any, in ``init_state``: "terminated" (with its
+    #: error, for most of the back-off) or "backoff" (CrashLoopBackOff, just before the restart)
+    backoff: str = ""
+    init_state: str = "backoff"
 
 
 @dataclass(frozen=True)
@@ -212,6 +216,52 @@ CASES = (
             "Job j-1 is Terminated",
             f"=== mpimaster never started in {MASTER}",
             f"[pod/{MASTER}/wait-for-workers] Only 0 of 2 workers Ready",
+        ),
+        start_after=2,
+    ),
+    Case(
+        # Volcano deletes the pod as soon as the restart that reaches the task's maxRetry begins: the failure before
+        # it is shown from the current log while the kubelet waits to restart it (not when the restart comes, when
+        # the pod may be gone at once), and not again once restarted.
+        "shows an init container's failure while it waits to be restarted, before its pod can go",
+        (
+            Step(),
+            Job("j-1", "Running"),
+            Log(MASTER, "wait-for-workers", ("Only 0 of 2 workers Ready",)),
+            Pod(MASTER, inits=(("wait-for-workers", 0),), backoff="wait-for-workers"),
+            Await("Only 0 of 2 workers Ready"),
+            Pod(MASTER, inits=(("wait-for-workers", 1),)),
+            Gone("pod", MASTER),
+            Job("j-1", "Terminated"),
+        ),
+        (
+            f"=== {MASTER}: init container wait-for-workers failed (restart 1); the end of its output:",
+            "Only 0 of 2 workers Ready",
+            "Job j-1 is Terminated",
+            f"=== mpimaster never started in {MASTER}",
+        ),
+        start_after=2,
+    ),
+    Case(
+        # Volcano deletes the pod as soon as the restart that reaches the task's maxRetry begins: the failure before
+        # it is shown from the current log while the kubelet waits to restart it (not when the restart comes, when
+        # the pod may be gone at once), and not again once restarted.
+        "shows an init container's failure as it ends, before its pod can go",
+        (
+            Step(),
+            Job("j-1", "Running"),
+            Log(MASTER, "wait-for-workers", ("Only 0 of 2 workers Ready",)),
+            Pod(MASTER, inits=(("wait-for-workers", 0),), backoff="wait-for-workers", init_state="terminated"),
+            Await("Only 0 of 2 workers Ready"),
+            Pod(MASTER, inits=(("wait-for-workers", 1),)),
+            Gone("pod", MASTER),
+            Job("j-1", "Terminated"),
+        ),
+        (
+            f"=== {MASTER}: init container wait-for-workers failed (restart 1); the end of its output:",
+            "Only 0 of 2 workers Ready",
+            "Job j-1 is Terminated",
+            f"=== mpimaster never started in {MASTER}",
         ),
         start_after=2,
     ),

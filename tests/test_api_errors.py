@@ -20,16 +20,27 @@ def task(**kwargs: Any) -> hv.VolcanoTask:
 
 
 CASES: list[tuple[Callable[[], Any], str]] = [
-    (lambda: hv.mpi_job(image=IMAGE, command="echo hi"), "command"),
-    (lambda: hv.mpi_job(image=IMAGE, command=["x"], slots_per_worker=10**9), "slots_per_worker"),
-    (lambda: hv.mpi_job(image=IMAGE, command=["x"], gpus_per_worker="2"), "gpus_per_worker"),
-    (lambda: hv.mpi_job(image=IMAGE, command=["x"], working_dir=None), "working_dir"),
-    (lambda: hv.mpi_job(image=IMAGE, command=["x"], generate_name=5), "generate_name"),
-    (lambda: hv.batch_job("a", image=IMAGE, command="true"), "command"),
-    (lambda: hv.batch_job("a", image=IMAGE, command=["x"], after="ba"), "after"),
-    (lambda: hv.batch_job("a", image=IMAGE, command=["x"], cpu=[1]), "cpu"),
-    (lambda: hv.batch_job("a", image=IMAGE, command=["x"], follow_logs="yes"), "follow_logs"),
-    (lambda: hv.batch_job("a", image=IMAGE, command=["x"], retry=3), "retry"),
+    (lambda: hv.mpi_job(image=IMAGE, program=hv.Program.command("echo hi")), "command"),
+    (lambda: hv.mpi_job(image=IMAGE, program=hv.Program.command(["x"]), slots_per_worker=10**9), "slots_per_worker"),
+    (
+        lambda: hv.mpi_job(image=IMAGE, program=hv.Program.command(["x"]), worker_pod=hv.PodSettings(gpus="2")),
+        "gpus",
+    ),
+    (lambda: hv.mpi_job(image=IMAGE, program=hv.Program.command(["x"]), working_dir=None), "working_dir"),
+    (lambda: hv.mpi_job(image=IMAGE, program=hv.Program.command(["x"]), generate_name=5), "generate_name"),
+    (lambda: hv.PipelineJob("a", hv.batch_job(image=IMAGE, program=hv.Program.command("true"))), "command"),
+    (lambda: hv.PipelineJob("a", hv.batch_job(image=IMAGE, program=hv.Program.command(["x"])), after="ba"), "after"),
+    (
+        lambda: hv.PipelineJob(
+            "a", hv.batch_job(image=IMAGE, program=hv.Program.command(["x"]), pod=hv.PodSettings(cpu=[1]))
+        ),
+        "cpu",
+    ),
+    (
+        lambda: hv.PipelineJob("a", hv.batch_job(image=IMAGE, program=hv.Program.command(["x"])), follow_logs="yes"),
+        "follow_logs",
+    ),
+    (lambda: hv.PipelineJob("a", hv.batch_job(image=IMAGE, program=hv.Program.command(["x"]), retry=3)), "retry"),
     (lambda: hv.Plugin("ssh", "--x"), "plugins.ssh"),
     (lambda: hv.Plugin.ssh(port="x"), "port"),
     (lambda: hv.Plugin.mpi(port=-1), "port"),
@@ -47,14 +58,14 @@ CASES: list[tuple[Callable[[], Any], str]] = [
     (lambda: hv.VolcanoJob(tasks=[task()], plugins=["ssh"]), "plugins[0]"),
     (lambda: hv.VolcanoJob(tasks=[task()], labels=5), "labels"),
     (lambda: hv.Placeholder.input("a b}}", 1), "placeholder"),
-    (lambda: hv.Placeholder.workflow_parameter_json("a'b", "x"), "placeholder"),
-    (lambda: hv.mpi_job(image=IMAGE, command=["x"], mpi_plugin="yes"), "mpi_plugin"),
+    (lambda: hv.Placeholder.workflow_parameter("a'b", "x"), "placeholder"),
+    (lambda: hv.mpi_job(image=IMAGE, program=hv.Program.command(["x"]), mpi_plugin="yes"), "mpi_plugin"),
     (lambda: hv.VolcanoJob(tasks=[task()], scheduler_name=None), "scheduler_name"),
     (lambda: task(replicas=None), "replicas"),
     (lambda: hv.follow_logs_template(job_label=None), "job_label"),
     (lambda: hv.job_template(None, name="t"), "job"),
     (lambda: hv.job_template(hv.VolcanoJob(tasks=[task()]), name="t", defaults=[1]), "defaults"),
-    (lambda: hv.job_template(hv.VolcanoJob(tasks=[task()]), name="t", retry_strategy="x"), "retry_strategy"),
+    (lambda: hv.VolcanoJob(tasks=[task()], retry="x"), "retry"),
     (
         lambda: hv.job_template(hv.VolcanoJob(tasks=[task(template={**TEMPLATE, "metadata": "x"})]), name="t"),
         "spec.tasks[0].template.metadata",
@@ -67,9 +78,24 @@ CASES: list[tuple[Callable[[], Any], str]] = [
     ),
     (lambda: hv.Pipeline(None), "jobs"),
     (lambda: hv.Pipeline([5]), "jobs[0]"),
-    (lambda: hv.Pipeline([hv.batch_job("a", image=IMAGE, command=["x"])], max_dag_tasks="5"), "max_dag_tasks"),
-    (lambda: hv.Pipeline([hv.batch_job("a", image=IMAGE, command=["x"])]).workflow("a.b"), "name"),
-    (lambda: hv.Pipeline([hv.batch_job("a", image=IMAGE, command=["x"])]).workflow("a" * 60), "name"),
+    (
+        lambda: hv.Pipeline(
+            [hv.PipelineJob("a", hv.batch_job(image=IMAGE, program=hv.Program.command(["x"])))], max_dag_tasks="5"
+        ),
+        "max_dag_tasks",
+    ),
+    (
+        lambda: hv.Pipeline(
+            [hv.PipelineJob("a", hv.batch_job(image=IMAGE, program=hv.Program.command(["x"])))]
+        ).workflow("a.b"),
+        "name",
+    ),
+    (
+        lambda: hv.Pipeline(
+            [hv.PipelineJob("a", hv.batch_job(image=IMAGE, program=hv.Program.command(["x"])))]
+        ).workflow("a" * 60),
+        "name",
+    ),
     (lambda: hv.to_yaml({"a": {"x", "y"}}), "objects"),
 ]
 
@@ -82,5 +108,7 @@ def test_wrong_arguments_name_the_field(call: Callable[[], Any], field: str) -> 
 
 
 def test_a_job_with_placeholders_renders_them_as_text() -> None:
-    job = hv.mpi_job(hv.Placeholder.workflow_parameter("name", "x"), image=IMAGE, command=["x"])
+    job = hv.mpi_job(
+        name=hv.Placeholder.workflow_parameter("name", "x"), image=IMAGE, program=hv.Program.command(["x"])
+    )
     assert "name: '{{workflow.parameters.name}}'" in hv.to_yaml(job.to_dict())

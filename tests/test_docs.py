@@ -123,7 +123,7 @@ MODULES = {
     if (m := re.search(r'main\(\["([a-z-]+)"', path.read_text()))
 }
 #: Commands that need no cluster, run for real.
-OFFLINE = {"mpi-hello", "pytorch-hello", "steps", "dag", "rbac", "lint", "render", "completion"}
+OFFLINE = {"mpi-hello", "pytorch-hello", "data-pipeline", "steps", "dag", "rbac", "lint", "render", "completion"}
 
 
 @dataclass
@@ -321,7 +321,7 @@ def test_commands_parse_and_those_that_need_no_cluster_run(page: Path, tmp_path:
 
 def test_the_readme_goes_from_zero_to_a_running_job_in_five_commands_rbac_first() -> None:
     text = README.read_text()
-    section = text[text.index("## From zero to a running MPI job") :]
+    section = text[text.index("## The first job") :]
     section = section[: section.index("\n## ", 1)]
     first = next(b for b in fenced(README) if b.info == ("sh",) and b.text in section)
     lines = [line.split("#")[0].strip() for line in first.text.splitlines()]
@@ -346,7 +346,7 @@ def marked(kind: str) -> list[tuple[Block, str]]:
 
 def test_explain_as_shown_is_what_it_prints_for_the_recorded_run() -> None:
     shown = marked("explain")
-    assert shown and shown[0][0].page == README
+    assert shown and all(block.page.name == "troubleshooting.md" for block, _ in shown)
     for block, run in shown:
         assert block.text == format_explanation(explain(observed(run))), f"{block.where}: explain prints otherwise"
 
@@ -391,3 +391,56 @@ def test_relative_links_lead_to_files_and_headings_that_exist() -> None:
 def test_every_docs_page_is_linked_from_the_readme() -> None:
     linked = {(README.parent / t.partition("#")[0]).resolve() for t in _LINK.findall(README.read_text())}
     assert set(PAGES[1:]) <= linked, sorted(str(p.relative_to(ROOT)) for p in set(PAGES[1:]) - linked)
+
+
+# ---- the README and the site --------------------------------------------------------------------------------------
+
+#: The README says what it is, how to install it, the first job, one example each of the API and of a data
+#: pipeline, the commands and where the rest is; the rest lives in docs/ (the site).
+README_MAX_LINES = 250
+
+
+def test_the_readme_is_short() -> None:
+    lines = README.read_text(encoding="utf-8").count("\n")
+    assert lines <= README_MAX_LINES, f"README.md has {lines} lines; move detail to docs/ (at most {README_MAX_LINES})"
+
+
+def nav_pages(entries: object) -> list[str]:
+    """The pages mkdocs.yml's nav lists, in order."""
+    if isinstance(entries, str):
+        return [entries]
+    if isinstance(entries, dict):
+        return [page for value in entries.values() for page in nav_pages(value)]
+    if isinstance(entries, list):
+        return [page for entry in entries for page in nav_pages(entry)]
+    return []
+
+
+def test_the_site_lists_every_docs_page_once() -> None:
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    listed = nav_pages(config["nav"])
+    assert len(listed) == len(set(listed)), "a page listed twice in mkdocs.yml's nav"
+    on_disk = sorted(str(page.relative_to(ROOT / "docs")) for page in PAGES[1:])
+    assert sorted(listed) == on_disk, "mkdocs.yml's nav and docs/ differ"
+
+
+def test_the_api_reference_documents_every_public_name() -> None:
+    """Each name of ``hera_volcano.__all__`` has its ``::: hera_volcano.NAME`` (mkdocstrings renders it from the
+    docstring, so the signatures shown are the code's), and the reference names nothing else."""
+    import hera_volcano
+
+    documented = [
+        m.group(1)
+        for page in sorted((ROOT / "docs" / "api").glob("*.md"))
+        for m in re.finditer(r"^::: hera_volcano\.(\w+)$", page.read_text(encoding="utf-8"), re.MULTILINE)
+    ]
+    assert len(documented) == len(set(documented)), "a name documented twice"
+    assert sorted(documented) == sorted(hera_volcano.__all__)
+
+
+@pytest.mark.parametrize("page", [README, ROOT / "docs" / "cli.md"], ids=lambda p: p.name)
+def test_the_command_tables_name_every_command(page: Path) -> None:
+    """The README's table of commands and docs/cli.md's table of groups name each command of ``hera-volcano``."""
+    rows = [line for line in page.read_text(encoding="utf-8").splitlines() if line.startswith("| ")]
+    named = {word for row in rows for word in re.findall(r"`([a-z][a-z-]*)[` ]", row)}
+    assert sorted(set(COMMANDS) - named) == [], f"{page.name}: commands missing from its tables"

@@ -21,13 +21,15 @@ from tests.conftest import ROOT
 
 PACKAGE = "hera_volcano"
 #: Lowest first: a module imports its own layer and the layers below it, never one above.
-LAYERS = ("shared", "kube", "volcano", "argo", "client", "builders", "examples", "tools", "cli")
+LAYERS = ("pods", "shared", "kube", "volcano", "argo", "client", "builders", "examples", "tools", "cli")
 #: What users run: ``python -m hera_volcano[.NAME]``, each only a call into the command-line edge.
 ENTRY_POINTS = frozenset(
     f"{PACKAGE}.{name}"
     for name in ("__main__", "mpi_hello", "pytorch_hello", "data_pipeline", "steps", "dag", "rbac", "lint")
 )
 CLI = f"{PACKAGE}.cli"
+#: The ground floor: code that runs in pods.
+POD_CODE = f"{PACKAGE}.pods"
 
 
 @functools.cache
@@ -83,6 +85,25 @@ def test_layers_import_downwards_only() -> None:
         if layer(target) > layer(module) or (layer(target) == len(LAYERS) and target not in ENTRY_POINTS)
     ]
     assert not upwards, "imports of a higher layer (or of the package's face from inside):\n" + "\n".join(upwards)
+
+
+def test_the_code_pods_run_imports_the_standard_library_and_itself_only() -> None:
+    """hera_volcano/pods runs in a pod whose image has Python and nothing else: not even the rest of the package."""
+    found = []
+    for module in (m for m in modules() if m == POD_CODE or m.startswith(POD_CODE + ".")):
+        for node in ast.walk(ast.parse(modules()[module].read_text())):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module is not None:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                ours = name == POD_CODE or name.startswith(POD_CODE + ".")
+                if not ours and (top == PACKAGE or top not in sys.stdlib_module_names):
+                    found.append(f"{module} -> {name}")
+    assert not found, "\n".join(found)
 
 
 def test_only_the_command_line_edge_imports_the_cli() -> None:

@@ -35,9 +35,11 @@ def main(argv: list[str]) -> int:
         if args.command == "up":
             node.up(args.argo)
             welcome.apply_bundled_rbac(node)
+            welcome.apply_workspace(node)
             print(
                 f"Cluster up (Argo {args.argo}, Volcano, Kubernetes), with the bundled workflows' service account"
-                " and RBAC applied (python -m hera_volcano.rbac | kubectl apply -f -). In your shell:",
+                " and RBAC applied (python -m hera_volcano.rbac | kubectl apply -f -) and the data pipeline's"
+                " workspace claim created. In your shell:",
                 file=sys.stderr,
             )
             print("\n".join(welcome.exports(node)))

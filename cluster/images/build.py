@@ -18,6 +18,7 @@ when the stamp of its inputs changes.
 from __future__ import annotations
 
 import argparse
+import ast
 import gzip
 import hashlib
 import io
@@ -232,6 +233,23 @@ def argoexec_recipe(version: str) -> Callable[[Path, Inputs], None]:
     return recipe
 
 
+LIBRARY_IMAGES = HERE.parents[1] / "hera_volcano/kube/images.py"
+
+
+def library_image(constant: str) -> str:
+    """The image the library names by default (``constant`` in hera_volcano/kube/images.py), read rather than
+    imported: this script runs on the host's Python, without the project's dependencies."""
+    for node in ast.parse(LIBRARY_IMAGES.read_text()).body:
+        if (
+            isinstance(node, ast.Assign)
+            and [getattr(target, "id", None) for target in node.targets] == [constant]
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            return node.value.value
+    raise BuildError(f"{LIBRARY_IMAGES} has no {constant} = '...'")
+
+
 MPI_HELLO = HERE / "mpi_hello_world.c"
 #: The PyTorch example's image (hera_volcano.examples): Debian's torch 1.13 (CPU) stands in for it here.
 PYTORCH_IMAGE = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
@@ -283,6 +301,13 @@ def pytorch_recipe(root: Path, inputs: Inputs) -> None:
     """PyTorch (CPU, with gloo for torch.distributed) and torchrun on Debian's Python."""
     _users(root)
     _library_alternatives(root, "blas", "lapack")
+    _ldconfig(root)
+
+
+def python_recipe(root: Path, inputs: Inputs) -> None:
+    """Debian's Python 3.11 with its standard library (ssl, http.client, json...) and sh, standing in for the
+    official slim image: what the follower's and the MPI master's stdlib-only scripts need."""
+    _users(root)
     _ldconfig(root)
 
 
@@ -350,6 +375,15 @@ def images(argo_versions: Iterable[str]) -> list[Image]:
             lock="pytorch",
             cmd=("python3",),
             recipe=pytorch_recipe,
+        ),
+        Image(
+            # python3-minimal alone lacks json, http and email (http.client's headers): libpython3.11-stdlib has them.
+            name=library_image("PYTHON_IMAGE"),
+            packages=("python3-minimal", "libpython3.11-stdlib", "dash"),
+            lock="python",
+            cmd=("python3",),
+            env=(PATH_ENV, "LANG=C.UTF-8"),
+            recipe=python_recipe,
         ),
     ]
     for version in argo_versions:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
+from hera_volcano.volcano.step import DEFAULT_START_LIMIT as DEFAULT_START_LIMIT  # the follower's default
 
 PHASE_PATH = "status.state.phase"
 #: Every phase a Volcano Job reports.
@@ -22,8 +23,6 @@ PHASES = (
     "Failed",
 )
 SUCCESS_PHASES = ("Completed",)
-#: How long a resource step waits for its job by default (seconds): no step waits forever.
-DEFAULT_DEADLINE = 3600
 #: Finished unsuccessfully (Failed, Terminated) or parked until resumed (Aborted): a step must not wait on them.
 FAILURE_PHASES = ("Failed", "Terminated", "Aborted")
 #: The shortest ``ttlSecondsAfterFinished`` for a job a step waits on. argoexec checks the job every 5 s by default

@@ -7,23 +7,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hera.workflows import Container, Env, Parameter
+from hera.workflows import Container, Env, FieldEnv, Parameter
 from hera.workflows.models import ContinueOn, ValueFrom
 
-from hera_volcano.argo.conditions import DEFAULT_DEADLINE
-from hera_volcano.argo.labels import JOB_LABEL, POD_WORKFLOW_LABEL, WORKFLOW_LABEL
-from hera_volcano.kube import names, pod_scripts
-from hera_volcano.kube.images import KUBECTL_IMAGE, check_image
+from hera_volcano.argo.conditions import DEFAULT_START_LIMIT
+from hera_volcano.argo.labels import JOB_LABEL, NODE_NAME_ANNOTATION, POD_WORKFLOW_LABEL, WORKFLOW_LABEL
+from hera_volcano.kube import names
+from hera_volcano.kube.images import PYTHON_IMAGE, check_image
+from hera_volcano.pods import program
+from hera_volcano.pods.follow import DEFAULT_GRACE
+from hera_volcano.pods.run import OUTPUT_DIR
 from hera_volcano.shared import checks
 from hera_volcano.shared import outputs as report_names
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder, expressions
-
-#: How long a follower waits while neither the job's step nor the job exists (the controller has not started the
-#: step: a busy cluster), before it concludes that neither will.
-DEFAULT_GRACE = 600
-#: Where the follower writes the values rank 0 reports, one file per name (its outputs' ``valueFrom.path``).
-OUTPUT_DIR = "/tmp/hera-volcano/outputs"
 
 
 def follow_logs_template(
@@ -32,27 +29,43 @@ def follow_logs_template(
     job_label: str | Placeholder,
     task: str | None = None,
     container: str | None = None,
-    kubectl_image: str = KUBECTL_IMAGE,
-    timeout: int = DEFAULT_DEADLINE + 60,
+    image: str = PYTHON_IMAGE,
+    timeout: int | None = None,
+    start_limit: int | None = DEFAULT_START_LIMIT,
+    step_retries: int = 0,
     grace: int = DEFAULT_GRACE,
-    service_account_name: str | None = None,
+    service_account: str | None = None,
     outputs: Sequence[str] = (),
 ) -> Container:
-    """A container that streams the output of a Volcano Job's leading task (``kubectl logs -f``), following it across
-    restarts, and collects the values its rank 0 reports (``outputs``).
+    """A container that streams the output of a Volcano Job's leading task, following it across restarts, and
+    collects the values its rank 0 reports (``outputs``).
 
-    It finds the job, its pods and the pod of the step that creates it by labels (the job's name may be generated;
-    see :func:`job_template`), waiting on watches. ``task`` (default: the task the job's ``hera-volcano/lead-task``
+    It runs ``python3`` in ``image`` (Python's standard library is all it needs): the program of
+    :mod:`hera_volcano.pods`, written into the template as readable source, which talks to the API server as the
+    pod's service account (no kubectl). It finds the job, its pods and the pod of the step that creates it by labels
+    (the job's name may be generated; see :func:`job_template`), waiting on watches; with its own Argo node name it
+    follows exactly the job its sibling step created (in a loop, after an Argo retry, beside jobs that share its
+    label). ``task`` (default: the task the job's ``hera-volcano/lead-task``
     annotation names, the MPI master, PyTorch master or TensorFlow chief of our builders) and ``container``
     (default: the task's name) say whose output to stream. It stops when the job is Completed, Failed, Terminated or
     Aborted, when a job it saw is gone, when the job's step has ended and the job did not finish, when neither the
-    step nor the job appeared within ``grace`` seconds, or after ``timeout`` seconds.
+    step nor the job appeared within ``grace`` seconds, or after ``timeout`` seconds if given (no limit by default:
+    the follower lasts as long as the job's step, and a limit shorter than the job's would end it first).
+
+    ``start_limit`` (seconds from the follower's start, a day by default, None for no limit) bounds the wait for
+    the job to start: a job still Pending then (its gang held by its queue or by the nodes) is deleted, so its step
+    fails and the gang frees what it holds, and the follower fails with the scheduler's conditions on the job's
+    PodGroup as its message. It is the follower that keeps this limit: a job step alone has none.
+
+    ``step_retries`` is how many times Argo retries the job's step (its ``retry_strategy`` limit): when an attempt's
+    job fails, the follower waits for the next attempt and follows its job instead (:func:`job_dag` sets it).
 
     ``outputs`` names values rank 0 reports with a line ``hera-volcano:output NAME=VALUE``
-    (:mod:`hera_volcano.shared.outputs`): each becomes an output parameter of this template, and the follower fails,
-    naming them, when the job Completed but one was not reported. Without ``outputs`` it always exits 0: run it beside
-    the job step, without a dependency, and where the DAG allows it (no ``depends``) also give the task
-    :func:`follower_continue_on`.
+    (:mod:`hera_volcano.shared.outputs`): each becomes an output parameter of this template, and the follower fails
+    whenever it ends without all of them: the job did not Complete (it failed, was stopped, or the follower's own
+    ``timeout`` came first) or Completed without reporting one (naming it). Without ``outputs`` it always exits 0
+    (unless the start limit ended the job): run it beside the job step, without a dependency, and where the DAG
+    allows it (no ``depends``) also give the task :func:`follower_continue_on`.
     """
     names.check("name", name, names.argo_name)
     if task is not None:
@@ -63,33 +76,41 @@ def follow_logs_template(
         raise ValidationError("job_label", "must be a label value or a Placeholder")
     if isinstance(job_label, str):
         names.check("job_label", job_label, names.label_value)
-    check_image(kubectl_image, "kubectl_image")
-    checks.integer("timeout", timeout, minimum=1)
+    check_image(image, "image")
+    if timeout is not None:
+        checks.integer("timeout", timeout, minimum=1)
+    if start_limit is not None:
+        checks.integer("start_limit", start_limit, minimum=1, maximum=checks.INT32_MAX)
+    checks.integer("step_retries", step_retries, minimum=0, maximum=checks.INT32_MAX)
     checks.integer("grace", grace, minimum=1)
-    if service_account_name is not None:
-        names.check("service_account_name", service_account_name, names.dns1123_subdomain)
+    if service_account is not None:
+        names.check("service_account", service_account, names.dns1123_subdomain)
     wanted = report_names.check_names("outputs", outputs)
     job_selector = f"{WORKFLOW_LABEL}={{{{workflow.name}}}},{JOB_LABEL}={job_label}"
     pod_selector = f"{POD_WORKFLOW_LABEL}={{{{workflow.name}}}},{JOB_LABEL}={job_label}"
     prefix = "inputs.parameters."
     inputs = [Parameter(name=e.removeprefix(prefix)) for e in expressions(job_selector) if e.startswith(prefix)]
-    env = [
+    env: list[Env | FieldEnv] = [
         Env(name="JOB_SELECTOR", value=job_selector),
         Env(name="POD_SELECTOR", value=pod_selector),
         Env(name="TASK", value=task or ""),
         Env(name="CONTAINER", value=container or ""),
-        Env(name="FOLLOW_SECONDS", value=str(timeout)),
+        Env(name="FOLLOW_SECONDS", value="0" if timeout is None else str(timeout)),
         Env(name="GRACE_SECONDS", value=str(grace)),
+        Env(name="START_SECONDS", value="0" if start_limit is None else str(start_limit)),
+        Env(name="STEP_RETRIES", value=str(step_retries)),
+        # Its own Argo node: the step beside it (same parent, same loop item) is the one whose job it follows.
+        FieldEnv(name="NODE_NAME", field_path=f"metadata.annotations['{NODE_NAME_ANNOTATION}']"),
     ]
     if wanted:
         env += [Env(name="OUTPUTS", value=" ".join(wanted)), Env(name="OUTPUT_DIR", value=OUTPUT_DIR)]
     return Container(
         name=name,
-        image=kubectl_image,
-        command=["bash", "-c"],
-        args=[pod_scripts.with_kubectl("hera_volcano.argo", "follow_logs.sh")],
+        image=image,
+        command=["python3", "-c"],
+        args=[program.source()],
         env=env,
-        service_account_name=service_account_name,
+        service_account_name=service_account,
         inputs=inputs or None,
         outputs=[
             # An empty default: when the job fails there is nothing to collect, and the job's step says why.

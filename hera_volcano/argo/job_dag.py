@@ -14,17 +14,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from hera.workflows import DAG, Container, Parameter, Resource, RetryStrategy
+from hera.workflows import Container, Parameter, Resource
 from hera.workflows.models import ValueFrom
 
-from hera_volcano.argo.conditions import DEFAULT_DEADLINE
+from hera_volcano.argo.calls import JobDAG
 from hera_volcano.argo.follow_logs import follow_logs_template, follower_continue_on
 from hera_volcano.argo.job_template import job_template
 from hera_volcano.kube import names
-from hera_volcano.kube.images import KUBECTL_IMAGE
+from hera_volcano.kube.images import PYTHON_IMAGE
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder
 from hera_volcano.volcano.job import VolcanoJob
+from hera_volcano.volcano.step import ArgoRetry
 
 #: The tasks inside the DAG.
 JOB_TASK = "job"
@@ -41,51 +42,58 @@ def job_dag(
     job_label: str | Placeholder | None = None,
     task: str | None = None,
     container: str | None = None,
-    deadline: int = DEFAULT_DEADLINE,
-    retry_strategy: RetryStrategy | None = None,
     poll_seconds: int | None = None,
     defaults: Mapping[str, int | str] | None = None,
-    kubectl_image: str = KUBECTL_IMAGE,
-    service_account_name: str | None = None,
-) -> DAG:
+    follower_image: str = PYTHON_IMAGE,
+    service_account: str | None = None,
+) -> JobDAG:
     """A DAG template ``name`` (call it inside ``with Workflow(...)``) whose task runs ``job`` to its end and has as
     outputs each of ``outputs`` that the job's rank 0 reported, and ``job-name`` and ``job-phase``.
 
     Inside, the task ``job`` creates the job and waits for it (:func:`job_template`, template ``NAME-job``) while
     the task ``logs`` streams its leading task's output into the workflow's logs and collects the reported values
-    (:func:`follow_logs_template`, template ``NAME-logs``; ``task`` and ``container`` override the job's lead
-    task and its container). An Argo ``retry_strategy`` retries the job's step. The job's
-    inputs (``Placeholder.input``) are the DAG's inputs, passed on. When the job Completed but rank 0 did not report
-    one of ``outputs``, the ``logs`` task fails naming it, and so does the DAG: a downstream step never runs with an
-    empty value.
+    (:func:`follow_logs_template`, template ``NAME-logs``, in ``follower_image``; ``task`` and ``container``
+    override the job's lead task and its container). The job's ``retry=ArgoRetry(...)`` retries the job's step,
+    and its follower follows each attempt's job. The job's
+    inputs (``Placeholder.input``) are the DAG's inputs, passed on, without defaults unless ``defaults`` gives them:
+    a call that leaves one out is refused (here, and by Argo at submission), and so is an argument that names no
+    input. When the job did not Complete, or Completed but rank 0 did not report one of ``outputs``, the ``logs``
+    task fails saying so, and so does the DAG: a downstream step never runs with an empty value.
+
+    The job's two limits, in seconds: its ``start_limit`` (a day by default) bounds the wait for the job to start: a
+    gang still held then is ended, the scheduler's reason in the ``logs`` task's message (see
+    :func:`follow_logs_template`). Its ``deadline`` (none by default: a training run is not ended for running long)
+    bounds the whole step, waiting and running, and each of its pods (see :func:`job_template`). The follower ends
+    with the job's step in any case.
     """
     names.check("name", name, names.argo_name)
     if len(name) + len("-logs") > names.ARGO_NAME_MAX:
         raise ValidationError("name", f"must be at most {names.ARGO_NAME_MAX - len('-logs')} characters (NAME-logs)")
     label = name if job_label is None else job_label
+    if not isinstance(job, VolcanoJob):
+        raise ValidationError("job", f"must be a VolcanoJob (what every builder returns), not {type(job).__name__}")
     run = job_template(
         job,
         name=f"{name}-job",
         job_label=label,
-        deadline=deadline,
         defaults=defaults,
         poll_seconds=poll_seconds,
-        service_account_name=service_account_name,
-        retry_strategy=retry_strategy,
+        service_account=service_account,
     )
     follow = follow_logs_template(
         name=f"{name}-logs",
         job_label=label,
         task=task,
         container=container,
-        kubectl_image=kubectl_image,
-        timeout=deadline + 60,
+        image=follower_image,
         outputs=outputs,
-        service_account_name=service_account_name,
+        start_limit=job.start_limit,
+        step_retries=job.retry.limit if isinstance(job.retry, ArgoRetry) else 0,
+        service_account=service_account,
     )
     reported = [str(o) for o in outputs]
     inputs = _inputs(run, follow)
-    with DAG(
+    with JobDAG(
         name=name,
         inputs=inputs or None,
         outputs=[_lifted(LOGS_TASK, o) for o in reported] + [_lifted(JOB_TASK, o) for o in JOB_OUTPUTS],
@@ -117,7 +125,9 @@ def _inputs(*templates: Resource | Container) -> list[Parameter]:
     found: dict[str, Parameter] = {}
     for template in templates:
         for parameter in _parameters(template):
-            found.setdefault(str(parameter.name), Parameter(name=parameter.name, default=parameter.default))
+            # No default unless the template has one: Hera writes an explicit None as the text 'null'.
+            given = {} if parameter.default is None else {"default": parameter.default}
+            found.setdefault(str(parameter.name), Parameter(name=parameter.name, **given))
     return list(found.values())
 
 

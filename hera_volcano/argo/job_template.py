@@ -10,36 +10,29 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from hera.workflows import Parameter, Resource, RetryStrategy
+from hera.workflows import Parameter, RetryStrategy
 from hera.workflows.models import ValueFrom
 
+from hera_volcano.argo.calls import JobStep
 from hera_volcano.argo.conditions import (
-    DEFAULT_DEADLINE,
     FAILURE_PHASES,
     SUCCESS_PHASES,
     conditions,
     watched_ttl_problem,
 )
-from hera_volcano.argo.labels import JOB_LABEL, POD_WORKFLOW_LABEL, WORKFLOW_LABEL
-from hera_volcano.kube import names
+from hera_volcano.argo.labels import JOB_LABEL, POD_WORKFLOW_LABEL, STEP_POD_ANNOTATION, WORKFLOW_LABEL
+from hera_volcano.kube import names, values
 from hera_volcano.kube.emit import dump_manifest
 from hera_volcano.kube.expansion import escape_for_executor
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder, collect, expressions
 from hera_volcano.volcano.job import VolcanoJob, check, pod_template_to_dict
+from hera_volcano.volcano.step import ArgoRetry
 
 #: An input parameter read inside an Argo expression: ``inputs.parameters.X`` (X without '-', which expr would
 #: read as a minus) or ``inputs.parameters['X']``.
 _EXPRESSION_INPUT = re.compile(r"\binputs\.parameters(?:\.([a-zA-Z0-9_]+)|\['([-a-zA-Z0-9_]+)'\])")
-
-
-def _deadline(value: int | str | None, field: str) -> int | str | None:
-    if value is None or (isinstance(value, str) and value.startswith("{{") and value.endswith("}}")):
-        return value
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= checks.INT32_MAX:
-        raise ValidationError(field, f"must be a number of seconds from 1 to {checks.INT32_MAX}, or an Argo expression")
-    return value
 
 
 def _attach(
@@ -62,7 +55,10 @@ def _attach(
         if pod_deadline is not None and isinstance(spec, Mapping) and "activeDeadlineSeconds" not in spec:
             rest["spec"] = {**spec, "activeDeadlineSeconds": pod_deadline}
         tasks.append(replace(task, template={"metadata": metadata, **rest}))
-    return replace(job, tasks=tasks, labels={**labels, **dict(job.labels)})
+    # The pod of the step's attempt that creates the job (Argo substitutes it anew for each retry): its follower
+    # finds exactly this job, in a loop or beside others that share its label.
+    annotations = {STEP_POD_ANNOTATION: "{{pod.name}}", **dict(job.annotations)}
+    return replace(job, tasks=tasks, labels={**labels, **dict(job.labels)}, annotations=annotations)
 
 
 def _inputs(manifest: str, defaults: Mapping[str, int | str]) -> list[Parameter]:
@@ -87,14 +83,12 @@ def job_template(
     job_label: str | Placeholder | None = None,
     success_phases: Sequence[str] = SUCCESS_PHASES,
     failure_phases: Sequence[str] = FAILURE_PHASES,
-    deadline: int | str | None = DEFAULT_DEADLINE,
     owned: bool = True,
-    service_account_name: str | None = None,
-    retry_strategy: RetryStrategy | None = None,
+    service_account: str | None = None,
     defaults: Mapping[str, int | str] | None = None,
     poll_seconds: int | None = None,
     outputs: bool = True,
-) -> Resource:
+) -> JobStep:
     """A resource template that creates ``job`` and succeeds or fails with it.
 
     The job is owned by the Workflow (deleted with it) and carries Argo's workflow label (the exit handler and the
@@ -105,35 +99,39 @@ def job_template(
     argoexec reads each with a ``kubectl get`` of its own, and each pays for API discovery again (it names the job
     ``job.batch.volcano.sh/NAME``, which kubectl first takes for version ``batch`` of group ``volcano.sh``), about
     three requests an output.
-    The step waits at most ``deadline`` seconds, and each pod runs at most as long from its own start
-    (``activeDeadlineSeconds``, unless the pod template sets one or the deadline is an Argo expression): a step that
-    times out does not leave its pods holding the gang's resources for long. Input
-    parameters are declared for every ``{{inputs.parameters.X}}`` the job uses; ``defaults`` gives some of them
-    default values. argoexec checks the job's phase every ``poll_seconds`` (Argo's default, 5 s, when None), each
-    check one GET.
+
+    The job says how its step treats it. No time limit by default (a training run is not ended for running long; a
+    job's follower keeps its ``start_limit``, see :func:`follow_logs_template`). With the job's ``deadline``
+    (seconds) the step waits at most that long, and each pod runs at most as long from its own start
+    (``activeDeadlineSeconds``, unless the pod template sets one): a step that times out does not leave its pods
+    holding the gang's resources for long. The job's ``retry=ArgoRetry(...)`` retries the step (the job needs a
+    generated name). The step's pod runs as ``service_account`` (default: the workflow's). The job's own
+    ``arguments`` are written into its manifest. Input parameters are declared for every other
+    ``{{inputs.parameters.X}}`` the job uses, without a default unless ``defaults`` gives one: calling the template
+    without one of them, or with an argument that names no input, raises :class:`ValidationError`. argoexec checks
+    the job's phase every ``poll_seconds`` (Argo's default, 5 s, when None), each check one GET.
     """
     if not isinstance(job, VolcanoJob):
-        raise ValidationError("job", "must be a VolcanoJob (see mpi_job and VolcanoJob)")
+        raise ValidationError("job", f"must be a VolcanoJob (what every builder returns), not {type(job).__name__}")
     if defaults is not None and not isinstance(defaults, Mapping):
         raise ValidationError("defaults", "must be a mapping of input names to default values")
-    if retry_strategy is not None and not isinstance(retry_strategy, RetryStrategy):
-        raise ValidationError("retry_strategy", "must be a hera.workflows.RetryStrategy")
     names.check("name", name, names.argo_name)
     label = name if job_label is None else job_label
     if isinstance(label, str):
         names.check("job_label", label, names.label_value)
-    if service_account_name is not None:
-        names.check("service_account_name", service_account_name, names.dns1123_subdomain)
+    if service_account is not None:
+        names.check("service_account", service_account, names.dns1123_subdomain)
     if poll_seconds is not None:
         checks.integer("poll_seconds", poll_seconds, minimum=1, maximum=3600)
     if not isinstance(outputs, bool):
         raise ValidationError("outputs", "must be True or False (whether the step saves job-name and job-phase)")
     success, failure = conditions(success_phases, failure_phases)
-    if retry_strategy is not None and _fixed_name(job):
+    argo_retry = job.retry if isinstance(job.retry, ArgoRetry) else None
+    if argo_retry is not None and _fixed_name(job):
         raise ValidationError(
-            "retry_strategy",
+            "retry",
             "an Argo retry creates the job again, so the job needs generate_name (a fixed name collides); "
-            "or retry inside the job with Volcano's max_retry and policies",
+            "or retry inside the job with VolcanoRetry(...)",
         )
     ttl_problem = watched_ttl_problem(job.ttl_seconds_after_finished)
     if ttl_problem is not None:
@@ -142,30 +140,32 @@ def job_template(
         raise ValidationError(
             "namespace", "an owned job lives in the Workflow's namespace; leave it unset or pass owned=False"
         )
-    # A label is a string: a placeholder goes in as quoted text, so a value such as `y` cannot turn into a boolean.
-    step_deadline = _deadline(deadline, "deadline")
+    # A label is a string: a placeholder goes in as one quoted text (kube.values), so `y` cannot turn into a boolean.
     labels = {WORKFLOW_LABEL: "{{workflow.name}}", JOB_LABEL: str(label)}
     pod_labels = {POD_WORKFLOW_LABEL: "{{workflow.name}}", JOB_LABEL: str(label)}
-    pod_deadline = step_deadline if isinstance(step_deadline, int) else None
-    data = _attach(job, labels, pod_labels, pod_deadline)._data()
+    data = _attach(job, labels, pod_labels, job.deadline).bound_data()
     samples = {**collect(data), **{f"inputs.parameters.{k}": v for k, v in (defaults or {}).items()}}
     check(data, samples)
-    manifest = dump_manifest(data)
-    return Resource(
+    manifest = dump_manifest(values.in_manifest(data))
+    return JobStep(
         name=name,
         action="create",
         manifest=escape_for_executor(manifest),
         set_owner_reference=owned or None,
         success_condition=success,
         failure_condition=failure,
-        active_deadline_seconds=step_deadline,
-        service_account_name=service_account_name,
-        retry_strategy=retry_strategy,
+        active_deadline_seconds=job.deadline,
+        service_account_name=service_account,
+        retry_strategy=_retry_strategy(argo_retry),
         inputs=_inputs(manifest, defaults or {}) or None,
         outputs=_outputs() if outputs else None,
         labels=pod_labels,
         pod_spec_patch=None if poll_seconds is None else _poll_patch(poll_seconds),
     )
+
+
+def _retry_strategy(retry: ArgoRetry | None) -> RetryStrategy | None:
+    return None if retry is None else RetryStrategy(limit=retry.limit, retry_policy=retry.policy)
 
 
 def _outputs() -> list[Parameter]:

@@ -3,6 +3,12 @@ and the exit handler find them although the job's name is generated."""
 
 from __future__ import annotations
 
+# What the code in pods reads is named on the ground floor, where that code can import it.
+from hera_volcano.pods.labels import LEAD_TASK_ANNOTATION as LEAD_TASK_ANNOTATION
+from hera_volcano.pods.labels import NODE_NAME_ANNOTATION as NODE_NAME_ANNOTATION
+from hera_volcano.pods.labels import STEP_POD_ANNOTATION as STEP_POD_ANNOTATION
+from hera_volcano.pods.labels import TASK_LABEL as TASK_LABEL
+
 #: Argo's label, on the Volcano Job (the exit handler and the client find a workflow's jobs by it), never on the
 #: job's pods: `argo logs WF` asks every pod carrying it for a container named `main`, which they do not have.
 WORKFLOW_LABEL = "workflows.argoproj.io/workflow"
@@ -10,7 +16,3 @@ WORKFLOW_LABEL = "workflows.argoproj.io/workflow"
 POD_WORKFLOW_LABEL = "hera-volcano/workflow"
 #: On the job, its pods and its step's pod, so a follower finds them without knowing the job's generated name.
 JOB_LABEL = "hera-volcano/job"
-TASK_LABEL = "volcano.sh/task-spec"
-#: On the Volcano Job: the task whose pod leads it (the MPI master, the PyTorch master, the TensorFlow chief), whose
-#: output the log followers stream and whose rank 0 reports the job's outputs.
-LEAD_TASK_ANNOTATION = "hera-volcano/lead-task"

@@ -2,7 +2,9 @@
 
 A Workflow submitted with an argument that has no value, or a step passing a parameter twice, is refused by Argo
 at submission; lint reports it before. The rules are Argo's own (``validateWorkflowFieldNames`` and
-``validateArgumentsValues``, alike in 3.7 and 4.1), applied to plain data.
+``validateArgumentsValues``, alike in 3.7 and 4.1), applied to plain data; and ours: a Workflow argument holding
+``{{`` or NUL, which Argo would substitute again wherever it is used (an expression that does not parse leaves the
+run without a phase).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Final, Literal
 
 from hera_volcano.shared.findings import Finding, error, warning
+from hera_volcano.shared.placeholders import refusal
 
 _NAME: Final = re.compile(r"[-a-zA-Z0-9_]+")
 #: The ``valueFrom`` sources an argument may use; the others only make sense for a template's outputs.
@@ -68,6 +71,9 @@ def _check_name(name: object, path: str, seen: dict[str, int], index: int, list_
 
 def _check_value(param: Mapping[str, Any], path: str, values: Values) -> Iterator[Finding]:
     value, source, enum = param.get("value"), param.get("valueFrom"), param.get("enum")
+    if values != "required" and isinstance(value, str) and refusal(value) is not None:
+        # A Workflow's own argument: Argo substitutes it when the run starts and again wherever it is used.
+        yield error(f"{path}.value", f"{refusal(value)}: a submitted value must be plain text")
     if value is None and source is None and values == "submitted":
         yield warning(path, "has no value: argo submit refuses the Workflow unless given -p NAME=VALUE")
     elif value is None and source is None and values == "required":

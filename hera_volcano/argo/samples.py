@@ -2,22 +2,20 @@
 
 The convention is shared with the Go conformance harness and the cluster tests: ``{{inputs.parameters.X}}`` takes
 the argument the template's first call site passes (templates in order, tasks or steps in order), else the input's
-value or default; ``{{workflow.parameters.X}}`` the workflow argument, and
-``{{=toJson(workflow.parameters['X'])}}`` that value as a JSON string (and the form that doubles its ``$`` for
-Kubernetes, :func:`~hera_volcano.kube.expansion.runtime_text`, likewise for inputs);
+value or default; ``{{workflow.parameters.X}}`` the workflow argument, and the expressions that read either
+(:mod:`hera_volcano.kube.values`) what Argo writes for that value;
 ``{{workflow.name|uid|namespace}}`` fixed samples; anything else ``sample``. A value that itself holds
 ``{{workflow.parameters.X}}`` is resolved once more.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from hera_volcano.kube.expansion import escape, runtime_expression
+from hera_volcano.kube import values as value_tags
 from hera_volcano.shared.findings import as_list, as_map
-from hera_volcano.shared.placeholders import DEFAULT_SAMPLE, WORKFLOW_SAMPLES, substitute_text
+from hera_volcano.shared.placeholders import DEFAULT_SAMPLE, WORKFLOW_SAMPLES, expressions, substitute_text
 
 
 def _calls(templates: list[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
@@ -47,8 +45,6 @@ def workflow_values(workflow: Mapping[str, Any]) -> dict[str, str]:
         if "name" in p:
             value = substitute_text(str(p.get("value", DEFAULT_SAMPLE)), base)
             values[f"workflow.parameters.{p['name']}"] = value
-            values[f"=toJson(workflow.parameters['{p['name']}'])"] = json.dumps(value)
-            values[runtime_expression("workflow", str(p["name"]))] = json.dumps(escape(value))
     return values
 
 
@@ -74,8 +70,7 @@ def template_values(workflow: Mapping[str, Any]) -> dict[str, dict[str, str]]:
             raw = first_call.get(name, {}).get(pname)
             if raw is None:
                 raw = p.get("value", p.get("default", DEFAULT_SAMPLE))
-            values[f"inputs.parameters.{pname}"] = value = substitute_text(str(raw), wf_values)
-            values[runtime_expression("inputs", pname)] = json.dumps(escape(value))
+            values[f"inputs.parameters.{pname}"] = substitute_text(str(raw), wf_values)
         out[name] = values
     return out
 
@@ -91,5 +86,10 @@ def resolved_manifests(workflow: Mapping[str, Any]) -> list[tuple[int, str, str]
         resource = template.get("resource")
         if isinstance(resource, Mapping) and isinstance(resource.get("manifest"), str):
             name = str(template.get("name", ""))
-            found.append((i, name, substitute_text(resource["manifest"], values.get(name, {}))))
+            known = dict(values.get(name, {}))
+            for expression in expressions(resource["manifest"]):
+                written = value_tags.sample(expression, known)
+                if written is not None:
+                    known[expression] = written
+            found.append((i, name, substitute_text(resource["manifest"], known)))
     return found

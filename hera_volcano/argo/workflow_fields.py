@@ -54,6 +54,13 @@ ARGO_4_ONLY: Final[Mapping[str, tuple[str, ...]]] = {
     **pod_fields.NEWER_FIELDS,
 }
 
+#: Fields of Argo's ``AnyString`` type, which Hera's models type as strings: Argo decodes any scalar into them (a
+#: parameter's ``value: 3``).
+ANY_SCALAR: Final[Mapping[str, tuple[str, ...]]] = {
+    "Parameter": ("default", "description", "enum", "value"),
+    "ValueFrom": ("default",),
+}
+
 
 @functools.cache
 def table() -> dict[str, dict[str, Any]]:

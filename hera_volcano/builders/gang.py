@@ -1,5 +1,5 @@
-"""What the gang-scheduled job builders (MPI, PyTorch, TensorFlow) share: their names, commands and service
-accounts, checked alike, and the policy that a pod failing outright ends the whole job."""
+"""What the job builders share: their names, service accounts and working folders, checked alike, and the policy
+that a pod failing outright ends the whole job."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from typing import Any, Final
 
 from hera_volcano.builders.pod import PodSettings
 from hera_volcano.kube import names
-from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder, has_expression
 from hera_volcano.volcano.job import Policy
@@ -31,15 +30,13 @@ def job_names(name: str | Placeholder | None, generate_name: str | None, default
     return generate_name
 
 
-def command(value: object, *, script: bool) -> list[str]:
-    """A command without Argo expressions (Argo would substitute them); in a ``script`` (joined into shell text)
-    also without newlines or empty arguments."""
-    items = checks.strings("command", value, non_empty=True)
-    for i, arg in enumerate(items):
-        if has_expression(arg) or (script and (not arg or "\n" in arg)):
-            rule = "must be non-empty, without '{{' (an Argo expression) or a newline"
-            raise ValidationError(f"command[{i}]", rule if script else "must not contain '{{' (an Argo expression)")
-    return items
+def script_arguments(argv: Sequence[str]) -> list[str]:
+    """A command the MPI master's script passes to ``mpiexec`` (joined into shell text by sshd on the workers): its
+    arguments non-empty and without newlines."""
+    for i, arg in enumerate(argv):
+        if not arg or "\n" in arg:
+            raise ValidationError(f"program.command[{i}]", "must be non-empty, without a newline (mpiexec's ranks)")
+    return list(argv)
 
 
 def service_account(value: str | None) -> None:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import shlex
-from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
-from hera_volcano.builders import gang, program
-from hera_volcano.builders.pod import GPU, MAX_DEVICES, PodSettings, apply_settings, check_settings
+from hera_volcano.builders import gang
+from hera_volcano.builders.pod import PodSettings, apply_settings, check_settings
+from hera_volcano.builders.program import Program, check_env
+from hera_volcano.builders.program import check as check_program
 from hera_volcano.kube import pod_scripts
 from hera_volcano.kube.images import KUBECTL_IMAGE, check_image
 from hera_volcano.shared import checks
@@ -17,9 +17,11 @@ from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder
 from hera_volcano.volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
 from hera_volcano.volcano.queue import Queue
+from hera_volcano.volcano.step import DEFAULT_START_LIMIT, ArgoRetry, VolcanoRetry
 
 MASTER = "mpimaster"
 WORKER = "mpiworker"
+#: The RDMA devices of InfiniBand device plugins, as an extended resource (``PodSettings(extended_resources=)``).
 RDMA = "rdma/ib"
 MAX_SLOTS = 4096  # ranks per worker: more cores than any node has
 
@@ -46,20 +48,6 @@ def _api_access_volume() -> dict[str, Any]:
     }
 
 
-def _devices(gpus: int, rdma: int, *roles: tuple[str, PodSettings | None]) -> PodSettings | None:
-    """The workers' GPUs and RDMA devices as settings (nothing is written for zero), set once: here or in ``pod``
-    or ``worker_pod``."""
-    wanted = {k: v for k, v in ((GPU, gpus), (RDMA, rdma)) if v}
-    for field_name, settings in roles:
-        if settings is None:
-            continue
-        theirs = {*settings.extended_resources, *([GPU] if settings.gpus else [])}
-        for resource in sorted(set(wanted) & theirs):
-            option = "gpus_per_worker" if resource == GPU else "rdma_per_worker"
-            raise ValidationError(option, f"{resource} is also set in {field_name}: set it once")
-    return PodSettings(extended_resources=wanted) if wanted else None
-
-
 def _host_list(mpi_plugin: bool, worker_task: str, slots: int) -> str:
     """Shell that sets HOSTS to ``host:slots,...`` from the mpi plugin's MPI_HOST or the svc plugin's host file."""
     source = 'printf "%s" "$MPI_HOST"' if mpi_plugin else f"cat /etc/volcano/{worker_task.replace('-', '_')}.host"
@@ -67,72 +55,68 @@ def _host_list(mpi_plugin: bool, worker_task: str, slots: int) -> str:
 
 
 def mpi_job(
-    name: str | Placeholder | None = None,
     *,
     image: str,
-    command: Sequence[str] | None = None,
-    func: Callable[..., Any] | None = None,
-    func_args: Mapping[str, Any] | None = None,
-    script: str | os.PathLike[str] | None = None,
-    module: str | None = None,
+    program: Program,
     workers: int = 2,
     slots_per_worker: int = 1,
-    gpus_per_worker: int = 0,
-    rdma_per_worker: int = 0,
-    mpi_plugin: bool = False,
+    name: str | Placeholder | None = None,
     generate_name: str | None = None,
-    ssh_port: int = 22,
     queue: str | Queue | None = None,
-    service_account: str | None = None,
-    kubectl_image: str = KUBECTL_IMAGE,
-    wait_seconds: int = 600,
-    master_max_retry: int = 3,
-    working_dir: str = "/home",
     priority_class_name: str | None = None,
+    service_account: str | None = None,
+    working_dir: str = "/home",
+    deadline: int | None = None,
+    start_limit: int | None = DEFAULT_START_LIMIT,
+    retry: ArgoRetry | VolcanoRetry | None = None,
     pod: PodSettings | None = None,
     master_pod: PodSettings | None = None,
     worker_pod: PodSettings | None = None,
+    mpi_plugin: bool = False,
+    ssh_port: int = 22,
+    kubectl_image: str = KUBECTL_IMAGE,
+    wait_seconds: int = 600,
+    master_max_retry: int = 3,
 ) -> VolcanoJob:
-    """An MPI job: 1 master + ``workers`` workers, one gang of ``workers + 1`` pods on the Volcano scheduler.
+    """An MPI job: 1 master + ``workers`` worker pods, one gang of ``workers + 1`` pods on the Volcano scheduler,
+    running ``workers * slots_per_worker`` ranks (on the workers).
 
     Workers run ``sshd -D`` and are Ready once it listens. The master waits in an init container (running
     ``kubectl`` as ``service_account``, which needs ``get``/``list`` on pods) until all workers are Ready, then runs
-    ``mpiexec -np workers*slots_per_worker COMMAND``. When the master completes, the job completes (the workers'
-    sshd would otherwise keep it Running); when it fails ``master_max_retry`` times, the job terminates.
+    ``mpiexec -np workers*slots_per_worker PROGRAM``. When the master completes, the job completes (the workers'
+    sshd would otherwise keep it Running); when its container fails ``master_max_retry`` times, the job terminates.
     ``mpi_plugin`` uses Volcano's mpi plugin (≥ 1.6) instead of listing ssh and svc. Without ``name`` the job gets
     ``generate_name`` (default ``mpi-job-``), so creating it twice never collides.
 
     ``pod`` settings apply to every pod, ``master_pod`` and ``worker_pod`` on top of them to one role. The ranks
-    run on the workers (their resources belong in ``worker_pod``), started by sshd with a clean environment:
-    ``mpiexec`` passes the variables of ``pod.env`` and ``master_pod.env`` on to every rank (``-x``).
+    run on the workers (their resources and GPUs belong in ``worker_pod``), started by sshd with a clean
+    environment: ``mpiexec`` passes the variables of ``pod.env`` and ``master_pod.env`` on to every rank (``-x``).
 
-    Instead of ``command``, ``func`` (a module-level function, called with ``func_args`` on every rank: it may use
-    ``mpi4py``; rank 0's return value is the job's report), ``script`` (a Python file, read now) or ``module`` (in
-    the image) runs under ``python3`` on every rank (see :mod:`hera_volcano.builders.program`).
+    A :class:`Program` function, script or module runs under ``python3`` on every rank (it may use ``mpi4py``;
+    rank 0's return value is the job's report). ``deadline``, ``start_limit`` and ``retry``: see
+    :class:`VolcanoJob`.
     """
     generate_name = gang.job_names(name, generate_name, "mpi-job-")
+    program = check_program(program)
     if not isinstance(mpi_plugin, bool):
         raise ValidationError("mpi_plugin", "must be true or false")
     checks.integer("workers", workers, minimum=1, maximum=gang.MAX_WORKERS)
     checks.integer("slots_per_worker", slots_per_worker, minimum=1, maximum=MAX_SLOTS)
-    checks.integer("gpus_per_worker", gpus_per_worker, maximum=MAX_DEVICES)
-    checks.integer("rdma_per_worker", rdma_per_worker, maximum=MAX_DEVICES)
     checks.integer("wait_seconds", wait_seconds, minimum=1)
     checks.integer("master_max_retry", master_max_retry)
     checks.integer("ssh_port", ssh_port, minimum=1, maximum=65535)
     check_image(image, "image")
     check_image(kubectl_image, "kubectl_image")
-    launch = program.from_arguments(command=command, func=func, func_args=func_args, script=script, module=module)
-    ranks_run = gang.command(command, script=True) if launch is None else launch.command("mpi")
+    launch = program.launch
+    ranks_run = gang.script_arguments(program.argv or ()) if launch is None else launch.command("mpi")
     gang.service_account(service_account)
     gang.working_dir(working_dir)
     pod = check_settings("pod", pod)
     master_pod = check_settings("master_pod", master_pod)
     worker_pod = check_settings("worker_pod", worker_pod)
-    devices = _devices(gpus_per_worker, rdma_per_worker, ("pod", pod), ("worker_pod", worker_pod))
     launch_env = [] if launch is None else launch.env()
     if launch is not None:
-        program.check_env({"pod": pod, "master_pod": master_pod, "worker_pod": worker_pod})
+        check_env({"pod": pod, "master_pod": master_pod, "worker_pod": worker_pod})
 
     ranks = workers * slots_per_worker
     rsh = f" --mca plm_rsh_args '-p {ssh_port}'" if ssh_port != 22 else ""
@@ -148,19 +132,21 @@ def mpi_job(
             "mkdir -p /var/run/sshd",
             f"/usr/sbin/sshd -p {ssh_port}",
             f'echo "Running {ranks} MPI ranks on $HOSTS"',
-            f'exec mpiexec --allow-run-as-root{rsh}{exports} --host "$HOSTS" -np {ranks} {shlex.join(ranks_run)}',
+            # The ranks' command arrives as the script's own arguments ("$@"), never as shell text: a value the
+            # kubelet expands into it ($(VAR)) cannot become code (issue 34).
+            f'exec mpiexec --allow-run-as-root{rsh}{exports} --host "$HOSTS" -np {ranks} "$@"',
             "",
         ]
     )
     worker_script = f"mkdir -p /var/run/sshd\nexec /usr/sbin/sshd -D -p {ssh_port}\n"
     port = [{"containerPort": ssh_port, "name": "mpijob-port"}]
 
-    def container(task: str, script: str, **extra: Any) -> dict[str, Any]:
+    def container(task: str, script: str, *argv: str, **extra: Any) -> dict[str, Any]:
         out: dict[str, Any] = {
             "name": task,
             "image": image,
             "workingDir": working_dir,
-            "command": ["/bin/sh", "-c", script],
+            "command": ["/bin/sh", "-c", script, "sh", *argv],
             "ports": port,
         }
         out.update(extra)
@@ -183,7 +169,7 @@ def mpi_job(
     master_spec: dict[str, Any] = {
         "automountServiceAccountToken": False,
         "initContainers": [wait],
-        "containers": [container(MASTER, master_script, **({"env": launch_env} if launch_env else {}))],
+        "containers": [container(MASTER, master_script, *ranks_run, **({"env": launch_env} if launch_env else {}))],
         "volumes": [_api_access_volume()],
         "restartPolicy": "OnFailure",
     }
@@ -204,6 +190,9 @@ def mpi_job(
         name=name,
         generate_name=generate_name,
         min_available=workers + 1,
+        deadline=deadline,
+        start_limit=start_limit,
+        retry=retry,
         policies=gang.terminate_on_pod_failure(),
         scheduler_name="volcano",
         queue=queue,
@@ -224,7 +213,7 @@ def mpi_job(
             VolcanoTask(
                 name=WORKER,
                 replicas=workers,
-                template=apply_settings({"spec": worker_spec}, WORKER, devices, pod, worker_pod),
+                template=apply_settings({"spec": worker_spec}, WORKER, pod, worker_pod),
             ),
         ],
     )

@@ -1,12 +1,14 @@
 """Pipelines of Volcano jobs: declare the jobs and their order once, render them as an Argo DAG or as Steps.
 
-Jobs of one :class:`JobShape` share one resource template; what differs per job travels as Argo parameters
-(``Placeholder.input``), encoded so that Argo's text substitution gives back the same YAML types.
+Jobs that render alike share one resource template; what differs per job (its ``arguments``, the values of its
+``Placeholder.input`` parameters) travels as Argo parameters, encoded so that Argo's text substitution gives back
+the same YAML types.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -15,19 +17,19 @@ from typing import TYPE_CHECKING, Any
 
 from hera_volcano.argo.defaults import NAMESPACE, SERVICE_ACCOUNT
 from hera_volcano.argo.job_dag import JOB_OUTPUTS
+from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
 from hera_volcano.argo.limits import MAX_DAG_TASKS
-from hera_volcano.builders.pipeline_entries import JobShape, PipelineJob, PipelineStep, StepOutput, encode_argument
+from hera_volcano.builders.pipeline_entries import PipelineJob, PipelineStep, StepOutput, encode_argument
 from hera_volcano.builders.pod import apply_settings
-from hera_volcano.builders.retries import ArgoRetry
 from hera_volcano.builders.workspace import Workspace
 from hera_volcano.kube import names
-from hera_volcano.kube.expansion import escape
-from hera_volcano.kube.images import KUBECTL_IMAGE, check_image
+from hera_volcano.kube.images import PYTHON_IMAGE, check_image
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.findings import as_list, as_map
-from hera_volcano.shared.placeholders import Placeholder, expressions, has_expression, placeholders
+from hera_volcano.shared.placeholders import Placeholder, carried, expressions, placeholders
 from hera_volcano.volcano.job import VolcanoJob, check, pod_template_to_dict
+from hera_volcano.volcano.step import ArgoRetry
 
 if TYPE_CHECKING:
     from hera.workflows import DAG, Container, Resource, Steps, Task, Workflow
@@ -35,8 +37,65 @@ if TYPE_CHECKING:
 #: Workflow names are at most 63 characters, and generateName adds 6 (``-`` and 5 random ones).
 MAX_WORKFLOW_PREFIX = 57
 _INPUT = "inputs.parameters."
-#: An input read inside an expression (``{{=toJson(replace(inputs.parameters['lr'], ...))}}``): at run time.
+#: An input read inside an expression (``{{=replace(sprig.quote(inputs.parameters['lr']), ...)}}``): at run time.
 _RUNTIME_INPUT = re.compile(r"inputs\.parameters\['([-a-zA-Z0-9_]+)'\]")
+#: The input that gives each job's pods their label (the entry's name) unless the entry names its own label.
+LABEL_INPUT = "job"
+#: The template of jobs that render alike, unless the entry names it: this and a digest of what it renders.
+TEMPLATE_PREFIX = "volcano-job-"
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """What the jobs that share one template share, derived from a :class:`PipelineJob`: the template's name, the
+    job without its own arguments, its pods' label, whose output its follower streams, what its task carries, and
+    ``key``: all of it as text (equal exactly when two jobs can share the template)."""
+
+    name: str
+    key: str
+    job: VolcanoJob
+    job_label: str | Placeholder
+    follow_task: str
+    follow_container: str
+    outputs: tuple[str, ...]
+
+
+def _shape(entry: PipelineJob, field: str) -> _Shape:
+    job = replace(entry.job, arguments={})
+    data = job._data()
+    label: str | Placeholder
+    if entry.job_label is None:
+        names.check(f"{field}.name", entry.name, names.label_value)  # its pods' label
+        label = Placeholder.input(LABEL_INPUT, entry.name)
+        wanted = {e for e in placeholders(data)} | {e for t in _strings(data) for e in expressions(t)}
+        if _INPUT + LABEL_INPUT in wanted:
+            raise ValidationError(
+                f"{field}.job",
+                f"has an input {LABEL_INPUT!r}, which the pipeline sets to the entry's name (its pods' label): "
+                "name that input otherwise, or give the entry a job_label",
+            )
+    else:
+        label = entry.job_label
+    tasks = {t.name: t for t in job.tasks}
+    lead = str(job.annotations.get(LEAD_TASK_ANNOTATION) or job.tasks[0].name)
+    if lead not in tasks:
+        raise ValidationError(f"{field}.job.annotations", f"its lead task {lead!r} is no task of the job")
+    containers = as_list(as_map(pod_template_to_dict(tasks[lead].template).get("spec")).get("containers"))
+    container = str(as_map(containers[0]).get("name", "")) if containers else ""
+    retry = entry.job.retry
+    key = json.dumps(
+        [data, str(label), lead, container, job.deadline, job.start_limit, repr(retry), list(entry.outputs)],
+        sort_keys=True,
+        default=_placeholder_key,
+    )
+    name = entry.template or TEMPLATE_PREFIX + hashlib.sha256(key.encode()).hexdigest()[:8]
+    return _Shape(name, key, job, label, lead, container, tuple(entry.outputs))
+
+
+def _placeholder_key(value: object) -> str:
+    if isinstance(value, Placeholder):
+        return f"{value}|{value.in_quotes}"
+    raise TypeError(f"{type(value).__name__} in a job's data")
 
 
 @dataclass(frozen=True)
@@ -58,12 +117,12 @@ class Pipeline:
     """An ordered set of Volcano jobs, and ordinary steps of your own, with dependencies, rendered as a DAG or as
     Steps.
 
-    Build it from :func:`batch_job` entries, :class:`PipelineJob`s of your own shapes and :class:`PipelineStep`s;
-    rendering checks names, dependencies (unknown names, cycles), each job's arguments against its shape, each
-    :class:`StepOutput` against what its step gives, and each job against Volcano's rules with its real arguments.
-    A job whose shape names ``outputs`` is a task that carries them (:func:`hera_volcano.job_dag`). With
+    Build it from :class:`PipelineJob` entries (a job from any builder and where it stands) and
+    :class:`PipelineStep`s; rendering checks names, dependencies (unknown names, cycles), each job's arguments
+    against its inputs, each :class:`StepOutput` against what its step gives, and each job against Volcano's rules
+    with its real arguments. A job with ``outputs`` is a task that carries them (:func:`hera_volcano.job_dag`). With
     ``workspace``, its claim is mounted in every job's pods and in every ordinary step. The log followers run
-    ``kubectl_image``.
+    ``follower_image``.
     """
 
     def __init__(
@@ -72,10 +131,10 @@ class Pipeline:
         *,
         max_dag_tasks: int | None = MAX_DAG_TASKS,
         workspace: Workspace | None = None,
-        kubectl_image: str = KUBECTL_IMAGE,
+        follower_image: str = PYTHON_IMAGE,
     ) -> None:
         if isinstance(jobs, str | bytes) or not isinstance(jobs, Sequence):
-            raise ValidationError("jobs", "must be a list of PipelineJob (see batch_job) and PipelineStep")
+            raise ValidationError("jobs", "must be a list of PipelineJob and PipelineStep")
         self.entries: tuple[Entry, ...] = tuple(jobs)
         if max_dag_tasks is not None:
             checks.integer("max_dag_tasks", max_dag_tasks, minimum=1)
@@ -83,14 +142,15 @@ class Pipeline:
         if workspace is not None and not isinstance(workspace, Workspace):
             raise ValidationError("workspace", f"must be a Workspace(...), not {type(workspace).__name__}")
         self.workspace = workspace
-        check_image(kubectl_image, "kubectl_image")
-        self.kubectl_image = kubectl_image
+        check_image(follower_image, "follower_image")
+        self.follower_image = follower_image
         if not self.entries:
             raise ValidationError("jobs", "a pipeline needs at least one job")
         for i, entry in enumerate(self.entries):
             if not isinstance(entry, PipelineJob | PipelineStep):
+                hint = ": wrap it, PipelineJob(name, job)" if isinstance(entry, VolcanoJob) else ""
                 raise ValidationError(
-                    f"jobs[{i}]", f"must be a PipelineJob (see batch_job) or a PipelineStep, not {type(entry).__name__}"
+                    f"jobs[{i}]", f"must be a PipelineJob or a PipelineStep, not {type(entry).__name__}{hint}"
                 )
         self.jobs: tuple[PipelineJob, ...] = tuple(e for e in self.entries if isinstance(e, PipelineJob))
         self._by_name: dict[str, Entry] = {}
@@ -115,7 +175,9 @@ class Pipeline:
                 )
             if follower in self._by_name:
                 raise ValidationError(f"jobs[{i}].follow_logs", f"its log follower task {follower!r} is also a job")
-        self._shapes: dict[str, tuple[JobShape, _Prepared]] = {}
+        self._shapes: dict[str, tuple[_Shape, _Prepared]] = {}
+        self._shape_of: dict[str, _Shape] = {}
+        self._arguments_of: dict[str, dict[str, Any]] = {}
         self._deps: dict[str, tuple[str, ...]] = {}
         for i, entry in enumerate(self.entries):
             if isinstance(entry, PipelineJob):
@@ -126,11 +188,11 @@ class Pipeline:
 
     @staticmethod
     def _follows_alone(job: PipelineJob) -> bool:
-        """A job with ``follow_logs`` whose shape reports nothing gets a follower task of its own beside it (a shape
-        with outputs has its follower inside its task)."""
-        return job.follow_logs and not job.shape.outputs
+        """A job with ``follow_logs`` that reports nothing gets a follower task of its own beside it (a job with
+        outputs has its follower inside its task)."""
+        return job.follow_logs and not job.outputs
 
-    def _job(self, shape: JobShape) -> VolcanoJob:
+    def _job(self, shape: _Shape) -> VolcanoJob:
         """The shape's job, with the workspace (if any) mounted in every task's pods."""
         if self.workspace is None:
             return shape.job
@@ -143,13 +205,12 @@ class Pipeline:
             tasks.append(replace(task, template=apply_settings(template, main, settings)))
         return replace(shape.job, tasks=tasks)
 
-    def _prepare(self, shape: JobShape, field: str) -> _Prepared:
+    def _prepare(self, shape: _Shape, field: str) -> _Prepared:
         known = self._shapes.get(shape.name)
         if known is not None:
-            if known[0] is not shape and known[0] != shape:
-                raise ValidationError(field, f"two different shapes are both named {shape.name!r}")
+            if known[0].key != shape.key:
+                raise ValidationError(field, f"two jobs that render differently both name the template {shape.name!r}")
             return known[1]
-        names.check(f"{field}.name", shape.name, names.argo_name)
         job = self._job(shape)
         data = job._data()
         found = placeholders(data)
@@ -170,17 +231,30 @@ class Pipeline:
 
     def _check_job(self, i: int, job: PipelineJob) -> None:
         field = f"jobs[{i}]"
-        prepared = self._prepare(job.shape, f"{field}.shape")
+        shape = _shape(job, field)
+        prepared = self._prepare(shape, f"{field}.template")
+        self._shape_of[job.name] = shape
+        twice = sorted(set(job.arguments) & set(job.job.arguments))
+        if twice:
+            raise ValidationError(f"{field}.arguments.{twice[0]}", "is the job's own argument, set when it was built")
+        arguments = {**job.job.arguments, **job.arguments}
+        if isinstance(shape.job_label, Placeholder) and job.job_label is None:
+            if LABEL_INPUT in arguments:
+                raise ValidationError(
+                    f"{field}.arguments.{LABEL_INPUT}", "is the pipeline's: the entry's name, its pods' label"
+                )
+            arguments[LABEL_INPUT] = job.name
+        self._arguments_of[job.name] = arguments
         wanted = set(prepared.whole) | prepared.embedded | prepared.runtime
-        unknown = sorted(set(job.arguments) - wanted)
+        unknown = sorted(set(arguments) - wanted)
         if unknown:
-            raise ValidationError(f"{field}.arguments", f"the shape has no parameter {', '.join(unknown)}")
-        missing = sorted(wanted - set(job.arguments))
+            raise ValidationError(f"{field}.arguments", f"the job has no input parameter {', '.join(unknown)}")
+        missing = sorted(wanted - set(arguments))
         if missing:
             raise ValidationError(f"{field}.arguments", f"missing {', '.join(missing)}")
-        self._encode(job, prepared, f"{field}.arguments", "tasks")
+        self._encode(arguments, prepared, f"{field}.arguments", "tasks")
         self._deps[job.name] = self._dependencies(field, job)
-        samples = {_INPUT + k: v for k, v in job.arguments.items() if not isinstance(v, StepOutput)}
+        samples = {_INPUT + k: v for k, v in arguments.items() if not isinstance(v, StepOutput)}
         try:
             check(prepared.data, samples)
         except ValidationError as e:
@@ -219,7 +293,7 @@ class Pipeline:
     def _gives(entry: Entry) -> set[str]:
         """The output parameters an entry's task has."""
         if isinstance(entry, PipelineJob):
-            return {*entry.shape.outputs, *JOB_OUTPUTS}
+            return {*entry.outputs, *JOB_OUTPUTS}
         return set(_parameters(entry.template, "outputs"))
 
     def _levels(self) -> list[list[Entry]]:
@@ -258,9 +332,9 @@ class Pipeline:
         return groups
 
     @staticmethod
-    def _encode(job: PipelineJob, prepared: _Prepared, field: str, kind: str) -> dict[str, str]:
+    def _encode(arguments: Mapping[str, Any], prepared: _Prepared, field: str, kind: str) -> dict[str, str]:
         encoded = {}
-        for k, v in job.arguments.items():
+        for k, v in arguments.items():
             at = f"{field}.{k}"
             if k in prepared.runtime:
                 encoded[k] = _runtime_argument(v, at, kind)
@@ -268,20 +342,21 @@ class Pipeline:
                 raise ValidationError(
                     at,
                     "is known only at run time, and the job reads this parameter when the workflow is rendered (in"
-                    " its manifest): take it with Placeholder.input in func_args or PodSettings(env=...)",
+                    " its manifest): take it with Placeholder.input in a program's args or PodSettings(env=...)",
                 )
             else:
-                # Substituted into the job's manifest as it is, so through the executor's expansion too.
-                text = encode_argument(v, at, placeholder=prepared.whole.get(k), embedded=k in prepared.embedded)
-                encoded[k] = escape(text)
+                # The manifest reads it through an expression that writes it as one scalar, $ escaped for each
+                # expansion (hera_volcano.kube.values): the parameter is the value's own text.
+                encoded[k] = encode_argument(v, at, placeholder=prepared.whole.get(k), embedded=k in prepared.embedded)
         return encoded
 
     def _arguments(self, job: PipelineJob, kind: str) -> dict[str, str]:
-        return self._encode(job, self._shapes[job.shape.name][1], job.name, kind)
+        prepared = self._shapes[self._shape_of[job.name].name][1]
+        return self._encode(self._arguments_of[job.name], prepared, job.name, kind)
 
     def templates(self) -> tuple[dict[str, Resource | DAG], dict[str, Container]]:
-        """The shared templates of the jobs (by shape name: a resource template, or for a shape with outputs the
-        DAG that carries them) and the log-follower templates beside them (by shape name)."""
+        """The shared templates of the jobs (by template name: a resource template, or for jobs with outputs the DAG
+        that carries them) and the log-follower templates beside them (by the jobs' template name)."""
         from hera_volcano.argo.follow_logs import follow_logs_template
         from hera_volcano.argo.job_dag import job_dag
         from hera_volcano.argo.job_template import job_template
@@ -289,7 +364,7 @@ class Pipeline:
         runs: dict[str, Resource | DAG] = {}
         followers: dict[str, Container] = {}
         for job in self.jobs:
-            shape = job.shape
+            shape = self._shape_of[job.name]
             prepared = self._shapes[shape.name][1]
             if shape.name not in runs and shape.outputs:
                 runs[shape.name] = job_dag(
@@ -299,26 +374,19 @@ class Pipeline:
                     job_label=shape.job_label,
                     task=shape.follow_task,
                     container=shape.follow_container,
-                    deadline=shape.deadline,
-                    retry_strategy=_argo_retry(shape.retry),
-                    kubectl_image=self.kubectl_image,
+                    follower_image=self.follower_image,
                 )
             elif shape.name not in runs:
-                runs[shape.name] = job_template(
-                    prepared.job,
-                    name=shape.name,
-                    job_label=shape.job_label,
-                    deadline=shape.deadline,
-                    retry_strategy=_argo_retry(shape.retry),
-                )
+                runs[shape.name] = job_template(prepared.job, name=shape.name, job_label=shape.job_label)
             if self._follows_alone(job) and shape.name not in followers:
                 followers[shape.name] = follow_logs_template(
                     name=_follower_name(shape.name),
                     job_label=shape.job_label,
                     task=shape.follow_task,
                     container=shape.follow_container,
-                    timeout=shape.deadline + 60,
-                    kubectl_image=self.kubectl_image,
+                    start_limit=shape.job.start_limit,
+                    step_retries=shape.job.retry.limit if isinstance(shape.job.retry, ArgoRetry) else 0,
+                    image=self.follower_image,
                 )
         return runs, followers
 
@@ -342,7 +410,7 @@ class Pipeline:
         tasks: dict[str, Task] = {}
         for entry in self.entries:
             if isinstance(entry, PipelineJob):
-                template, arguments = runs[entry.shape.name], self._arguments(entry, "tasks")
+                template, arguments = runs[self._shape_of[entry.name].name], self._arguments(entry, "tasks")
             else:
                 template, arguments = self._step_template(entry), _step_arguments(entry, entry.name, "tasks")
             tasks[entry.name] = Task(name=entry.name, template=template, arguments=arguments)
@@ -353,20 +421,30 @@ class Pipeline:
                 # No continueOn: Argo refuses it beside `depends`; the follower bounds itself and exits 0.
                 logs = Task(
                     name=_follower_name(entry.name),
-                    template=followers[entry.shape.name],
-                    arguments=_follower_arguments(entry.shape.job_label, entry.arguments),
+                    template=followers[self._shape_of[entry.name].name],
+                    arguments=self._follower_arguments(entry),
                 )
                 for dep in self._deps[entry.name]:
                     tasks[dep] >> logs
         return tasks
 
+    def _follower_arguments(self, job: PipelineJob) -> dict[str, str]:
+        """The follower's argument: the job's label, when it is an input."""
+        label = self._shape_of[job.name].job_label
+        if isinstance(label, Placeholder) and label.expression.startswith(_INPUT):
+            key = label.expression.removeprefix(_INPUT)
+            return {key: str(self._arguments_of[job.name][key])}
+        return {}
+
     def _template_names(self) -> list[str]:
         """Every template the pipeline adds to a workflow (a name twice is a clash: Hera keeps the first)."""
         found: list[str] = []
-        for shape in dict.fromkeys(job.shape.name for job in self.jobs):
-            outputs = next(job.shape.outputs for job in self.jobs if job.shape.name == shape)
-            found += [shape, f"{shape}-job", f"{shape}-logs"] if outputs else [shape]
-        found += list(dict.fromkeys(_follower_name(j.shape.name) for j in self.jobs if self._follows_alone(j)))
+        shapes = {self._shape_of[job.name].name: self._shape_of[job.name] for job in self.jobs}
+        for name, shape in shapes.items():
+            found += [name, f"{name}-job", f"{name}-logs"] if shape.outputs else [name]
+        found += list(
+            dict.fromkeys(_follower_name(self._shape_of[j.name].name) for j in self.jobs if self._follows_alone(j))
+        )
         found += list(dict.fromkeys(str(s.template.name) for s in self.entries if isinstance(s, PipelineStep)))
         return found
 
@@ -413,13 +491,15 @@ class Pipeline:
                             Step(name=entry.name, template=self._step_template(entry), arguments=arguments)
                             continue
                         Step(
-                            name=entry.name, template=runs[entry.shape.name], arguments=self._arguments(entry, "steps")
+                            name=entry.name,
+                            template=runs[self._shape_of[entry.name].name],
+                            arguments=self._arguments(entry, "steps"),
                         )
                         if self._follows_alone(entry):
                             Step(
                                 name=_follower_name(entry.name),
-                                template=followers[entry.shape.name],
-                                arguments=_follower_arguments(entry.shape.job_label, entry.arguments),
+                                template=followers[self._shape_of[entry.name].name],
+                                arguments=self._follower_arguments(entry),
                                 continue_on=follower_continue_on(),
                             )
         return steps
@@ -471,21 +551,6 @@ def _follower_name(job: str) -> str:
     return f"{job}-logs"
 
 
-def _argo_retry(retry: ArgoRetry | None) -> Any:
-    if retry is None:
-        return None
-    from hera.workflows import RetryStrategy
-
-    return RetryStrategy(limit=retry.limit, retry_policy=retry.policy)
-
-
-def _follower_arguments(label: str | Placeholder, arguments: Mapping[str, Any]) -> dict[str, str]:
-    if isinstance(label, Placeholder) and label.expression.startswith(_INPUT):
-        key = label.expression.removeprefix(_INPUT)
-        return {key: str(arguments[key])}
-    return {}
-
-
 def _strings(data: Any) -> list[str]:
     """Every string in ``data`` that holds an Argo expression."""
     if isinstance(data, str):
@@ -503,9 +568,7 @@ def _runtime_argument(value: Any, field: str, kind: str) -> str:
     if isinstance(value, StepOutput):
         return value.reference(kind)
     text = value if isinstance(value, str) else json.dumps(value)
-    if has_expression(text):
-        raise ValidationError(field, "must not contain '{{' (Argo would substitute it)")
-    return text
+    return carried(field, text)
 
 
 def _step_arguments(step: PipelineStep, field: str, kind: str) -> dict[str, str]:

@@ -1,6 +1,6 @@
-"""What a pipeline is made of: Volcano jobs (a :class:`JobShape` and its arguments), ordinary steps of your own, and
-references to what an earlier step reported; and how an argument is written so that Argo's text substitution gives
-the job back the value with its type.
+"""What a pipeline is made of: Volcano jobs (:class:`PipelineJob`: a job and where it stands), ordinary steps of
+your own, and references to what an earlier step reported; and how an argument is written so that Argo's text
+substitution gives the job back the value with its type.
 """
 
 from __future__ import annotations
@@ -11,61 +11,47 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hera_volcano.argo.conditions import DEFAULT_DEADLINE
-from hera_volcano.builders.retries import ArgoRetry
 from hera_volcano.kube import names
 from hera_volcano.shared import checks
 from hera_volcano.shared import outputs as reports
 from hera_volcano.shared.errors import ValidationError
-from hera_volcano.shared.placeholders import Placeholder, has_expression
+from hera_volcano.shared.placeholders import Placeholder, carried
 from hera_volcano.volcano.job import VolcanoJob
 
 _EMBEDDABLE = re.compile(r"[A-Za-z0-9._-]*")
 
 
 @dataclass(frozen=True)
-class JobShape:
-    """One Argo resource template for every job built from ``job``; ``Placeholder.input`` marks per-job values.
+class PipelineJob:
+    """One job of a pipeline: ``job`` (what any builder returns, or a :class:`VolcanoJob` of your own), the entries
+    it runs after, and what its task carries.
 
-    ``job_label`` (usually a placeholder) identifies each job's pods for its log follower; ``follow_task`` and
-    ``follow_container`` say whose logs the follower streams. ``outputs`` names the values the jobs' rank 0 reports
-    (``hera-volcano:output NAME=VALUE``): a job of such a shape is a task that carries them (:func:`job_dag`), so
-    a later step of the pipeline takes them with :class:`StepOutput`.
+    ``arguments`` gives the job's remaining input parameters (those its own ``arguments`` leave open, such as a
+    ``Placeholder.input`` in a program's ``args``) their values: text, JSON values, or a :class:`StepOutput` of an
+    earlier entry. ``outputs`` names the values its rank 0 reports (a function's returned dict, or
+    ``hera-volcano:output`` lines): the job's task carries them (:func:`hera_volcano.job_dag`), for a later
+    entry's :class:`StepOutput`. ``follow_logs`` adds a log follower beside a job without outputs (one with
+    outputs has its own).
+
+    Jobs that render alike (differing only in their arguments) share one template, named ``template`` or, by
+    default, ``volcano-job-`` and a digest of what it renders. Each job's pods are labelled ``job_label`` (by
+    default the entry's name, passed to the template as its input ``job``), which its follower finds them by.
     """
 
     name: str
     job: VolcanoJob
-    job_label: str | Placeholder
-    follow_task: str
-    follow_container: str
-    deadline: int = DEFAULT_DEADLINE
-    retry: ArgoRetry | None = None
-    outputs: Sequence[str] = ()
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "outputs", reports.check_names("shape.outputs", self.outputs))
-        if not isinstance(self.job, VolcanoJob):
-            raise ValidationError("shape.job", "must be a VolcanoJob")
-        if self.follow_task not in {t.name for t in self.job.tasks}:
-            raise ValidationError("shape.follow_task", f"names no task of the job: {self.follow_task!r}")
-        checks.integer("shape.deadline", self.deadline, minimum=1, maximum=checks.INT32_MAX)
-        if self.retry is not None and not isinstance(self.retry, ArgoRetry):
-            raise ValidationError("shape.retry", "must be ArgoRetry(...) (Volcano's retries go into the job)")
-
-
-@dataclass(frozen=True)
-class PipelineJob:
-    """One job of a pipeline: a shape, its arguments, and the jobs it runs after."""
-
-    name: str
-    shape: JobShape
     arguments: Mapping[str, Any] = field(default_factory=dict)
     after: Sequence[str] = ()
     follow_logs: bool = False
+    outputs: Sequence[str] = ()
+    template: str | None = None
+    job_label: str | Placeholder | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.shape, JobShape):
-            raise ValidationError("shape", "must be a JobShape")
+        if not isinstance(self.job, VolcanoJob):
+            raise ValidationError(
+                "job", f"must be a VolcanoJob (what every builder returns), not {type(self.job).__name__}"
+            )
         if not isinstance(self.arguments, Mapping):
             raise ValidationError("arguments", "must be a mapping of parameter names to values")
         object.__setattr__(self, "after", tuple(checks.strings("after", self.after)))
@@ -74,17 +60,19 @@ class PipelineJob:
             raise ValidationError("after", f"names {', '.join(map(repr, twice))} more than once")
         if not isinstance(self.follow_logs, bool):
             raise ValidationError("follow_logs", "must be true or false")
+        object.__setattr__(self, "outputs", reports.check_names("outputs", self.outputs))
+        if self.template is not None:
+            names.check("template", self.template, names.argo_name)
+        if self.job_label is not None and not isinstance(self.job_label, str | Placeholder):
+            raise ValidationError("job_label", "must be a label value or a Placeholder")
+        if isinstance(self.job_label, str):
+            names.check("job_label", self.job_label, names.label_value)
 
 
 def encode_argument(value: Any, field: str, *, placeholder: Placeholder | None, embedded: bool) -> str:
-    """The text of an Argo parameter that, substituted into a manifest, reads back as ``value`` with its type.
-
-    Argo substitutes text, so the encoding follows where the placeholder stands: inside a larger string only
-    name-like text is safe; a placeholder in double quotes takes JSON-escaped text; a bare one (integers, lists)
-    takes JSON, which YAML reads back unchanged.
-    """
-    if has_expression(value if isinstance(value, str) else json.dumps(value, default=str)):
-        raise ValidationError(field, "must not contain '{{' (Argo would substitute it)")
+    """The text of an Argo parameter that reads back as ``value`` with its type: the manifest reads every parameter
+    through an expression that writes it as one scalar of its kind (``hera_volcano.kube.values``), so the parameter
+    is the value's own text (JSON for a list). Values Argo could not carry are refused here."""
     if embedded:
         text = str(value)
         if isinstance(value, bool) or not isinstance(value, str | int) or not _EMBEDDABLE.fullmatch(text):
@@ -97,29 +85,9 @@ def encode_argument(value: Any, field: str, *, placeholder: Placeholder | None, 
     if isinstance(value, bool) or not isinstance(value, expected) or expected not in (str, int, list):
         kind = {str: "a string", int: "an integer", list: "a list"}.get(expected, "a string, an integer or a list")
         raise ValidationError(field, f"must be {kind}")
-    text = _yaml_safe_json(value, field)
-    return text[1:-1] if placeholder is not None and placeholder.in_quotes else text
-
-
-def _yaml_safe_json(value: Any, field: str) -> str:
-    """JSON that YAML (go-yaml, behind Argo and kubectl) reads back as ``value``: printable text as is, everything
-    else (DEL, C1 controls, line and paragraph separators, which YAML would fold) as escapes; lone surrogates are
-    refused. JSON itself already escapes the ASCII controls."""
-    text = json.dumps(value, ensure_ascii=False)
-    if any(0xD800 <= ord(c) <= 0xDFFF for c in text):
-        raise ValidationError(field, "must be valid Unicode text (it holds a lone surrogate)")
-    return _NON_ASCII.sub(_escape, text)
-
-
-_NON_ASCII = re.compile("[^\x20-\x7e]")
-
-
-def _escape(match: re.Match[str]) -> str:
-    char = match.group()
-    if char.isprintable():
-        return char
-    code = ord(char)
-    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+    for item in value if isinstance(value, list) else [value]:
+        carried(field, str(item))
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -127,7 +95,8 @@ class StepOutput:
     """The output parameter ``name`` of the pipeline's step ``step`` (a job: a value its rank 0 reported, or
     ``job-name``/``job-phase``; an ordinary step: one of its template's outputs), as an argument of a later job or
     step. It is known only at run time, so a job takes it only where it reads the value at run time
-    (``Placeholder.input`` in ``func_args`` or ``PodSettings(env=...)``); the step that gives it runs first."""
+    (``Placeholder.input`` in a program's ``args`` or ``PodSettings(env=...)``); the step that gives it runs
+    first."""
 
     step: str
     name: str

@@ -23,7 +23,8 @@ from hera_volcano.kube.expansion import runtime_text
 from hera_volcano.kube.quantities import QUANTITY_MESSAGE, parse_quantity
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
-from hera_volcano.shared.placeholders import Placeholder, has_expression
+from hera_volcano.shared.findings import as_list, as_map
+from hera_volcano.shared.placeholders import Placeholder, collect, has_expression, with_samples
 from hera_volcano.volcano.job import pod_template_to_dict
 
 GPU: Final = "nvidia.com/gpu"
@@ -240,7 +241,7 @@ class PodSettings:
     ``gpus`` (``nvidia.com/gpu``) and ``extended_resources`` (``{"rdma/ib": 1}``) are whole devices, written as
     requests and limits alike. ``env`` values are strings, a mapping that is the variable's ``valueFrom``
     (``{"secretKeyRef": {"name": ..., "key": ...}}``), or a text known at run time (``Placeholder.input(...)``,
-    ``.workflow_parameter(...)``, ``.workflow_parameter_json(...)``), which the process gets byte for byte. These,
+    ``.workflow_parameter(...)``), which the process gets byte for byte (a string holding ``{{`` is refused). These,
     and the ``volumes``' mounts, go to the role's main container; the rest to the pod. ``patch`` merges last into
     the whole pod template ``{"metadata": ..., "spec": ...}`` (see :func:`merge_pod_template`), for anything the
     other settings do not cover.
@@ -305,6 +306,7 @@ class PodSettings:
             unknown = sorted(set(patch) - {"metadata", "spec"})
             if unknown:
                 raise ValidationError("patch", f"patches a pod template: only metadata and spec, not {unknown[0]!r}")
+            _check_patch(patch)
             object.__setattr__(self, "patch", patch)
 
     def _parts(self) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
@@ -408,6 +410,29 @@ def check_settings(field_name: str, value: object) -> PodSettings | None:
     return value
 
 
+def _check_patch(patch: Mapping[str, Any]) -> None:
+    """A patch meets the checks every task's pod template meets (its fields' shape, Kubernetes' validation), here
+    where it is written: merged into a template holding just the containers it names (each with an image, as the
+    builders' have), so that only what the patch sets is judged, at ``patch.<field>``."""
+    from hera_volcano.volcano.rules import check_pod_template, raise_first
+
+    spec = as_map(patch.get("spec"))
+    probe_spec: dict[str, Any] = {}
+    mounted: set[str] = set()
+    for group in ("initContainers", "containers"):
+        named = [c for c in as_list(spec.get(group)) if isinstance(c, Mapping) and isinstance(c.get("name"), str)]
+        probe_spec[group] = [{"name": c["name"], "image": "image"} for c in named]
+        mounts = [m for c in named for m in as_list(c.get("volumeMounts")) if isinstance(m, Mapping)]
+        mounted |= {m["name"] for m in mounts if isinstance(m.get("name"), str)}
+    # Mounts of volumes the patch does not define mount the template's (or the settings' volumes=).
+    defined = {v.get("name") for v in as_list(spec.get("volumes")) if isinstance(v, Mapping)}
+    probe_spec["volumes"] = [{"name": n, "emptyDir": {}} for n in sorted(mounted - defined)]
+    probe = merge_pod_template({"spec": probe_spec}, patch)
+    if not probe["spec"].get("containers"):
+        probe["spec"]["containers"] = [{"name": "main", "image": "image"}]  # the builder's, which it does not touch
+    raise_first(check_pod_template(with_samples(probe, collect(probe)), "patch"))
+
+
 def merge_pod_template(template: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
     """``patch`` merged into ``template``, as a strategic merge patch would for a pod template.
 
@@ -486,6 +511,12 @@ def _env(value: object) -> dict[str, str | dict[str, Any] | Placeholder]:
                 "must be a variable name: letters, digits, '_', '-' and '.', not starting with a digit",
             )
         if isinstance(item, str):
+            if has_expression(item):
+                raise ValidationError(
+                    f"env[{name!r}]",
+                    "holds '{{', which Argo would substitute as raw text: pass a value known at run time as "
+                    "Placeholder.input(...) or Placeholder.workflow_parameter(...)",
+                )
             out[name] = item
             continue
         if isinstance(item, Placeholder):

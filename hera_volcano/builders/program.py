@@ -1,12 +1,14 @@
-"""Python as a job's program: a function (``func=``), a file (``script=``) or a module in the image (``module=``),
-with keyword arguments (``func_args=``), as an alternative to ``command=``.
+"""A job's program, one value for every builder: a command (:meth:`Program.command`), a Python function and its
+keyword arguments (:meth:`Program.function`), a Python file (:meth:`Program.script`) or a module in the image
+(:meth:`Program.module`).
 
-Every rank runs the launcher (``scripts/launch_function.py``, inlined into the pod when the workflow is rendered)
-with ``python3``; what it runs and the arguments travel in environment variables (:data:`RUN`, :data:`SOURCE`,
-:data:`ARGS`, and for values known at run time :data:`RUNTIME_ARGS` and ``HERA_VOLCANO_ARG_<name>``), written so
-that neither Argo's substitution nor Kubernetes' ``$(VAR)`` expansion changes a byte. Everything that can be checked
-is checked here, naming the argument: a function that cannot travel (a lambda, a nested function, a closure, one
-whose source cannot be read, one using its module's names), arguments that do not survive JSON, too much code.
+A Python program runs under a launcher (``scripts/launch_function.py``, inlined into the pod when the workflow is
+rendered) with ``python3``; what it runs and the arguments travel in environment variables (:data:`RUN`,
+:data:`SOURCE`, :data:`ARGS`, and for values known at run time :data:`RUNTIME_ARGS` and ``HERA_VOLCANO_ARG_<name>``),
+written so that neither Argo's substitution nor Kubernetes' ``$(VAR)`` expansion changes a byte. Everything that can
+be checked is checked when the program is made, naming the argument: a function that cannot travel (a lambda, a
+nested function, a closure, one whose source cannot be read, one using its module's names), arguments that do not
+survive JSON, too much code, a command holding an Argo expression.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import re
 import symtable
 import textwrap
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -30,8 +32,9 @@ from typing import Any, Final
 from hera_volcano.builders.pod import PodSettings
 from hera_volcano.kube import pod_scripts
 from hera_volcano.kube.expansion import escape, runtime_text
+from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
-from hera_volcano.shared.placeholders import Placeholder, Verbatim
+from hera_volcano.shared.placeholders import Placeholder, Verbatim, has_expression
 
 RUN: Final = "HERA_VOLCANO_RUN"
 SOURCE: Final = "HERA_VOLCANO_SOURCE"
@@ -42,10 +45,10 @@ ARG_PREFIX: Final = "HERA_VOLCANO_ARG_"
 ENV_PREFIX: Final = "HERA_VOLCANO_"
 PYTHON: Final = "python3"
 #: How the launcher finds global rank 0 (whose return value is the report), per builder.
-KINDS: Final = ("torchrun", "mpi", "replica")
+KINDS: Final = ("torchrun", "mpi", "replica", "tensorflow")
 #: Inlined source plus arguments, in bytes (UTF-8, as written): half of Linux's limit on one environment string
 #: (MAX_ARG_STRLEN, 128 KiB), and small enough that the Workflow, the Volcano Job and every pod, each holding it
-#: once per job, stay far below etcd's object limit (~1.5 MiB). Larger code belongs in the image (``module=``).
+#: once per job, stay far below etcd's object limit (~1.5 MiB). Larger code belongs in the image (``Program.module``).
 MAX_INLINE: Final = 64 * 1024
 _MODULE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 #: What a function's module namespace holds in the pod besides what the source defines.
@@ -63,9 +66,10 @@ class RuntimeArg:
 
 
 @dataclass(frozen=True)
-class Program:
-    """What every rank runs, as the launcher's environment. ``args`` is the JSON of the arguments known when the
-    workflow is rendered, escaped; the rest is what jobs running the same code share (a batch job's shape)."""
+class Launch:
+    """What every rank of a Python program runs, as the launcher's environment. ``args`` is the JSON of the arguments
+    known when the workflow is rendered, escaped; the rest is what jobs running the same code share (a batch job's
+    template)."""
 
     run: str
     source: Verbatim | None
@@ -99,50 +103,94 @@ def launcher() -> str:
     return pod_scripts.read("hera_volcano.builders", "launch_function.py")
 
 
-def from_arguments(
-    *, command: object, func: object, func_args: object, script: object, module: object
-) -> Program | None:
-    """The program a builder's arguments ask for, or None for ``command=`` (which the builder checks itself).
+@dataclass(frozen=True)
+class Program:
+    """What a job's pods run, given as ``program=`` to every builder. Make it with one of the constructors:
 
-    Exactly one of ``command``, ``func``, ``script`` and ``module``; ``func_args`` only with one of the last three.
+    - ``Program.command(["mpi_hello_world"])``: a command line, run as it is (MPI: by ``mpiexec`` on every rank);
+    - ``Program.function(train, args={"lr": 0.1})``: a module-level function called with keyword arguments on every
+      rank (``args`` values are JSON values, or ``Placeholder.input(...)`` for values given when the job's step
+      runs); what global rank 0 returns (a dict) is the job's report;
+    - ``Program.script("train.py", args=...)``: a Python file, read now; ``args`` reach it as JSON in
+      ``HERA_VOLCANO_ARGS``;
+    - ``Program.module("pkg.train", args=...)``: a module in the image, run as ``python -m``.
+
+    A function, script or module runs under ``python3`` (PyTorch: under ``torchrun``; MPI: under ``mpiexec``).
     """
-    choices = {"command": command, "func": func, "script": script, "module": module}
-    given = [name for name, value in choices.items() if value is not None]
-    if not given:
-        raise ValidationError("command", "give one of command=, func=, script= or module=")
-    if len(given) > 1:
-        raise ValidationError(given[1], f"give only one of command=, func=, script=, module= (also given: {given[0]})")
-    if command is not None:
-        if func_args is not None:
-            raise ValidationError("func_args", "goes with func=, script= or module=, not with command=")
-        return None
-    args, runtime = _arguments(func_args)
-    field = given[0]
-    source: str | None = None
-    if func is not None:
+
+    argv: tuple[str, ...] | None = None
+    launch: Launch | None = None
+
+    def __post_init__(self) -> None:
+        if (self.argv is None) == (self.launch is None):
+            raise ValidationError(
+                "program", "make it with Program.command, Program.function, Program.script or Program.module"
+            )
+
+    @classmethod
+    def command(cls, argv: Sequence[str]) -> Program:
+        """A command line: a non-empty list of strings, without Argo expressions (Argo would substitute them)."""
+        items = checks.strings("command", argv, non_empty=True)
+        for i, arg in enumerate(items):
+            if has_expression(arg):
+                raise ValidationError(f"command[{i}]", "must not contain '{{' (an Argo expression)")
+        return cls(argv=tuple(items))
+
+    @classmethod
+    def function(cls, func: Callable[..., Any], args: Mapping[str, Any] | None = None) -> Program:
+        """``func(**args)`` on every rank: a function defined with ``def`` at a module's top level, whose source
+        travels alone (imports go inside it)."""
         if not isinstance(func, types.FunctionType):
             raise ValidationError(
                 "func", f"must be a function defined with def at a module's top level, not {type(func).__name__}"
             )
+        known, runtime = _arguments(args)
         run, source = _function(func)
-        _check_call(func, [*args, *(a.name for a in runtime)])
-    elif script is not None:
-        run, source = _script(script)
-    else:
-        if not isinstance(module, str) or not _MODULE.fullmatch(module) or _has_keyword(module):
+        _check_call(func, [*known, *(a.name for a in runtime)])
+        return cls(launch=_launch("func", run, source, known, runtime))
+
+    @classmethod
+    def script(cls, path: str | os.PathLike[str], args: Mapping[str, Any] | None = None) -> Program:
+        """A Python file, read now and inlined into the pods."""
+        known, runtime = _arguments(args)
+        run, source = _script(path)
+        return cls(launch=_launch("script", run, source, known, runtime))
+
+    @classmethod
+    def module(cls, name: str, args: Mapping[str, Any] | None = None) -> Program:
+        """A module in the image (``pkg.train``), run as ``__main__``."""
+        if not isinstance(name, str) or not _MODULE.fullmatch(name) or _has_keyword(name):
             raise ValidationError("module", "must be a module name such as pkg.train (identifiers joined by '.')")
-        run = {"module": module}
+        known, runtime = _arguments(args)
+        return cls(launch=_launch("module", {"module": name}, None, known, runtime))
+
+
+def check(value: object) -> Program:
+    """A builder's ``program=`` argument."""
+    if not isinstance(value, Program):
+        raise ValidationError(
+            "program",
+            f"must be a Program (Program.command([...]), .function(f, args=...), .script(path) or .module(name)), "
+            f"not {type(value).__name__}",
+        )
+    return value
+
+
+def _launch(
+    field: str, run: dict[str, Any], source: str | None, args: dict[str, Any], runtime: list[RuntimeArg]
+) -> Launch:
+    """The launcher's environment, within Kubernetes' limits."""
     args_text = _env_json(args)
     escaped = None if source is None else escape(source)
     inlined = len(args_text.encode()) + len((escaped or "").encode())
     if inlined > MAX_INLINE:
-        over = field if len((escaped or "").encode()) > MAX_INLINE else "func_args"
+        over = field if len((escaped or "").encode()) > MAX_INLINE else "args"
         raise ValidationError(
             over,
             f"inlines {inlined} bytes of source and arguments, over {MAX_INLINE} (Kubernetes' limits): put the code "
-            "in the image and use module=, and large data on a volume",
+            "in the image and use Program.module, and large data on a volume",
         )
-    return Program(
+    return Launch(
         run=_env_json(run),
         source=None if escaped is None else Verbatim(escaped),
         runtime=tuple(runtime),
@@ -172,15 +220,15 @@ def _env_json(value: Any) -> str:
 
 
 def _arguments(value: object) -> tuple[dict[str, Any], list[RuntimeArg]]:
-    """``func_args`` split into JSON values known now and values Argo gives at run time."""
+    """``args`` split into JSON values known now and values Argo gives at run time."""
     if value is None:
         return {}, []
     if not isinstance(value, Mapping):
-        raise ValidationError("func_args", "must be a mapping of argument names to JSON values")
+        raise ValidationError("args", "must be a mapping of argument names to JSON values")
     args: dict[str, Any] = {}
     runtime: list[RuntimeArg] = []
     for name, item in value.items():
-        field = f"func_args[{name!r}]"
+        field = f"args[{name!r}]"
         if not isinstance(name, str) or not name.isidentifier() or not name.isascii() or keyword.iskeyword(name):
             raise ValidationError(field, "must be a keyword argument's name (a Python identifier, ASCII)")
         if isinstance(item, Placeholder):
@@ -297,7 +345,7 @@ def _check_call(func: types.FunctionType, names: list[str]) -> None:
     try:
         inspect.signature(func).bind(**dict.fromkeys(names))
     except TypeError as e:
-        raise ValidationError("func_args", f"do not fit {func.__name__}{inspect.signature(func)}: {e}") from None
+        raise ValidationError("args", f"do not fit {func.__name__}{inspect.signature(func)}: {e}") from None
 
 
 def _script(path: object) -> tuple[dict[str, Any], str]:

@@ -11,19 +11,20 @@ are also what ``torch.distributed.init_process_group`` reads from the environmen
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
-from hera_volcano.builders import gang, program
+from hera_volcano.builders import gang
 from hera_volcano.builders.pod import PodSettings, apply_settings, check_settings
+from hera_volcano.builders.program import Program, check_env
+from hera_volcano.builders.program import check as check_program
 from hera_volcano.kube.images import check_image
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder
 from hera_volcano.volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
 from hera_volcano.volcano.queue import Queue
+from hera_volcano.volcano.step import DEFAULT_START_LIMIT, ArgoRetry, VolcanoRetry
 
 MASTER: Final = "master"
 WORKER: Final = "worker"
@@ -59,50 +60,50 @@ def torchrun(*args: str, nproc_per_node: int = 1) -> list[str]:
 
 
 def pytorch_job(
-    name: str | Placeholder | None = None,
     *,
     image: str,
-    command: Sequence[str] | None = None,
-    func: Callable[..., Any] | None = None,
-    func_args: Mapping[str, Any] | None = None,
-    script: str | os.PathLike[str] | None = None,
-    module: str | None = None,
-    nproc_per_node: int = 1,
+    program: Program,
     workers: int = 2,
-    port: int = PORT,
+    nproc_per_node: int = 1,
+    name: str | Placeholder | None = None,
     generate_name: str | None = None,
     queue: str | Queue | None = None,
-    service_account: str | None = None,
     priority_class_name: str | None = None,
+    service_account: str | None = None,
     working_dir: str | None = None,
+    deadline: int | None = None,
+    start_limit: int | None = DEFAULT_START_LIMIT,
+    retry: ArgoRetry | VolcanoRetry | None = None,
     pod: PodSettings | None = None,
     master_pod: PodSettings | None = None,
     worker_pod: PodSettings | None = None,
+    port: int = PORT,
 ) -> VolcanoJob:
-    """A PyTorch job: 1 master + ``workers`` workers running ``command``, one gang of ``workers + 1`` pods.
+    """A PyTorch job: 1 master + ``workers`` worker pods running ``program``, one gang of ``workers + 1`` pods.
 
     Volcano's pytorch plugin sets ``MASTER_ADDR``, ``MASTER_PORT``, ``WORLD_SIZE`` and ``RANK`` (see the module
-    docstring; ``command`` may be ``torchrun("train.py")``); the svc plugin gives the master its DNS name. When the
-    master completes, the job completes; a pod that fails ends it (Terminated). ``pod`` settings apply to every
-    pod, ``master_pod`` and ``worker_pod`` on top of them. Without ``name`` the job gets ``generate_name``
-    (default ``pytorch-job-``).
+    docstring; a command may be ``Program.command(torchrun("train.py"))``); the svc plugin gives the master its DNS
+    name. When the master completes, the job completes; a pod that fails ends it (Terminated). ``pod`` settings
+    apply to every pod, ``master_pod`` and ``worker_pod`` on top of them. Without ``name`` the job gets
+    ``generate_name`` (default ``pytorch-job-``).
 
-    Instead of ``command``, ``func`` (a module-level function, called with ``func_args``; global rank 0's return
-    value is the job's report), ``script`` (a Python file, read now) or ``module`` (in the image) runs under
+    A :class:`Program` function (global rank 0's return value is the job's report), script or module runs under
     ``torchrun`` on every pod, ``nproc_per_node`` processes each: one node per pod, the master's pod the rendezvous
     point, so the program sees torchrun's ``RANK`` (global), ``LOCAL_RANK`` and ``WORLD_SIZE`` (processes).
+    ``deadline``, ``start_limit`` and ``retry``: see :class:`VolcanoJob`.
     """
     generate_name = gang.job_names(name, generate_name, "pytorch-job-")
+    program = check_program(program)
     checks.integer("workers", workers, minimum=1, maximum=gang.MAX_WORKERS)
     checks.integer("port", port, minimum=1, maximum=65535)
     check_image(image, "image")
     checks.integer("nproc_per_node", nproc_per_node, minimum=1, maximum=MAX_PROCESSES)
-    launch = program.from_arguments(command=command, func=func, func_args=func_args, script=script, module=module)
+    launch = program.launch
     if launch is None:
-        command = gang.command(command, script=False)
+        command = list(program.argv or ())
         if nproc_per_node != 1:
             raise ValidationError(
-                "nproc_per_node", "goes with func=, script= or module= (with command=: hv.torchrun(nproc_per_node=))"
+                "nproc_per_node", "goes with a Python program (with Program.command: hv.torchrun(nproc_per_node=))"
             )
     else:
         command = torchrun(*TORCHRUN_OPTIONS, "--no_python", *launch.command("torchrun"), nproc_per_node=nproc_per_node)
@@ -116,7 +117,7 @@ def pytorch_job(
     }
     gang.reserved_env("pytorch", PLUGIN_ENV, roles)
     if launch is not None:
-        program.check_env(roles)
+        check_env(roles)
     env = None if launch is None else launch.env()
 
     def template(task: str, role: PodSettings | None) -> dict[str, Any]:
@@ -127,6 +128,9 @@ def pytorch_job(
         name=name,
         generate_name=generate_name,
         min_available=workers + 1,
+        deadline=deadline,
+        start_limit=start_limit,
+        retry=retry,
         policies=gang.framework_policies(),
         scheduler_name="volcano",
         queue=queue,

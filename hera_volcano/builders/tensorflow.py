@@ -8,18 +8,20 @@ plugin), the task its role and its index within the role: what ``tf.distribute``
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, Final
 
 from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
 from hera_volcano.builders import gang
 from hera_volcano.builders.pod import PodSettings, apply_settings, check_settings
+from hera_volcano.builders.program import Program, check_env
+from hera_volcano.builders.program import check as check_program
 from hera_volcano.kube.images import check_image
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder
 from hera_volcano.volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
 from hera_volcano.volcano.queue import Queue
+from hera_volcano.volcano.step import DEFAULT_START_LIMIT, ArgoRetry, VolcanoRetry
 
 CHIEF: Final = "chief"
 PS: Final = "ps"
@@ -31,33 +33,41 @@ PLUGIN_ENV: Final = ("TF_CONFIG",)
 
 
 def tensorflow_job(
-    name: str | Placeholder | None = None,
     *,
     image: str,
-    command: Sequence[str],
+    program: Program,
     workers: int = 2,
     ps: int = 0,
     chief: bool = True,
-    port: int = PORT,
+    name: str | Placeholder | None = None,
     generate_name: str | None = None,
     queue: str | Queue | None = None,
-    service_account: str | None = None,
     priority_class_name: str | None = None,
+    service_account: str | None = None,
     working_dir: str | None = None,
+    deadline: int | None = None,
+    start_limit: int | None = DEFAULT_START_LIMIT,
+    retry: ArgoRetry | VolcanoRetry | None = None,
     pod: PodSettings | None = None,
     chief_pod: PodSettings | None = None,
     ps_pod: PodSettings | None = None,
     worker_pod: PodSettings | None = None,
+    port: int = PORT,
 ) -> VolcanoJob:
-    """A TensorFlow job: a ``chief`` (1 pod, if true), ``ps`` parameter servers and ``workers`` workers running
-    ``command``, one gang of all of them.
+    """A TensorFlow job: a ``chief`` (1 pod, if true), ``ps`` parameter server pods and ``workers`` worker pods
+    running ``program``, one gang of all of them.
 
     Volcano's tensorflow plugin sets ``TF_CONFIG`` (see the module docstring). The job completes when the chief
     completes (without a chief: when every worker has), as parameter servers never finish on their own; a pod that
     fails ends it (Terminated). ``pod`` settings apply to every pod, ``chief_pod``, ``ps_pod`` and ``worker_pod``
     on top of them. Without ``name`` the job gets ``generate_name`` (default ``tensorflow-job-``).
+
+    A :class:`Program` function, script or module runs under ``python3`` in every pod; the chief (without one,
+    worker 0) is global rank 0, whose function's return value is the job's report. ``deadline``, ``start_limit``
+    and ``retry``: see :class:`VolcanoJob`.
     """
     generate_name = gang.job_names(name, generate_name, "tensorflow-job-")
+    program = check_program(program)
     checks.integer("workers", workers, minimum=1, maximum=gang.MAX_WORKERS)
     checks.integer("ps", ps, maximum=gang.MAX_WORKERS)
     if not isinstance(chief, bool):
@@ -68,7 +78,8 @@ def tensorflow_job(
         )
     checks.integer("port", port, minimum=1, maximum=65535)
     check_image(image, "image")
-    command = gang.command(command, script=False)
+    launch = program.launch
+    command = list(program.argv or ()) if launch is None else launch.command("tensorflow")
     gang.service_account(service_account)
     if working_dir is not None:
         gang.working_dir(working_dir)
@@ -79,10 +90,13 @@ def tensorflow_job(
         "worker_pod": check_settings("worker_pod", worker_pod),
     }
     gang.reserved_env("tensorflow", PLUGIN_ENV, roles)
+    if launch is not None:
+        check_env(roles)
+    env = None if launch is None else launch.env()
     completes = [Policy(event="TaskCompleted", action="CompleteJob")]
 
     def task(role: str, replicas: int, finishes: bool) -> VolcanoTask:
-        container = gang.framework_container(role, image, command, (port, PORT_NAME), working_dir)
+        container = gang.framework_container(role, image, command, (port, PORT_NAME), working_dir, env)
         template: dict[str, Any] = {"spec": gang.framework_pod(container, service_account)}
         template = apply_settings(template, role, roles["pod"], roles[f"{role}_pod"])
         return VolcanoTask(name=role, replicas=replicas, policies=completes if finishes else (), template=template)
@@ -95,6 +109,9 @@ def tensorflow_job(
         name=name,
         generate_name=generate_name,
         min_available=int(chief) + ps + workers,
+        deadline=deadline,
+        start_limit=start_limit,
+        retry=retry,
         policies=gang.framework_policies(),
         scheduler_name="volcano",
         queue=queue,

@@ -35,7 +35,8 @@ ALL_EXIT_CODES: Final = (
     "  1  the workflow Failed or Errored; lint found errors; render --check found drift\n"
     "  2  bad input (one line on stderr, nothing on stdout, no file touched)\n"
     "  3  the cluster is unreachable, has no usable configuration, refuses the credentials or forbids the request\n"
-    "  4  a --timeout ran out (the workflow keeps running)"
+    "  4  a --timeout ran out (the workflow keeps running)\n"
+    "  130  interrupted (Ctrl-C): one line on stderr"
 )
 
 #: Where a cluster command finds its namespace (the end of its ``--help``).
@@ -153,12 +154,13 @@ COMMANDS: Final[Mapping[str, Command]] = {
         _RUNS,
         "submit",
         "cluster",
-        "Submit a Workflow (a file, or --from a WorkflowTemplate) through the API server",
+        "Submit a Workflow or create a CronWorkflow (a file), or run a WorkflowTemplate or a CronWorkflow (--from)",
         (
             f"{PROG} mpi-hello | {PROG} submit - --wait",
             f"{PROG} submit --from workflowtemplate/volcano-mpi-hello -p job-name=my-job -n argo",
             f"{PROG} submit my.yaml -p size=3 --dry-run -o json",
             f"{PROG} submit my.yaml --follow --timeout 30m",
+            f"{PROG} submit --from cronwf/nightly -n argo --wait",
         ),
         "submit",
     ),

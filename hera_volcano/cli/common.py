@@ -18,6 +18,7 @@ from hera_volcano.cli.commands import COMMANDS, PROG
 from hera_volcano.cli.files import WriteError, write_atomic
 from hera_volcano.kube import names
 from hera_volcano.shared.errors import ClusterError, ValidationError
+from hera_volcano.shared.findings import printable
 
 #: Exit codes: the workflow Failed or Errored (or lint found errors); bad input; the cluster could not be used;
 #: a --timeout ran out.
@@ -25,6 +26,8 @@ WORKFLOW_FAILED: Final = 1
 USAGE_ERROR: Final = 2
 CLUSTER_ERROR: Final = 3
 TIMED_OUT: Final = 4
+#: Interrupted (Ctrl-C, SIGINT): 128 + the signal's number, as shells report it.
+INTERRUPTED: Final = 130
 #: What the API server refuses about the request itself: bad input (2), not a cluster that cannot be used (3).
 REQUEST_ERRORS: Final = frozenset({"NotFound", "AlreadyExists", "Invalid", "BadRequest", "Conflict"})
 
@@ -167,14 +170,26 @@ def add_common(p: argparse.ArgumentParser) -> None:
 
 
 def add_kubectl_image(p: argparse.ArgumentParser) -> None:
-    """``--kubectl-image``: the image of the pods that run kubectl (the log follower, the MPI master's wait)."""
+    """``--kubectl-image``: the image of the pods that run kubectl (the MPI master's wait)."""
     from hera_volcano.kube.images import KUBECTL_IMAGE
 
     p.add_argument(
         "--kubectl-image",
         default=KUBECTL_IMAGE,
         metavar="IMAGE",
-        help=f"image with bash and kubectl for the log follower and the MPI master's wait ({KUBECTL_IMAGE})",
+        help=f"image with bash and kubectl for the MPI master's wait for its workers ({KUBECTL_IMAGE})",
+    )
+
+
+def add_follower_image(p: argparse.ArgumentParser) -> None:
+    """``--follower-image``: the image of the log follower (python3, its standard library only)."""
+    from hera_volcano.kube.images import PYTHON_IMAGE
+
+    p.add_argument(
+        "--follower-image",
+        default=PYTHON_IMAGE,
+        metavar="IMAGE",
+        help=f"image with python3 (3.10 or later) for the log follower ({PYTHON_IMAGE})",
     )
 
 
@@ -207,6 +222,8 @@ def read_stdin() -> bytes:
         data: bytes = stream.read()
     except OSError as e:
         raise UsageError(f"cannot read standard input: {e.strerror or e}") from None
+    except MemoryError:
+        raise UsageError("cannot read standard input: it is larger than the memory available") from None
     return data
 
 
@@ -216,13 +233,16 @@ def read_text(path: str) -> str:
         return (read_stdin() if path == "-" else Path(path).read_bytes()).decode("utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise UsageError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
+    except MemoryError:
+        raise UsageError(f"cannot read {path}: it is larger than the memory available") from None
 
 
-#: The options of :func:`add_common` and :func:`add_kubectl_image` by the field they set.
+#: The options of :func:`add_common`, :func:`add_kubectl_image` and :func:`add_follower_image` by the field they set.
 COMMON_OPTIONS: Final = {
     "namespace": "--namespace",
     "service_account": "--service-account",
     "kubectl_image": "--kubectl-image",
+    "follower_image": "--follower-image",
 }
 
 
@@ -265,9 +285,10 @@ def emit(text: str, output: str | None) -> None:
 
 
 def say(line: str) -> None:
-    """One line on stderr; a closed stderr is no reason for a traceback (the exit code still tells)."""
+    """One line on stderr, whatever it quotes (a file name with a newline or not in UTF-8 is escaped); a closed
+    stderr is no reason for a traceback (the exit code still tells)."""
     with contextlib.suppress(AttributeError, OSError):
-        sys.stderr.write(line + "\n")
+        sys.stderr.write(printable(line) + "\n")
 
 
 def cluster_exit(e: ClusterError) -> int:
@@ -280,8 +301,8 @@ def cluster_exit(e: ClusterError) -> int:
 
 
 def run(prog: str, main: Callable[[Sequence[str]], int], argv: Sequence[str] | None = None) -> int:
-    """Run a command, turning bad input, a cluster error or a timeout into one line on stderr and its exit code
-    (never a traceback)."""
+    """Run a command, turning bad input, a cluster error, a timeout or Ctrl-C into one line on stderr and its exit
+    code (never a traceback)."""
     try:
         return main(sys.argv[1:] if argv is None else list(argv))
     except (UsageError, ValidationError, WriteError) as e:
@@ -299,4 +320,5 @@ def run(prog: str, main: Callable[[Sequence[str]], int], argv: Sequence[str] | N
         os.dup2(devnull, sys.stdout.fileno())
         return 1
     except KeyboardInterrupt:
-        return 130
+        say(f"{prog}: interrupted")
+        return INTERRUPTED

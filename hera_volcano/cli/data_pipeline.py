@@ -20,7 +20,7 @@ def _parser() -> argparse.ArgumentParser:
         " evaluate loads the model and prints both.",
     )
     c.add_common(p)
-    c.add_kubectl_image(p)
+    c.add_follower_image(p)
     p.add_argument(
         "--claim",
         type=c.named(names.dns1123_subdomain),
@@ -49,7 +49,7 @@ def main(argv: Sequence[str]) -> int:
         claim=args.claim,
         workers=args.workers,
         image=args.image,
-        kubectl_image=args.kubectl_image,
+        follower_image=args.follower_image,
         template=args.template,
     )
     return c.print_workflow(args, lambda: build(options), _OPTION)

@@ -51,15 +51,18 @@ def _regular_or_unreadable(path: str) -> bool:
 
 
 def sources(paths: Sequence[str]) -> list[str | LintFinding]:
-    """The files to lint, in order, each once; ``-`` stands for stdin. A missing path is a usage error, an unreadable
-    directory a finding. A FIFO named here is read like ``cat`` reads it (``lint <(cmd)``); in a directory it is
-    skipped, as nobody asked for it."""
+    """The files to lint, in order, each once; ``-`` stands for stdin. A missing path, or a folder with no YAML file,
+    is a usage error, an unreadable directory a finding. A FIFO named here is read like ``cat`` reads it
+    (``lint <(cmd)``); in a directory it is skipped, as nobody asked for it."""
     found: list[str | LintFinding] = []
     for path in paths:
         if path == STDIN:
             found.append(STDIN)
         elif os.path.isdir(path):
-            found.extend(directory_files(path))
+            files = list(directory_files(path))
+            if not files:  # a typo in a CI job's folder must not pass as "no problems"
+                raise c.UsageError(f"{path}: no YAML files (*.yaml, *.yml) in this folder")
+            found.extend(files)
         elif os.path.exists(path) or os.path.islink(path):
             found.append(path)  # a dangling link or unreadable file is an error finding, not a usage error
         else:

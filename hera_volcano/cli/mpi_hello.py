@@ -13,6 +13,7 @@ def _parser() -> argparse.ArgumentParser:
     p = c.parser("hera-volcano mpi-hello", "Print the Volcano MPI hello world as an Argo Workflow.")
     c.add_common(p)
     c.add_kubectl_image(p)
+    c.add_follower_image(p)
     p.add_argument(
         "--poll-seconds",
         type=c.positive_int,
@@ -56,6 +57,7 @@ def main(argv: Sequence[str]) -> int:
         image=args.image,
         mpi_plugin=args.mpi_plugin,
         kubectl_image=args.kubectl_image,
+        follower_image=args.follower_image,
         poll_seconds=args.poll_seconds,
         template=args.template,
     )

@@ -12,7 +12,7 @@ from hera_volcano.examples.pytorch_hello import PYTORCH_IMAGE, Options, build
 def _parser() -> argparse.ArgumentParser:
     p = c.parser("hera-volcano pytorch-hello", "Print the Volcano PyTorch hello world as an Argo Workflow.")
     c.add_common(p)
-    c.add_kubectl_image(p)
+    c.add_follower_image(p)
     p.add_argument(
         "--workers", type=c.positive_int, default=2, metavar="N", help="PyTorch workers beside the master (2)"
     )
@@ -33,7 +33,7 @@ def main(argv: Sequence[str]) -> int:
         service_account=args.service_account,
         workers=args.workers,
         image=args.image,
-        kubectl_image=args.kubectl_image,
+        follower_image=args.follower_image,
         template=args.template,
     )
     return c.print_workflow(args, lambda: build(options), _OPTION)

@@ -49,13 +49,17 @@ def read_workflows(paths: Sequence[str]) -> list[Any]:
 
 
 def main(argv: Sequence[str]) -> int:
+    from hera_volcano.tools.job_policy import JobPolicy
     from hera_volcano.tools.rbac import rbac_for
 
     p = c.parser(
         "hera-volcano rbac",
         "Print least-privilege Roles and RoleBindings for workflows: for the bundled ones (with the ServiceAccount"
         " they run as), or derived from workflow files. A workflow that names no service account is refused rather"
-        " than granting rights to the namespace's default account: give --service-account.",
+        " than granting rights to the namespace's default account: give --service-account. An account that creates"
+        " Volcano Jobs also gets a ValidatingAdmissionPolicy (Kubernetes >= 1.30) pinning what its jobs' pods may do:"
+        " run as itself and the accounts its jobs name, no Secrets, nothing privileged or on the host, unless"
+        " the --allow-... options say otherwise.",
     )
     p.add_argument("files", nargs="*", metavar="FILE", help="workflow files (- for stdin); default: bundled workflows")
     p.add_argument(
@@ -85,6 +89,36 @@ def main(argv: Sequence[str]) -> int:
         " user:NAME or group:NAME (repeatable)",
     )
     p.add_argument(
+        "--allow-service-account",
+        action="append",
+        default=[],
+        type=c.service_account_name,
+        metavar="NAME",
+        help="the admission policy: an account the workflows' Volcano Jobs may also run their pods as (beyond their own"
+        " and those their jobs name; repeatable)",
+    )
+    p.add_argument(
+        "--allow-secret",
+        action="append",
+        default=[],
+        type=c.service_account_name,
+        metavar="NAME",
+        help="the admission policy: a Secret the jobs' pods may mount or read (repeatable; default: none)",
+    )
+    p.add_argument("--allow-privileged", action="store_true", help="the admission policy: allow privileged containers")
+    p.add_argument("--allow-host-paths", action="store_true", help="the admission policy: allow hostPath volumes")
+    p.add_argument(
+        "--allow-host-namespaces",
+        action="store_true",
+        help="the admission policy: allow hostNetwork, hostPID and hostIPC",
+    )
+    p.add_argument(
+        "--no-admission-policy",
+        action="store_true",
+        help="leave out the ValidatingAdmissionPolicy that pins what the workflows' Volcano Jobs may hold"
+        " (Kubernetes < 1.30, or a policy of your own)",
+    )
+    p.add_argument(
         "--no-cluster-reads",
         action="store_true",
         help="leave out the read-only ClusterRole for nodes and queues that explain uses (--submitter)",
@@ -97,6 +131,21 @@ def main(argv: Sequence[str]) -> int:
         from hera_volcano.examples.bundled import bundled
 
         workflows = bundled(args.namespace or NAMESPACE, args.service_account or SERVICE_ACCOUNT)
+    policy_options = (
+        args.allow_service_account, args.allow_secret, args.allow_privileged, args.allow_host_paths,
+        args.allow_host_namespaces,
+    )  # fmt: skip
+    if args.no_admission_policy and any(policy_options):
+        raise c.UsageError("--no-admission-policy: the --allow-... options set that policy; give one or the other")
+    job_policy = None
+    if not args.no_admission_policy:
+        job_policy = JobPolicy(
+            service_accounts=args.allow_service_account,
+            secrets=args.allow_secret,
+            privileged=args.allow_privileged,
+            host_paths=args.allow_host_paths,
+            host_namespaces=args.allow_host_namespaces,
+        )
     objects = rbac_for(
         *workflows,
         namespace=args.namespace,
@@ -105,6 +154,7 @@ def main(argv: Sequence[str]) -> int:
         service_accounts=args.with_service_account or not args.files,  # the bundled workflows' account is ours
         submitters=args.submitter,
         cluster_reads=not args.no_cluster_reads,
+        job_policy=job_policy,
     )
     c.emit(c.documents(args.output, *objects), args.output_file)
     return 0

@@ -7,61 +7,16 @@ changes no file. Only files that carry render's header are ever replaced or remo
 from __future__ import annotations
 
 import difflib
-import importlib
-import re
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from hera_volcano.cli import common as c
 from hera_volcano.cli.files import write_files
+from hera_volcano.cli.user_module import failure, module_workflows
 from hera_volcano.shared.errors import ValidationError
-from hera_volcano.tools.render import HEADER, bundled_files, module_files
+from hera_volcano.tools.render import HEADER, as_template, bundled_files, module_files, run_once
 from hera_volcano.volcano.queue import Queue
-
-
-def module_workflows(spec: str) -> list[Any]:
-    """Workflows a user's module exposes: ``PKG.MODULE`` (its module-level workflow objects, in name order) or
-    ``PKG.MODULE:FUNCTION`` (what the function returns: one workflow or a list).
-
-    The user's code runs here; whatever it raises becomes one line naming the module, never a traceback."""
-    from hera.workflows import Workflow
-
-    module_name, _, function = spec.partition(":")
-    if not _MODULE.fullmatch(module_name) or (function and not function.isidentifier()):
-        raise c.UsageError(f"--module must be PKG.MODULE or PKG.MODULE:FUNCTION, got {spec!r}")
-    here = str(Path.cwd())
-    sys.path.insert(0, here)
-    try:
-        module = importlib.import_module(module_name)
-        if function:
-            fn = getattr(module, function, None)
-            if not callable(fn):
-                raise c.UsageError(f"{module_name} has no function {function}")
-            result = fn()
-            found = list(result) if isinstance(result, list | tuple) else [result]
-        else:
-            found = [v for _, v in sorted(vars(module).items()) if isinstance(v, Workflow | Queue)]
-        bad = [type(w).__name__ for w in found if not isinstance(w, Workflow | Queue)]
-        if bad:
-            raise c.UsageError(f"{spec} gave {', '.join(bad)}, not Hera workflows or Volcano Queues")
-        if not found:
-            raise c.UsageError(f"{spec} exposes no Hera Workflow, WorkflowTemplate or Volcano Queue")
-        for w in found:
-            w.to_dict()  # fail here, naming the module, if the user's workflow cannot be built
-        return found
-    except (c.UsageError, ValidationError):
-        raise
-    except (Exception, SystemExit) as e:  # the user's code: any failure is reported as one line
-        detail = str(e).splitlines()[0] if str(e) else ""
-        raise c.UsageError(f"{spec} failed: {type(e).__name__}{': ' + detail if detail else ''}") from None
-    finally:
-        if here in sys.path:
-            sys.path.remove(here)
-
-
-_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 def _folders(files: Iterable[str]) -> set[str]:
@@ -161,7 +116,16 @@ def main(argv: Sequence[str]) -> int:
             "name what to render: --module PKG.MODULE[:FUNCTION] (your workflows), or --bundled (hera-volcano's own"
             " examples)"
         )
-    files = module_files(module_workflows(args.module)) if args.module is not None else bundled_files()
+    notes: list[str] = []
+    if args.module is None:
+        files = bundled_files()
+    else:
+        found = module_workflows(args.module)
+        try:
+            files = module_files(found)
+        except ValidationError as e:
+            raise failure(args.module, e) from None
+        notes = [_run_once_note(w.to_dict()) for w in found if not isinstance(w, Queue) and run_once(w.to_dict())]
     root = Path(args.out)
     if args.check:
         problems = drift(root, files)
@@ -176,4 +140,16 @@ def main(argv: Sequence[str]) -> int:
     except OSError as e:
         raise c.UsageError(f"cannot write under {root}: {e.strerror or e}") from None
     c.emit("".join(line + "\n" for line in changed), None)
+    for note in notes:
+        c.say(f"hera-volcano render: {note}")
     return 0
+
+
+def _run_once_note(workflow: Mapping[str, Any]) -> str:
+    """Why a run-once Workflow is in the folder as a WorkflowTemplate, and how to run it."""
+    name = as_template(workflow)["metadata"]["name"]
+    return (
+        f"Workflow {workflow['metadata']['generateName']} has only a generateName, which kubectl apply -k and Argo CD"
+        f" cannot apply: written as WorkflowTemplate {name} ({name}.yaml); run it with"
+        f" hera-volcano submit --from workflowtemplate/{name}"
+    )

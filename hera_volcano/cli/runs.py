@@ -29,8 +29,16 @@ if TYPE_CHECKING:
     from hera_volcano.client.result import Result
     from hera_volcano.client.runs import Client, Run
 
-#: ``--from KIND/NAME``: the kinds the client can run (``wftmpl`` is argo's short name).
-TEMPLATE_KINDS = ("workflowtemplate", "wftmpl")
+#: ``--from KIND/NAME``: the kinds the client can run, by every name argo takes for them (kind, singular, plural,
+#: short name; compared in lowercase).
+SOURCE_KINDS = {
+    "workflowtemplate": "workflowtemplate",
+    "workflowtemplates": "workflowtemplate",
+    "wftmpl": "workflowtemplate",
+    "cronworkflow": "cronworkflow",
+    "cronworkflows": "cronworkflow",
+    "cronwf": "cronworkflow",
+}
 ENV_NAMESPACE = "ARGO_NAMESPACE"
 
 
@@ -158,15 +166,15 @@ def _parameters(pairs: Sequence[tuple[str, str]]) -> dict[str, str]:
     return found
 
 
-def _template(source: str) -> str:
-    """The WorkflowTemplate ``--from KIND/NAME`` names."""
-    kind, slash, name = source.partition("/")
-    if not slash or kind.lower() not in TEMPLATE_KINDS:
-        raise c.UsageError(f"argument --from: must be workflowtemplate/NAME, got {source!r}")
+def _source(text: str) -> tuple[str, str]:
+    """What ``--from KIND/NAME`` names: ``("workflowtemplate" or "cronworkflow", NAME)``."""
+    kind, slash, name = text.partition("/")
+    if not slash or kind.lower() not in SOURCE_KINDS:
+        raise c.UsageError(f"argument --from: must be workflowtemplate/NAME or cronworkflow/NAME, got {text!r}")
     problem = names.dns1123_subdomain(name)
     if problem:
         raise c.UsageError(f"argument --from: {problem}, got {name!r}")
-    return name
+    return SOURCE_KINDS[kind.lower()], name
 
 
 def _configured_namespace(args: argparse.Namespace) -> str | None:
@@ -187,13 +195,16 @@ def _configured_namespace(args: argparse.Namespace) -> str | None:
 def _submit_parser() -> c.Parser:
     p = _parser(
         "hera-volcano submit",
-        "Submit one Workflow (YAML or JSON, from FILE or stdin), or run a WorkflowTemplate of the namespace (--from),"
-        " and print the new workflow's name.",
+        "Submit one Workflow or create one CronWorkflow (YAML or JSON, from FILE or stdin), or run a WorkflowTemplate"
+        " of the namespace, or a CronWorkflow once now (--from), and print the new object's name.",
         workflow=False,
     )
-    p.add_argument("file", nargs="?", metavar="FILE", help="the Workflow (- for stdin)")
+    p.add_argument("file", nargs="?", metavar="FILE", help="the Workflow or CronWorkflow (- for stdin)")
     p.add_argument(
-        "--from", dest="source", metavar="workflowtemplate/NAME", help="run the namespace's WorkflowTemplate NAME"
+        "--from",
+        dest="source",
+        metavar="KIND/NAME",
+        help="run the namespace's workflowtemplate/NAME (wftmpl/NAME), or cronworkflow/NAME (cronwf/NAME) once now",
     )
     p.add_argument(
         "-p",
@@ -220,7 +231,7 @@ def submit(argv: Sequence[str]) -> int:
 
     args = _submit_parser().parse_args(argv)
     if (args.file is None) == (args.source is None):
-        raise c.UsageError("give a FILE (- for stdin) or --from workflowtemplate/NAME, not both")
+        raise c.UsageError("give a FILE (- for stdin) or --from KIND/NAME, not both")
     if args.dry_run and (args.wait or args.follow):
         raise c.UsageError("argument --dry-run: nothing is created, so there is nothing to --wait or --follow for")
     if args.timeout is not None and not (args.wait or args.follow):
@@ -229,14 +240,24 @@ def submit(argv: Sequence[str]) -> int:
     parameters = _parameters(args.parameter)
     chosen = _chosen_namespace(args)
     if args.source is not None:
-        template = _template(args.source)
-        if args.dry_run:
+        kind, name = _source(args.source)
+        if kind == "cronworkflow":
+            client = _client(args)
+            if args.dry_run:  # the CronWorkflow is read, nothing is created
+                return _dry_run(client.cron_run(name, parameters), args.output)
+            run = client.submit_from_cron(name, parameters)
+        elif args.dry_run:
             namespace = chosen or _configured_namespace(args) or "default"
-            return _dry_run(submission.from_template(template, parameters, namespace), args.output)
-        client = _client(args)
-        run = client.submit_from(template, parameters)
+            return _dry_run(submission.from_template(name, parameters, namespace), args.output)
+        else:
+            run = _client(args).submit_from(name, parameters)
     else:
-        body = submission.workflow_body(c.read_text(args.file))
+        body = submission.workflow_body(c.read_text(args.file), ("Workflow", "CronWorkflow"))
+        if body["kind"] == "CronWorkflow" and (args.wait or args.follow):
+            raise c.UsageError(
+                "a CronWorkflow runs on its schedule, so there is no run to --wait or --follow for; create it, then"
+                " run it once with --from cronworkflow/NAME --wait"
+            )
         if parameters:
             body = submission.with_parameters(body, parameters)
         own = body["metadata"].get("namespace")
@@ -245,6 +266,8 @@ def submit(argv: Sequence[str]) -> int:
             return _dry_run(body, args.output)
         client = _client(args)
         body["metadata"]["namespace"] = chosen or client.configured_namespace or own or "default"
+        if body["kind"] == "CronWorkflow":
+            return _created_cron(client.create_cron(body), args.output)
         run = client.submit(body)
     if not (args.wait or args.follow):
         if args.output in (None, "name"):
@@ -260,6 +283,15 @@ def submit(argv: Sequence[str]) -> int:
     result = _wait(run, deadline, args.timeout, quiet=args.quiet or args.follow)
     _print_result(result, args.output)
     return _outcome(result)
+
+
+def _created_cron(created: Mapping[str, Any], fmt: str | None) -> int:
+    """A created CronWorkflow: its name, or with ``-o yaml|json`` as the API server stored it."""
+    if fmt in (None, "name"):
+        c.emit(str((created.get("metadata") or {}).get("name")) + "\n", None)
+    else:
+        c.emit(c.documents(fmt, created), None)
+    return 0
 
 
 def _dry_run(body: Mapping[str, Any], fmt: str | None) -> int:

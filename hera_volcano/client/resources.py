@@ -24,6 +24,7 @@ class Resource:
 
 WORKFLOWS: Final = Resource("argoproj.io", "v1alpha1", "workflows")
 WORKFLOW_TEMPLATES: Final = Resource("argoproj.io", "v1alpha1", "workflowtemplates")
+CRON_WORKFLOWS: Final = Resource("argoproj.io", "v1alpha1", "cronworkflows")
 JOBS: Final = Resource("batch.volcano.sh", "v1alpha1", "jobs")
 PODGROUPS: Final = Resource("scheduling.volcano.sh", "v1beta1", "podgroups")
 QUEUES: Final = Resource("scheduling.volcano.sh", "v1beta1", "queues", namespaced=False)
@@ -58,6 +59,10 @@ SUBMITTER: Final = (
 )
 #: With the WorkflowTemplates (submit_from reads the template it refers to).
 TEMPLATES: Final = (Permission("argoproj.io", "workflowtemplates", ("get", "list"), "submit_from reads the template"),)
+#: With the CronWorkflows (submit creates one; submit_from_cron reads the one it runs once).
+CRONS: Final = (
+    Permission("argoproj.io", "cronworkflows", ("get", "create"), "create_cron creates it, submit_from_cron reads it"),
+)
 #: Cluster-scoped and read-only, for explain's comparison of what a gang asks with what the cluster has.
 CLUSTER_READS: Final = (
     Permission("", "nodes", ("get", "list"), "explain compares a gang's requests with the nodes' allocatable"),

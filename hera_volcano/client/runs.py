@@ -10,24 +10,12 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import datetime, timezone
 from typing import Any, TextIO
 
 from hera_volcano.argo.labels import JOB_LABEL, POD_WORKFLOW_LABEL, TASK_LABEL, WORKFLOW_LABEL
 from hera_volcano.client import failures, kubeapi, submission
 from hera_volcano.client.explain import Observed, Unreadable, explain
-from hera_volcano.client.follow import (
-    DRAIN,
-    GONE,
-    TAIL_LINES,
-    Follower,
-    LineCursor,
-    ShowInit,
-    Stop,
-    Stream,
-    lead_task,
-    newest,
-    pod_state,
-)
 from hera_volcano.client.kubeapi import KubeApi
 from hera_volcano.client.kubeapi import Stream as LineStream
 from hera_volcano.client.live import Live, Query
@@ -35,6 +23,7 @@ from hera_volcano.client.patience import Failing, Patience, retrying
 from hera_volcano.client.progress import ProgressView
 from hera_volcano.client.report import format_explanation
 from hera_volcano.client.resources import (
+    CRON_WORKFLOWS,
     EVENTS,
     JOBS,
     NODES,
@@ -45,8 +34,25 @@ from hera_volcano.client.resources import (
     WORKFLOWS,
     Resource,
 )
-from hera_volcano.client.result import Result, job_status, result_of, workflow_finished
+from hera_volcano.client.result import Result, result_of, workflow_finished
 from hera_volcano.kube import names
+from hera_volcano.pods.follow import (
+    DRAIN,
+    JOB_FINISHED,
+    TAIL_LINES,
+    Follower,
+    LineCursor,
+    Seen,
+    ShowInit,
+    Stop,
+    Stream,
+    job_phase,
+    lead_task,
+    name_of,
+    newest,
+    pod_state,
+)
+from hera_volcano.pods.labels import JOB_NAME_LABEL
 from hera_volcano.shared.errors import ClusterError
 from hera_volcano.shared.findings import as_map
 
@@ -108,6 +114,30 @@ class Client:
         found = retrying(lambda: self._api.get(WORKFLOW_TEMPLATES, self.namespace, template), self._patience)
         submission.check_parameters(found, parameters or {})
         return self._create(body, self.namespace)
+
+    def create_cron(self, cron: object) -> dict[str, Any]:
+        """Create a CronWorkflow (a Hera ``CronWorkflow``, a dict, or YAML text holding exactly one), in its own
+        namespace, else the client's, as ``argo cron create`` does. Returns it as the API server stored it: it runs
+        on its schedule; :meth:`submit_from_cron` runs it once now."""
+        body = submission.workflow_body(cron, ("CronWorkflow",))
+        namespace = submission.in_namespace(body, self.namespace, self._explicit)
+        body.setdefault("metadata", {})["namespace"] = namespace
+        return self._api.create(CRON_WORKFLOWS, namespace, body)
+
+    def cron_run(self, cron: str, parameters: Mapping[str, object] | None = None) -> dict[str, Any]:
+        """The Workflow :meth:`submit_from_cron` would create for CronWorkflow ``cron`` of the client's namespace
+        (read from the cluster; nothing is created)."""
+        names.check("cronworkflow", cron, names.dns1123_subdomain)
+        found = retrying(lambda: self._api.get(CRON_WORKFLOWS, self.namespace, cron), self._patience)
+        body = submission.from_cron(found, parameters or {}, datetime.now(timezone.utc))
+        body["metadata"]["namespace"] = self.namespace
+        return body
+
+    def submit_from_cron(self, cron: str, parameters: Mapping[str, object] | None = None) -> Run:
+        """Run the CronWorkflow ``cron`` of the client's namespace once now, as
+        ``argo submit --from cronwf/CRON -p KEY=VALUE`` does: a Workflow of its ``workflowSpec`` named
+        ``CRON-xxxxx`` (:func:`~hera_volcano.client.submission.from_cron`); its schedule is left as it was."""
+        return self._create(self.cron_run(cron, parameters), self.namespace)
 
     def _create(self, body: dict[str, Any], namespace: str) -> Run:
         created = self._api.create(WORKFLOWS, namespace, body)
@@ -230,8 +260,12 @@ class Run:
         return self._logs_now(jobs, pods, task, container)
 
     def _logs_now(self, jobs: str, pods: str, task: str | None, container: str | None) -> Iterator[str]:
-        lead = task or lead_task(newest(self._list(JOBS, jobs)))
-        pod = newest(self._list(PODS, f"{pods},{TASK_LABEL}={lead}"))
+        job = newest(self._list(JOBS, jobs))
+        lead = task or lead_task(job)
+        found = self._list(PODS, f"{pods},{TASK_LABEL}={lead}")
+        if job is not None:  # the newest job's own pods (an earlier attempt's may still be there)
+            found = [p for p in found if _labels(p).get(JOB_NAME_LABEL, name_of(job)) == name_of(job)]
+        pod = newest(found)
         if pod is None:
             return
         name = container or lead
@@ -247,13 +281,16 @@ class Run:
     def _follow(
         self, jobs: str, pods: str, task: str | None, container: str | None, timeout: float | None
     ) -> Iterator[str]:
+        """The follower's state machine (:mod:`hera_volcano.pods.follow`, the one the workflow's follower runs),
+        driven by the client's watches."""
         queries = {
             "workflow": self._workflow_query(),
             "jobs": Query(JOBS, labels=jobs),
-            # Every pod of the run's jobs (the leading task is the newest job's, known as it comes) and of their steps.
+            # Every pod of the run's jobs (the followed job's lead task is known as it comes) and of their steps.
             "pods": Query(PODS, labels=pods),
         }
-        follower = Follower(jobs)
+        # No back-off of its own before reattaching: failures that may pass are tried again within the patience.
+        follower = Follower(jobs, task=task, container=container, backoff=0.0)
         cursors: dict[tuple[str, str], tuple[LineCursor, list[float]]] = {}
         failing = Failing(self._patience.grace)
         started = time.monotonic()
@@ -270,54 +307,87 @@ class Run:
                     raise TimeoutError(f"workflow {self.name}: still following its logs after {timeout} s")
                 if not live.ready:
                     continue
-                job = newest(live.objects("jobs"))
-                lead = task or lead_task(job)
-                name = container or lead
-                every = live.objects("pods")
-                pod = newest(p for p in every if _labels(p).get(TASK_LABEL) == lead)
-                step_pod = newest(p for p in every if TASK_LABEL not in _labels(p))
-                if streamed and pod is not None:
-                    pod, streamed = self._fresh(pod), False
+                every: list[Mapping[str, Any]] = list(live.objects("pods"))
+                if streamed and follower.seen_pod is not None:
+                    every, streamed = self._fresh(every, follower.seen_pod.name), False
                 workflow = self._only(live.objects("workflow"))
                 final = str(as_map(workflow.get("status")).get("phase")) if workflow_finished(workflow) else None
-                state = pod_state(pod, name) if pod is not None else None
-                step_phase = None if step_pod is None else str(as_map(step_pod.get("status")).get("phase") or "Pending")
-                if step_pod is None and any(TASK_LABEL not in _labels(p) for p in live.deleted("pods")):
-                    step_phase = GONE
-                gone = newest(live.deleted("jobs")) if job is None else None
-                steps = follower.next(
-                    state,
-                    job_status(job) if job else None,
-                    step_phase,
-                    final,
+                look = Seen(
+                    live.objects("jobs"),
+                    every,
                     time.monotonic() - started,
-                    None if gone is None else str(as_map(gone.get("metadata")).get("name")),
+                    live.deleted("jobs"),
+                    live.deleted("pods"),
+                    workflow=final,
                 )
-                for step in steps:
+                for step in follower.next(look):
+                    name = follower.followed
                     if isinstance(step, ShowInit):
                         yield step.header
-                        yield from self._tail(step.pod, step.container, previous=True)
-                    elif isinstance(step, Stream) and state is not None:
+                        shown = list(self._tail(step.pod, step.container, previous=step.previous))
+                        if not step.previous and self._restarted(every, step.pod, name, step.container):
+                            # Restarted while its log was read (the first back-off can be a fraction of a second):
+                            # that may be the new attempt's, and the failure's is now the previous one.
+                            shown = list(self._tail(step.pod, step.container, previous=True))
+                        yield from shown
+                    elif isinstance(step, Stream) and follower.streamed is not None:
                         yield step.header
-                        cursor, received = cursors.setdefault((state.uid, state.container_id), (LineCursor(), [0.0]))
-                        yield from self._stream(step, name, cursor, received, failing, deadline, live)
+                        cursor, received = cursors.setdefault(follower.streamed, (LineCursor(), [0.0]))
+                        outcome = {"failed": False, "relayed": False}
+                        began = time.monotonic()
+                        yield from self._stream(
+                            step, name, cursor, received, failing, deadline, live, follower.job, outcome
+                        )
+                        follower.stream_ended(
+                            time.monotonic() - started,
+                            time.monotonic() - began,
+                            failed=outcome["failed"],
+                            relayed=outcome["relayed"],
+                        )
                         streamed = True
                     elif isinstance(step, Stop):
+                        if follower.needs_reread() and follower.streamed is not None and follower.seen_pod:
+                            cursor, _ = cursors.setdefault(follower.streamed, (LineCursor(), [0.0]))
+                            yield from self._reread(follower.seen_pod.name, name, cursor)
                         yield step.message
                         if step.never_started is not None:
                             yield f"=== {name} never started in {step.never_started.name}"
                             yield from self._tails(step.never_started.name, step.never_started.containers)
                         return
 
-    def _fresh(self, pod: Mapping[str, Any]) -> Mapping[str, Any]:
-        """The pod as the API server has it now. When a stream has ended, the watch may not have brought the pod's
-        restart yet: reattaching to the run that ended would show the new run's lines, then again from its start."""
-        meta = as_map(pod.get("metadata"))
+    def _reread(self, pod: str, container: str, cursor: LineCursor) -> Iterator[str]:
+        """The log of a run whose last stream failed or relayed nothing, read once more (what was shown is not
+        shown again)."""
+        cursor.reattach()
         try:
-            fresh = self._api.get(PODS, self.namespace, str(meta.get("name")))
+            with self._api.log(self.namespace, pod, container, timestamps=True) as stream:
+                for line in stream:
+                    text = cursor.accept(line)
+                    if text is not None:
+                        yield text
+        except ClusterError as e:
+            if not _gone_or_transient(e):
+                raise
+
+    def _restarted(self, pods: Sequence[Mapping[str, Any]], pod: str, container: str, init: str) -> bool:
+        """The failed init container ``init`` of ``pod`` has been restarted by now (it no longer waits to be)."""
+        fresh = next((p for p in self._fresh(pods, pod) if name_of(p) == pod), None)
+        return fresh is not None and pod_state(fresh, container).init_backoff != init
+
+    def _fresh(self, pods: Sequence[Mapping[str, Any]], name: str) -> list[Mapping[str, Any]]:
+        """``pods`` with the pod ``name`` as the API server has it now. When a stream has ended, the watch may not
+        have brought the pod's restart yet: reattaching to the run that ended would show the new run's lines, then
+        again from its start."""
+        old = next((p for p in pods if name_of(p) == name), None)
+        if old is None:
+            return list(pods)
+        try:
+            fresh = self._api.get(PODS, self.namespace, name)
         except ClusterError:
-            return pod  # gone, or the server busy: the watch will tell
-        return fresh if as_map(fresh.get("metadata")).get("uid") == meta.get("uid") else pod
+            return list(pods)  # gone, or the server busy: the watch will tell
+        if as_map(fresh.get("metadata")).get("uid") != as_map(old.get("metadata")).get("uid"):
+            return list(pods)
+        return [fresh if p is old else p for p in pods]
 
     def _stream(
         self,
@@ -328,6 +398,8 @@ class Run:
         failing: Failing,
         deadline: float | None,
         live: Live,
+        job: str | None,
+        outcome: dict[str, bool],
     ) -> Iterator[str]:
         """One container run's log as it comes; reattached, from a little before the last line received (measured
         on this machine's clock, so the server's may differ), without repeating lines. A stream that breaks is the
@@ -343,6 +415,7 @@ class Run:
                 self.namespace, step.pod, container, follow=True, timestamps=True, since_seconds=since
             )
         except ClusterError as e:
+            outcome["failed"] = True
             if e.reason == "NotFound" or e.status == 400:  # the pod went away, or its container cannot be read yet
                 return
             if failing.again(e):
@@ -350,13 +423,15 @@ class Run:
             raise
         failing.passed()
         try:
-            with stream, _cut_at(deadline, stream), _cut_when_finished(live, stream):
+            with stream, _cut_at(deadline, stream), _cut_when_finished(live, stream, job, outcome):
                 for line in stream:
                     text = cursor.accept(line)
                     if text is not None:
                         received[0] = time.monotonic()
+                        outcome["relayed"] = True
                         yield text
         except ClusterError as e:
+            outcome["failed"] = True
             if not _gone_or_transient(e):
                 raise
 
@@ -444,8 +519,9 @@ def _cut_at(deadline: float | None, stream: LineStream) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _cut_when_finished(live: Live, stream: LineStream) -> Iterator[None]:
-    """Close ``stream`` ``DRAIN`` seconds after the run's newest Volcano Job has finished, unless it ended before."""
+def _cut_when_finished(live: Live, stream: LineStream, job: str | None, outcome: dict[str, bool]) -> Iterator[None]:
+    """Close ``stream`` ``DRAIN`` seconds after the followed Volcano Job has finished, unless it ended before (a cut
+    stream counts as failed: its log is read once more)."""
     ended = threading.Event()
 
     def watch() -> None:
@@ -455,9 +531,10 @@ def _cut_when_finished(live: Live, stream: LineStream) -> Iterator[None]:
                 seen = live.wait(seen, 0.5)
             except ClusterError:
                 return  # the follower's own loop reports it
-            job = newest(live.objects("jobs"))
-            if job is not None and job_status(job).finished:
+            found = next((j for j in live.objects("jobs") if name_of(j) == job), None)
+            if found is not None and job_phase(found) in JOB_FINISHED:
                 if not ended.wait(DRAIN):
+                    outcome["failed"] = True
                     stream.close()
                 return
 

@@ -1,10 +1,12 @@
-"""What :meth:`Client.submit` creates: exactly one Workflow, from a Hera object, a dict or YAML text, and the Workflow
-``argo submit --from workflowtemplate/NAME -p KEY=VALUE`` creates for a template."""
+"""What :meth:`Client.submit` creates: exactly one Workflow (or with :meth:`Client.create_cron`, one CronWorkflow),
+from a Hera object, a dict or YAML text, and the Workflow ``argo submit --from workflowtemplate/NAME -p KEY=VALUE``
+creates for a template or ``argo submit --from cronwf/NAME`` for a CronWorkflow."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from datetime import datetime, timezone
 from typing import Any
 
 from hera_volcano.kube import names
@@ -12,14 +14,22 @@ from hera_volcano.kube.emit import plain
 from hera_volcano.kube.loading import describe_error, load_all
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.findings import as_map
+from hera_volcano.shared.placeholders import carried
 
 API_VERSION = "argoproj.io/v1alpha1"
 #: The label Argo gives a Workflow submitted from a WorkflowTemplate (``common.LabelKeyWorkflowTemplate``).
 WORKFLOW_TEMPLATE_LABEL = "workflows.argoproj.io/workflow-template"
+#: The label Argo gives a Workflow a CronWorkflow started (``common.LabelKeyCronWorkflow``).
+CRON_WORKFLOW_LABEL = "workflows.argoproj.io/cron-workflow"
+#: When the run was due; Argo's ``{{workflow.scheduledTime}}`` reads it (``common.AnnotationKeyCronWfScheduledTime``).
+SCHEDULED_TIME_ANNOTATION = "workflows.argoproj.io/scheduled-time"
+#: A CronWorkflow's label Argo copies to its Workflows: the controller instance that runs them.
+INSTANCE_ID_LABEL = "workflows.argoproj.io/controller-instanceid"
 
 
-def workflow_body(workflow: object) -> dict[str, Any]:
-    """The Workflow to create, as plain JSON data (a copy: the caller's object is not changed)."""
+def workflow_body(workflow: object, kinds: tuple[str, ...] = ("Workflow",)) -> dict[str, Any]:
+    """The Workflow (or another of ``kinds``) to create, as plain JSON data (a copy: the caller's object is not
+    changed)."""
     if isinstance(workflow, str | bytes):
         text = workflow.decode("utf-8", "replace") if isinstance(workflow, bytes) else workflow
         try:
@@ -34,9 +44,12 @@ def workflow_body(workflow: object) -> dict[str, Any]:
     else:
         data = plain(workflow, "workflow")
     kind = data.get("kind")
-    if kind != "Workflow":
-        hint = " (submit_from runs a WorkflowTemplate)" if kind == "WorkflowTemplate" else ""
-        raise ValidationError("kind", f"must be Workflow, not {kind!r}{hint}")
+    if kind not in kinds:
+        hint = {
+            "WorkflowTemplate": " (submit_from runs a WorkflowTemplate)",
+            "CronWorkflow": " (create_cron creates a CronWorkflow)",
+        }.get(str(kind), "")
+        raise ValidationError("kind", f"must be {' or '.join(kinds)}, not {kind!r}{hint}")
     if data.get("apiVersion") != API_VERSION:
         raise ValidationError("apiVersion", f"must be {API_VERSION}, not {data.get('apiVersion')!r}")
     body: dict[str, Any] = json.loads(json.dumps(data, default=_unserializable))
@@ -83,8 +96,44 @@ def from_template(template: str, parameters: Mapping[str, object], namespace: st
     }
 
 
+def from_cron(cron: Mapping[str, Any], parameters: Mapping[str, object], now: datetime) -> dict[str, Any]:
+    """The Workflow ``argo submit --from cronwf/NAME -p KEY=VALUE`` creates for CronWorkflow ``cron`` (as read from
+    the cluster): its ``spec.workflowSpec``, named ``NAME-xxxxx``, labelled with the CronWorkflow's name (and its
+    controller instance), with its ``workflowMetadata``'s labels, annotations and finalizers, due ``now`` (the
+    ``scheduled-time`` annotation behind ``{{workflow.scheduledTime}}``) and owned by the CronWorkflow, so deleting
+    it deletes the run as it deletes the runs of its schedule. A parameter ``workflowSpec`` does not declare is a
+    ValidationError (Argo would run without it)."""
+    meta = as_map(cron.get("metadata"))
+    name = str(meta.get("name") or "")
+    names.check("cronworkflow", name, names.dns1123_subdomain)
+    check_parameters(cron, _texts(parameters))  # named by the CronWorkflow, not by the run's NAME- prefix
+    spec = as_map(cron.get("spec"))
+    workflow_spec = json.loads(json.dumps(as_map(spec.get("workflowSpec"))))
+    labels = {CRON_WORKFLOW_LABEL: name}
+    if INSTANCE_ID_LABEL in as_map(meta.get("labels")):
+        labels[INSTANCE_ID_LABEL] = str(meta["labels"][INSTANCE_ID_LABEL])
+    extra = as_map(spec.get("workflowMetadata"))
+    labels.update({str(k): str(v) for k, v in as_map(extra.get("labels")).items()})
+    annotations = {SCHEDULED_TIME_ANNOTATION: now.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    annotations.update({str(k): str(v) for k, v in as_map(extra.get("annotations")).items()})
+    metadata: dict[str, Any] = {"generateName": f"{name}-", "labels": labels, "annotations": annotations}
+    if meta.get("namespace"):
+        metadata["namespace"] = meta["namespace"]
+    if extra.get("finalizers"):
+        metadata["finalizers"] = list(extra["finalizers"])
+    if meta.get("uid"):
+        # As Argo's controller reference, less blockOwnerDeletion (which needs the right to update the
+        # CronWorkflow's finalizers, a right a submitter does not otherwise need).
+        owner = {"apiVersion": cron.get("apiVersion", API_VERSION), "kind": "CronWorkflow", "name": name}
+        metadata["ownerReferences"] = [{**owner, "uid": meta["uid"], "controller": True}]
+    body = {"apiVersion": API_VERSION, "kind": "Workflow", "metadata": metadata, "spec": workflow_spec}
+    return with_parameters(body, parameters) if parameters else body
+
+
 def _texts(parameters: Mapping[str, object]) -> dict[str, str]:
-    """Parameter values as the text Argo substitutes: strings, or numbers and booleans as Argo reads them."""
+    """Parameter values as the text Argo substitutes: strings, or numbers and booleans as Argo reads them. A value
+    Argo cannot carry unchanged (``{{``, NUL: :func:`~hera_volcano.shared.placeholders.refusal`) is refused here,
+    before anything is sent."""
     if not isinstance(parameters, Mapping):
         raise ValidationError("parameters", "must be a mapping of parameter names to values")
     texts = {}
@@ -94,27 +143,37 @@ def _texts(parameters: Mapping[str, object]) -> dict[str, str]:
         if isinstance(value, bool):
             texts[key] = "true" if value else "false"
         elif isinstance(value, str | int | float):
-            texts[key] = str(value)
+            texts[key] = carried(f"parameters[{key}]", str(value))
         else:
             raise ValidationError(f"parameters[{key}]", f"must be a string or a number, not {type(value).__name__}")
     return texts
 
 
 def with_parameters(body: dict[str, Any], parameters: Mapping[str, object]) -> dict[str, Any]:
-    """``body`` (a Workflow from :func:`workflow_body`) with the values of some of its declared arguments replaced,
-    as ``argo submit FILE -p KEY=VALUE`` does; a parameter it does not declare is a ValidationError."""
+    """``body`` (a Workflow or CronWorkflow from :func:`workflow_body`) with the values of some of its declared
+    arguments replaced, as ``argo submit FILE -p KEY=VALUE`` does; a parameter it does not declare is a
+    ValidationError."""
     texts = _texts(parameters)
     check_parameters(body, texts)
-    for parameter in as_map(as_map(body.get("spec")).get("arguments")).get("parameters") or []:
+    for parameter in _arguments(body).get("parameters") or []:
         if isinstance(parameter, dict) and parameter.get("name") in texts:
             parameter["value"] = texts[parameter["name"]]
             parameter.pop("valueFrom", None)
     return body
 
 
+def _arguments(body: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The workflow arguments of a Workflow or WorkflowTemplate (``spec.arguments``) or a CronWorkflow (under
+    ``spec.workflowSpec``)."""
+    spec = as_map(body.get("spec"))
+    if body.get("kind") == "CronWorkflow":
+        spec = as_map(spec.get("workflowSpec"))
+    return as_map(spec.get("arguments"))
+
+
 def template_parameters(template: Mapping[str, Any]) -> set[str]:
-    """The parameter names a WorkflowTemplate declares (``spec.arguments.parameters``)."""
-    parameters = as_map(as_map(template.get("spec")).get("arguments")).get("parameters")
+    """The parameter names a WorkflowTemplate (or Workflow, or CronWorkflow) declares (``spec.arguments``)."""
+    parameters = _arguments(template).get("parameters")
     return {str(p["name"]) for p in parameters or [] if isinstance(p, Mapping) and "name" in p}
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 from hera_volcano.argo.defaults import NAMESPACE, SERVICE_ACCOUNT
 from hera_volcano.examples.pytorch_hello import PYTORCH_IMAGE
 from hera_volcano.kube import names
-from hera_volcano.kube.images import KUBECTL_IMAGE
+from hera_volcano.kube.images import PYTHON_IMAGE
 
 if TYPE_CHECKING:
     from hera.workflows import Workflow
@@ -106,7 +106,7 @@ class Options:
     image: str = PYTORCH_IMAGE
     rows: int = 200
     epochs: int = 300
-    kubectl_image: str = KUBECTL_IMAGE
+    follower_image: str = PYTHON_IMAGE
     template: bool = False
 
 
@@ -115,8 +115,9 @@ def build(options: Options = Options()) -> Workflow:
     from hera.workflows import Container, Env, Parameter
 
     from hera_volcano.builders.pipeline import Pipeline
-    from hera_volcano.builders.pipeline_entries import JobShape, PipelineJob, PipelineStep, StepOutput
-    from hera_volcano.builders.pytorch import MASTER, pytorch_job
+    from hera_volcano.builders.pipeline_entries import PipelineJob, PipelineStep, StepOutput
+    from hera_volcano.builders.program import Program
+    from hera_volcano.builders.pytorch import pytorch_job
     from hera_volcano.builders.workspace import Workspace
 
     names.check("namespace", options.namespace, names.dns1123_label)
@@ -124,8 +125,7 @@ def build(options: Options = Options()) -> Workflow:
     job = pytorch_job(
         generate_name="train-",
         image=options.image,
-        func=train,
-        func_args={"data": DATA, "model": MODEL, "epochs": options.epochs, "lr": 0.5},
+        program=Program.function(train, args={"data": DATA, "model": MODEL, "epochs": options.epochs, "lr": 0.5}),
         workers=options.workers,
     )
     prep = Container(
@@ -145,17 +145,16 @@ def build(options: Options = Options()) -> Workflow:
             Env(name="MODEL", value="{{inputs.parameters.model}}"),
         ],
     )
-    shape = JobShape("train", job, "train", MASTER, MASTER, outputs=("loss", "model"))
     pipeline = Pipeline(
         [
             PipelineStep("prep", prep),
-            PipelineJob("train", shape, after=["prep"]),
+            PipelineJob("train", job, after=["prep"], outputs=["loss", "model"], template="train", job_label="train"),
             PipelineStep(
                 "evaluate", evaluate, {"loss": StepOutput("train", "loss"), "model": StepOutput("train", "model")}
             ),
         ],
         workspace=Workspace(options.claim, WORKSPACE),
-        kubectl_image=options.kubectl_image,
+        follower_image=options.follower_image,
     )
     return pipeline.workflow(
         NAME, namespace=options.namespace, service_account=options.service_account, template=options.template

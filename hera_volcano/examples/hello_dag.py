@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 
 def submit_and_follow(
-    w: Workflow, job: VolcanoJob, *, job_label: str, master: str, kubectl_image: str, poll_seconds: int | None = None
+    w: Workflow, job: VolcanoJob, *, job_label: str, master: str, follower_image: str, poll_seconds: int | None = None
 ) -> None:
     """Add the shape to ``w``; call it inside ``with w:``, where Hera collects the templates."""
     from hera.workflows import DAG
@@ -24,9 +24,7 @@ def submit_and_follow(
 
     # Nothing here reads the step's job-name and job-phase: without them its pod makes about 6 requests fewer.
     submit = job_template(job, name="submit-volcano-job", job_label=job_label, poll_seconds=poll_seconds, outputs=False)
-    follow = follow_logs_template(
-        name="follow-master-logs", job_label=job_label, task=master, kubectl_image=kubectl_image
-    )
+    follow = follow_logs_template(name="follow-master-logs", job_label=job_label, task=master, image=follower_image)
     with DAG(name="main"):
         submit(name="submit-job")
         follow(name="follow-logs", continue_on=follower_continue_on())

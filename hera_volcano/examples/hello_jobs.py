@@ -1,7 +1,7 @@
 """The upstream multi-job examples, made safe: steps (1, then 2a and 2b) and a diamond DAG of small echo jobs.
 
 Every job comes from ONE parametrised resource template (inputs ``message`` and ``task``) with the conditions,
-ownership and deadline of ``job_template``.
+ownership of ``job_template``, and a deadline of its own.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from hera_volcano.argo.defaults import NAMESPACE, SERVICE_ACCOUNT
 from hera_volcano.builders.pipeline import Pipeline
-from hera_volcano.builders.pipeline_entries import JobShape, PipelineJob
+from hera_volcano.builders.pipeline_entries import PipelineJob
 from hera_volcano.shared.placeholders import Placeholder
 from hera_volcano.volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
 
@@ -24,11 +24,18 @@ TEMPLATE = "hello-tmpl"
 HELLO_IMAGE = "busybox:1.37.0"
 
 
-def hello_shape(prefix: str) -> JobShape:
-    """A 2-pod job (gang of 1, as upstream) named ``PREFIX-TASK-xxxxx`` whose pods print ``message``."""
-    task = Placeholder.input("task", "hello")
-    job = VolcanoJob(
-        generate_name=f"{prefix}-{task}-",
+#: Each job's inputs: its pods' label and its name's middle (``task``), and what they print (``message``).
+TASK = Placeholder.input("task", "hello")
+
+
+def hello_job(prefix: str) -> VolcanoJob:
+    """A 2-pod job (gang of 1, as upstream) named ``PREFIX-TASK-xxxxx`` whose pods print ``message``.
+
+    No follower keeps a start limit here: a hello job that has not ended within 10 minutes is stuck, so its step
+    fails then."""
+    return VolcanoJob(
+        generate_name=f"{prefix}-{TASK}-",
+        deadline=600,
         min_available=1,
         scheduler_name="volcano",
         policies=[Policy(event="PodEvicted", action="RestartJob")],
@@ -57,32 +64,33 @@ def hello_shape(prefix: str) -> JobShape:
             )
         ],
     )
-    return JobShape(name=TEMPLATE, job=job, job_label=task, follow_task="default-hello", follow_container="hello")
 
 
-def hello(shape: JobShape, name: str, message: str, task: str, after: Sequence[str] = ()) -> PipelineJob:
-    return PipelineJob(name=name, shape=shape, arguments={"message": message, "task": task}, after=tuple(after))
+def hello(job: VolcanoJob, name: str, message: str, task: str, after: Sequence[str] = ()) -> PipelineJob:
+    return PipelineJob(
+        name, job, {"message": message, "task": task}, after=tuple(after), template=TEMPLATE, job_label=TASK
+    )
 
 
 def steps_pipeline() -> Pipeline:
-    shape = hello_shape("step-job")
+    job = hello_job("step-job")
     return Pipeline(
         [
-            hello(shape, "hello-1", "hello1", "hello1"),
-            hello(shape, "hello-2a", "hello2a", "hello2a", after=["hello-1"]),
-            hello(shape, "hello-2b", "hello2b", "hello2b", after=["hello-1"]),
+            hello(job, "hello-1", "hello1", "hello1"),
+            hello(job, "hello-2a", "hello2a", "hello2a", after=["hello-1"]),
+            hello(job, "hello-2b", "hello2b", "hello2b", after=["hello-1"]),
         ]
     )
 
 
 def dag_pipeline() -> Pipeline:
-    shape = hello_shape("dag-job")
+    job = hello_job("dag-job")
     return Pipeline(
         [
-            hello(shape, "A", "A", "aaa"),
-            hello(shape, "B", "B", "bbb", after=["A"]),
-            hello(shape, "C", "C", "ccc", after=["A"]),
-            hello(shape, "D", "D", "ddd", after=["B", "C"]),
+            hello(job, "A", "A", "aaa"),
+            hello(job, "B", "B", "bbb", after=["A"]),
+            hello(job, "C", "C", "ccc", after=["A"]),
+            hello(job, "D", "D", "ddd", after=["B", "C"]),
         ]
     )
 

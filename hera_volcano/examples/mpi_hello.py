@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 
 from hera_volcano.argo.defaults import NAMESPACE, SERVICE_ACCOUNT
 from hera_volcano.kube import names
-from hera_volcano.kube.images import KUBECTL_IMAGE
+from hera_volcano.kube.images import KUBECTL_IMAGE, PYTHON_IMAGE
+from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ class Options:
     image: str = MPI_EXAMPLE_IMAGE
     mpi_plugin: bool = False
     kubectl_image: str = KUBECTL_IMAGE
+    follower_image: str = PYTHON_IMAGE
     #: argoexec's interval between checks of the job (seconds; None: the job_template default).
     poll_seconds: int | None = None
     template: bool = False
@@ -48,7 +50,9 @@ def build(options: Options = Options()) -> Workflow:
     from hera.workflows import Parameter
 
     from hera_volcano.argo.workflows import workflow
-    from hera_volcano.builders.mpi import MASTER, WORKER, mpi_job
+    from hera_volcano.builders.mpi import MASTER, RDMA, WORKER, mpi_job
+    from hera_volcano.builders.pod import MAX_DEVICES, PodSettings
+    from hera_volcano.builders.program import Program
     from hera_volcano.examples.hello_dag import submit_and_follow
     from hera_volcano.shared.placeholders import Placeholder
 
@@ -61,17 +65,25 @@ def build(options: Options = Options()) -> Workflow:
             raise ValidationError(
                 "job_name", f"too long: pod {longest!r} would have {len(longest)} characters, at most 63"
             )
+    # The ranks run on the workers: their devices are the workers' pod settings.
+    checks.integer("gpus_per_worker", options.gpus_per_worker, maximum=MAX_DEVICES)
+    checks.integer("rdma_per_worker", options.rdma_per_worker, maximum=MAX_DEVICES)
+    devices = {RDMA: options.rdma_per_worker} if options.rdma_per_worker else {}
+    worker_pod = (
+        PodSettings(gpus=options.gpus_per_worker, extended_resources=devices)
+        if options.gpus_per_worker or devices
+        else None
+    )
     # The job-name parameter, when set (by --job-name or `argo submit -p job-name=...`), fixes the job's name;
     # when empty, Kubernetes generates one from generateName, so two runs never collide.
     job = mpi_job(
-        Placeholder.workflow_parameter_json("job-name", options.job_name),
+        name=Placeholder.workflow_parameter("job-name", options.job_name),
         generate_name=JOB_PREFIX,
         image=options.image,
-        command=["mpi_hello_world"],
+        program=Program.command(["mpi_hello_world"]),
         workers=options.workers,
         slots_per_worker=options.slots_per_worker,
-        gpus_per_worker=options.gpus_per_worker,
-        rdma_per_worker=options.rdma_per_worker,
+        worker_pod=worker_pod,
         mpi_plugin=options.mpi_plugin,
         service_account=options.service_account,
         kubectl_image=options.kubectl_image,
@@ -89,7 +101,7 @@ def build(options: Options = Options()) -> Workflow:
             job,
             job_label=JOB_LABEL,
             master=MASTER,
-            kubectl_image=options.kubectl_image,
+            follower_image=options.follower_image,
             poll_seconds=options.poll_seconds,
         )
     return w

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Final
 
 from hera_volcano.argo.defaults import NAMESPACE, SERVICE_ACCOUNT
 from hera_volcano.kube import names
-from hera_volcano.kube.images import KUBECTL_IMAGE
+from hera_volcano.kube.images import PYTHON_IMAGE
 
 if TYPE_CHECKING:
     from hera.workflows import Workflow
@@ -56,17 +56,21 @@ class Options:
     service_account: str = SERVICE_ACCOUNT
     workers: int = 2
     image: str = PYTORCH_IMAGE
-    kubectl_image: str = KUBECTL_IMAGE
+    follower_image: str = PYTHON_IMAGE
     template: bool = False
 
 
 def job(options: Options = Options(), *, program: str = PROGRAM) -> VolcanoJob:
     """The example's Volcano Job: ``python3 -c PROGRAM`` on the master and every worker, one rank per pod, so the
     plugin's variables are the rank's own (with more processes per pod, use :func:`torchrun`)."""
+    from hera_volcano.builders.program import Program
     from hera_volcano.builders.pytorch import pytorch_job
 
     return pytorch_job(
-        generate_name=JOB_PREFIX, image=options.image, command=["python3", "-c", program], workers=options.workers
+        generate_name=JOB_PREFIX,
+        image=options.image,
+        program=Program.command(["python3", "-c", program]),
+        workers=options.workers,
     )
 
 
@@ -85,7 +89,7 @@ def build(options: Options = Options()) -> Workflow:
         service_account=options.service_account,
         entrypoint="main",
     ) as w:
-        submit_and_follow(w, job(options), job_label=JOB_LABEL, master=MASTER, kubectl_image=options.kubectl_image)
+        submit_and_follow(w, job(options), job_label=JOB_LABEL, master=MASTER, follower_image=options.follower_image)
     return w
 
 

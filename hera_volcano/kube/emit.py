@@ -8,10 +8,11 @@ Python serializer: the same output, dumped about 5x faster (see ``benchmarks/``)
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
 
 import yaml
 from yaml.events import (
@@ -26,6 +27,7 @@ from yaml.events import (
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from hera_volcano.shared.errors import ValidationError
+from hera_volcano.shared.findings import entry
 from hera_volcano.shared.placeholders import Placeholder, Verbatim
 
 try:
@@ -222,14 +224,18 @@ def plain(obj: Any, field: str = "objects") -> Mapping[str, Any]:
 
 def dump(data: Any) -> str:
     """One YAML document."""
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=_WIDTH, allow_unicode=True)
+    with _unicode(data):
+        return yaml.dump(
+            data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=_WIDTH, allow_unicode=True
+        )
 
 
 def dump_manifest(data: Any) -> str:
     """A manifest for a resource template: placeholders stay unquoted so Argo's text substitution keeps types."""
-    text = yaml.dump(
-        data, Dumper=_ManifestDumper, sort_keys=False, default_flow_style=False, width=_WIDTH, allow_unicode=True
-    )
+    with _unicode(data):
+        text = yaml.dump(
+            data, Dumper=_ManifestDumper, sort_keys=False, default_flow_style=False, width=_WIDTH, allow_unicode=True
+        )
     text = _TOKEN.sub(lambda m: "{{" + bytes.fromhex(m.group(1)).decode() + "}}", text)
     if "__hera_volcano_verbatim__" in text:
         text = _VERBATIM.sub(lambda m: _double_quoted(bytes.fromhex(m.group(1)).decode()), text)
@@ -246,7 +252,43 @@ def to_json(*objects: Any) -> str:
     several as a Kubernetes ``List`` of them, which kubectl takes as it takes a multi-document YAML file."""
     items = [plain(o) for o in objects]
     data = items[0] if len(items) == 1 else {"apiVersion": "v1", "kind": "List", "items": items}
-    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False, default=_json) + "\n"
+    text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False, default=_json) + "\n"
+    if _SURROGATE.search(text):
+        with _unicode(data):
+            text.encode("utf-8")
+    return text
+
+
+#: What no UTF-8 output can hold: a lone surrogate, which is what Python makes of a command-line argument, an
+#: environment variable or a file name that is not UTF-8.
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+@contextlib.contextmanager
+def _unicode(data: Any) -> Iterator[None]:
+    """Turn the ``UnicodeEncodeError`` of text no UTF-8 output can hold into bad input naming the field."""
+    try:
+        yield
+    except UnicodeEncodeError:
+        path, text = next(_surrogates(data, ""), ("", ""))
+        raise ValidationError(
+            path or "objects", f"is not valid Unicode (a lone surrogate in {text!r}): was it given in another encoding?"
+        ) from None
+
+
+def _surrogates(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    """The path and text of every string (keys too) holding a lone surrogate, in ``value``."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            at = entry(path, key)
+            if isinstance(key, str) and _SURROGATE.search(key):
+                yield at, key
+            yield from _surrogates(item, at)
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            yield from _surrogates(item, f"{path}[{i}]")
+    elif isinstance(value, str | Placeholder) and _SURROGATE.search(str(value)):
+        yield path, str(value)
 
 
 def _json(value: Any) -> Any:

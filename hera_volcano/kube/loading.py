@@ -26,6 +26,13 @@ _VALUE_TAG: Final = "tag:yaml.org,2002:value"
 _GO_STRINGS: Final = frozenset({"tag:yaml.org,2002:timestamp"})
 _BASE_60: Final = frozenset({"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"})
 _LoaderBase: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+#: More nodes than any real manifest has (a 3000-job pipeline is under a million), far fewer than an alias bomb.
+MAX_EXPANDED_NODES: Final = 5_000_000
+#: Nodes a character of YAML may expand to: real files have under one (the bundled workflows, 0.005), an alias or
+#: merge bomb millions; so lint and submit take time and memory linear in their input.
+NODES_PER_CHARACTER: Final = 100
+#: What the smallest file may expand to.
+MIN_EXPANDED_NODES: Final = 10_000
 
 
 def _resolvers_by_first_character(
@@ -47,6 +54,8 @@ class _Loader(_LoaderBase):  # type: ignore[misc,valid-type,unused-ignore]
     #: Where repeated keys are reported (None: not looked for), and the index of the document being built.
     duplicates: list[DuplicateKey] | None = None
     document = 0
+    #: How many nodes the stream may stand for (:func:`node_limit`), and how many are left for its next documents.
+    limit = remaining = MAX_EXPANDED_NODES
 
     def resolve(self, kind: type[Node], value: Any, implicit: tuple[bool, bool]) -> str:
         """PyYAML's resolution without its per-call list building (safe loaders have no path resolvers)."""
@@ -69,15 +78,16 @@ class _Loader(_LoaderBase):  # type: ignore[misc,valid-type,unused-ignore]
     def construct_document(self, node: Node) -> Any:
         sizes: dict[int, int] = {}
         data = self._build(node, {}, sizes)
+        self.remaining -= sizes.get(id(node), 1)
         self.constructed_objects.clear()
         self.recursive_objects.clear()
         self.deep_construct = False
         return data
 
     def _build(self, node: Node, memo: dict[int, Any], sizes: dict[int, int]) -> Any:
-        """Build ``node``; ``sizes`` holds how many nodes each one stands for once aliases are expanded, so that a
-        few hundred bytes of nested aliases (a "billion laughs") are refused instead of blowing up whoever walks
-        the result."""
+        """Build ``node``; ``sizes`` holds how many nodes each one stands for once aliases and merge keys are
+        expanded, so that a few hundred bytes of nested aliases (a "billion laughs") are refused instead of blowing up
+        whoever walks the result."""
         cls, tag = node.__class__, node.tag
         if cls is ScalarNode:
             return node.value if tag == _STR_TAG else self.construct_object(node, deep=True)
@@ -95,46 +105,116 @@ class _Loader(_LoaderBase):  # type: ignore[misc,valid-type,unused-ignore]
         if cls is MappingNode and tag == _MAP_TAG:
             mapping: dict[Any, Any] = {}
             memo[id(node)] = mapping
+            merged: list[Node] = []
+            first_lines: dict[tuple[str, Any], int] | None = None  # built on the first repeated key
             for key_node, value_node in node.value:
                 key_tag = key_node.tag
                 if key_tag in (_STR_TAG, _VALUE_TAG):
                     key = key_node.value
                 elif key_tag == _MERGE_TAG:
-                    break  # merge keys: PyYAML's constructor flattens them
+                    merged.append(value_node)
+                    continue
                 else:
                     key = self._build(key_node, memo, sizes)
                 if self.duplicates is not None and key in mapping:
-                    self._duplicate(node, key_node)
+                    first_lines = first_lines or _first_lines(node)
+                    self._duplicate(key_node, first_lines)
                 try:
                     mapping[key] = self._build(value_node, memo, sizes)
                 except TypeError:
                     break  # an unhashable key: PyYAML's constructor reports it
                 size += sizes.get(id(value_node), 1)
             else:
+                if merged:
+                    size += self._merge(node, mapping, merged, memo, sizes)
                 return self._sized(node, mapping, size, sizes)
+        self._sized(node, None, _node_size(node, sizes), sizes)  # counted before PyYAML's constructor expands it
         data = self.construct_object(node, deep=True)
         memo[id(node)] = data
         return data
 
-    def _duplicate(self, node: Node, key_node: Node) -> None:
+    def _merge(
+        self, node: Node, mapping: dict[Any, Any], merged: list[Node], memo: dict[int, Any], sizes: dict[int, int]
+    ) -> int:
+        """Put in ``mapping`` the entries of the maps its merge keys (``<<``) name that it does not set itself (the
+        first map named wins), keeping those first as ``yaml.safe_load`` does; the nodes they stand for."""
+        sources: list[Node] = []
+        for value_node in merged:
+            children = value_node.value if isinstance(value_node, SequenceNode) else [value_node]
+            for child in children:
+                if not isinstance(child, MappingNode):
+                    found = type(child).__name__.removesuffix("Node").lower()
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping",
+                        node.start_mark,
+                        f"expected a mapping or list of mappings for merging, but found {found}",
+                        child.start_mark,
+                    )
+                sources.append(child)
+        entries: dict[Any, Any] = {}
+        size = 0
+        for source in sources:
+            data = self._build(source, memo, sizes)
+            if not isinstance(data, dict):
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping", node.start_mark, "expected a mapping for merging", source.start_mark
+                )
+            size += sizes.get(id(source), 1)
+            self._sized(node, entries, size, sizes)  # refused before copying more than the budget allows
+            for key, value in data.items():
+                entries.setdefault(key, value)
+        own = dict(mapping)
+        mapping.clear()
+        mapping.update(entries)
+        mapping.update(own)
+        return size
+
+    def _duplicate(self, key_node: Node, first_lines: Mapping[tuple[str, Any], int]) -> None:
         assert self.duplicates is not None
-        first = next(k for k, _ in node.value if k.tag == key_node.tag and k.value == key_node.value)
+        first = first_lines.get((key_node.tag, key_node.value), key_node.start_mark.line)
         self.duplicates.append(
-            DuplicateKey(self.document, str(key_node.value), key_node.start_mark.line + 1, first.start_mark.line + 1)
+            DuplicateKey(self.document, str(key_node.value), key_node.start_mark.line + 1, first + 1)
         )
 
-    @staticmethod
-    def _sized(node: Node, data: Any, size: int, sizes: dict[int, int]) -> Any:
-        if size > MAX_EXPANDED_NODES:
+    def _sized(self, node: Node, data: Any, size: int, sizes: dict[int, int]) -> Any:
+        if size > self.remaining:
             raise yaml.constructor.ConstructorError(
-                None, None, f"aliases expand this document past {MAX_EXPANDED_NODES:,} nodes", node.start_mark
+                None,
+                None,
+                f"aliases and merge keys (<<) expand this YAML past {self.limit:,} nodes"
+                f" ({NODES_PER_CHARACTER} a character of it, at most {MAX_EXPANDED_NODES:,})",
+                node.start_mark,
             )
         sizes[id(node)] = size
         return data
 
 
-#: More nodes than any real manifest has (a 3000-job pipeline is under a million), far fewer than an alias bomb.
-MAX_EXPANDED_NODES: Final = 5_000_000
+def _first_lines(node: Node) -> dict[tuple[str, Any], int]:
+    """The 0-based line of the first key of each (tag, text) in a mapping, to name it when a key repeats."""
+    lines: dict[tuple[str, Any], int] = {}
+    for key_node, _ in node.value:
+        lines.setdefault((key_node.tag, key_node.value), key_node.start_mark.line)
+    return lines
+
+
+def _node_size(node: Node, sizes: dict[int, int]) -> int:
+    """How many nodes ``node`` stands for with aliases expanded, for the nodes PyYAML's constructor builds (tagged
+    ones: ``!!omap``, ``!!set``...); each node is counted once (``sizes``), a recursive one as 1 where it recurs."""
+    known = sizes.get(id(node))
+    if known is not None:
+        return known
+    if isinstance(node, ScalarNode):
+        return 1
+    sizes[id(node)] = 1  # where it recurs
+    children = node.value if isinstance(node, SequenceNode) else [n for pair in node.value for n in pair]
+    size = 1 + sum(_node_size(child, sizes) for child in children)
+    del sizes[id(node)]
+    return size
+
+
+def node_limit(text: str) -> int:
+    """How many nodes the documents of ``text`` may stand for, all together, once aliases are expanded."""
+    return min(MAX_EXPANDED_NODES, MIN_EXPANDED_NODES + NODES_PER_CHARACTER * len(text))
 
 
 @dataclass(frozen=True)
@@ -152,9 +232,12 @@ def load_all(text: str, duplicates: list[DuplicateKey] | None = None) -> Iterato
     """Every document of a YAML stream, as ``yaml.safe_load_all`` gives them, about 1.5x faster.
 
     With a ``duplicates`` list, every repeated plain key is appended to it (the document still loads, last value
-    wins, as with ``yaml.safe_load``)."""
+    wins, as with ``yaml.safe_load``). Aliases and merge keys may expand the stream to :func:`node_limit` nodes; past
+    that it is a ``yaml.YAMLError``. Merge keys follow the YAML spec (the map's own keys win, then the first map
+    named), as Go's decoder does."""
     loader = _Loader(text)
     loader.duplicates = duplicates
+    loader.limit = loader.remaining = node_limit(text)
     try:
         while loader.check_data():
             yield loader.get_data()

@@ -19,6 +19,7 @@ _DNS1123_SUBDOMAIN: Final = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9
 _DNS1035_LABEL: Final = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 _QUALIFIED_NAME_PART: Final = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 _ARGO_NAME: Final = re.compile(r"[a-zA-Z0-9][-a-zA-Z0-9]*")
+_PORT_NAME: Final = re.compile(r"[-a-z0-9]+")
 
 DNS1123_LABEL_MESSAGE: Final = (
     "must be a DNS-1123 label (lowercase letters, digits and '-', starting and ending with a letter or digit,"
@@ -49,6 +50,10 @@ ARGO_NAME_MESSAGE: Final = (
     f" at most {ARGO_NAME_MAX} characters)"
 )
 STRING_MESSAGE: Final = "must be a string"
+PORT_NAME_MESSAGE: Final = (
+    "must be an IANA service name (at most 15 characters: lowercase letters, digits and '-', with at least"
+    " one letter, no '--', not starting or ending with '-')"
+)
 
 
 def _matches(pattern: re.Pattern[str], value: object, max_length: int) -> bool:
@@ -99,6 +104,22 @@ def argo_name(value: object) -> str | None:
     if not isinstance(value, str):
         return STRING_MESSAGE
     return None if _matches(_ARGO_NAME, value, ARGO_NAME_MAX) else ARGO_NAME_MESSAGE
+
+
+def port_name(value: object) -> str | None:
+    """Names of container ports (and ports a probe names): Kubernetes' IANA_SVC_NAME rule."""
+    if not isinstance(value, str):
+        return STRING_MESSAGE
+    if (
+        len(value) > 15
+        or _PORT_NAME.fullmatch(value) is None
+        or not re.search("[a-z]", value)
+        or "--" in value
+        or value.startswith("-")
+        or value.endswith("-")
+    ):
+        return PORT_NAME_MESSAGE
+    return None
 
 
 def check(field: str, value: object, rule_fn: Rule) -> None:

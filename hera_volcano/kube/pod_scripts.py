@@ -1,4 +1,4 @@
-"""The shell scripts that run in pods (the log follower, the MPI master's wait for its workers), kept as files in
+"""The shell scripts that run in pods (the MPI master's wait for its workers and for their names), kept as files in
 the package so that they are linted (shellcheck) and run by tests as they are, and read when a workflow is rendered,
 so the YAML stays self-contained.
 

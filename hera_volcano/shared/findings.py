@@ -38,6 +38,16 @@ def join(prefix: str, path: str) -> str:
 
 
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+#: What would break a line of output or cannot be written as UTF-8: control characters (C0, DEL, C1, which hold
+#: every character ``str.splitlines`` splits on but two), the line and paragraph separators, lone surrogates (a
+#: YAML escape such as ``"\ud800"``, or a file name that is not UTF-8).
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """``text`` with what would break its line or its encoding written as a Python escape (``\\n``, ``\\x1b``,
+    ``\\udcff``), so that a key, a value or a file name read from untrusted input cannot forge a second line."""
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def entry(path: str, key: object) -> str:

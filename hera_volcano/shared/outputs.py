@@ -5,27 +5,18 @@ log follower reads the leading task's output anyway: a line ``hera-volcano:outpu
 output parameter NAME of the task that carries the job. Language-neutral (``echo`` does it), no new privileges, no
 artifact repository. The value is the rest of the line, verbatim; the last report of a name wins.
 
-The in-pod function launcher (``hera_volcano/builders/scripts``) and the follower (``hera_volcano/argo/scripts``)
-implement the two ends of this in their own languages; tests hold both to the cases these functions define.
+The in-pod function launcher (``hera_volcano/builders/scripts``) writes report lines by these rules and the follower
+reads them (:func:`hera_volcano.pods.reports.parse_line`); tests hold both to the same cases.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
+from hera_volcano.pods.reports import MAX_LINE, NAME, PREFIX, RESERVED
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
-
-#: What starts a report line (at the very start of the line).
-PREFIX = "hera-volcano:output "
-#: Argo's parameter names, and short enough for a file name and a message.
-NAME = re.compile(r"[a-zA-Z0-9_-]{1,63}")
-#: The longest report line, in bytes (UTF-8) without its line break: well under the 16 KiB at which the container
-#: runtime splits a log line. Larger data belongs on a volume; report its path.
-MAX_LINE = 4096
-#: Outputs every job-carrying task has already (from the Volcano Job itself): not available as report names.
-RESERVED = frozenset({"job-name", "job-phase"})
+from hera_volcano.shared.placeholders import refusal
 
 
 def format_line(name: str, value: str) -> str:
@@ -36,20 +27,12 @@ def format_line(name: str, value: str) -> str:
         raise ValueError(f"output name {name!r} is reserved (the job's own name and phase)")
     if "\n" in value or "\r" in value:
         raise ValueError(f"output {name!r}: the value must be one line (report a path for larger data)")
+    if refusal(value) is not None:
+        raise ValueError(f"output {name!r}: the value {refusal(value)}")
     line = f"{PREFIX}{name}={value}"
     if len(line.encode("utf-8")) > MAX_LINE:
         raise ValueError(f"output {name!r}: the report line is over {MAX_LINE} bytes (report a path instead)")
     return line
-
-
-def parse_line(line: str) -> tuple[str, str] | None:
-    """``(name, value)`` of a report line (a trailing carriage return is not part of the value), else None."""
-    if not line.startswith(PREFIX):
-        return None
-    name, sep, value = line[len(PREFIX) :].removesuffix("\r").partition("=")
-    if not sep or not NAME.fullmatch(name) or name in RESERVED or len(line.encode("utf-8")) > MAX_LINE:
-        return None
-    return name, value
 
 
 def check_names(field: str, value: Sequence[str]) -> tuple[str, ...]:

@@ -57,12 +57,6 @@ class Placeholder:
         """``{{workflow.parameters.NAME}}``, a Workflow argument."""
         return cls(f"workflow.parameters.{_parameter_name(name)}", sample)
 
-    @classmethod
-    def workflow_parameter_json(cls, name: str, sample: str) -> Placeholder:
-        """A Workflow argument written as a JSON string by Argo's ``toJson``: whatever a submitter passes with
-        ``-p NAME=...`` stays one string value and cannot add fields to the manifest."""
-        return cls(f"=toJson(workflow.parameters['{_parameter_name(name)}'])", sample, quoted=False)
-
     def __str__(self) -> str:
         return "{{" + self.expression + "}}"
 
@@ -83,6 +77,48 @@ def _parameter_name(name: object) -> str:
     if not isinstance(name, str) or not _PARAMETER_NAME.fullmatch(name):
         raise ValidationError("placeholder", f"not an Argo parameter name (letters, digits, '_', '-'): {name!r}")
     return name
+
+
+def refusal(text: str) -> str | None:
+    """Why Argo cannot carry ``text`` as a parameter's value unchanged, or None. Argo substitutes the tags in a
+    value again wherever it is used (the first pass of ``SubstituteParams`` covers a template's inputs, and a
+    Workflow's arguments are substituted when it starts: an expression that does not parse leaves the Workflow
+    without a phase for ever); it cannot pass on ASCII control characters other than tab and line breaks, nor
+    unprintable characters beyond U+FFFF; and no environment variable, command line or Kubernetes string can hold
+    NUL."""
+    if "{{" in text:
+        return "holds '{{', which Argo would substitute (expand, or fail on) wherever the value is used"
+    if "\x00" in text:
+        return "holds NUL, which no environment variable, argument or Kubernetes field can hold"
+    unsayable = next((c for c in text if _UNQUOTABLE.fullmatch(c) or (ord(c) > 0xFFFF and not c.isprintable())), None)
+    if unsayable is not None:
+        # Argo passes a value on (a DAG argument, a task's output) with Go's quoting, whose \x and \U escapes are
+        # not JSON: the node fails with "cannot finish template replacement because the result was invalid JSON".
+        return f"holds U+{ord(unsayable):04X}, which Argo cannot pass from one template to another"
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in text):
+        return "must be valid Unicode text (it holds a lone surrogate)"
+    c1 = next((c for c in text if _C1_CONTROL.fullmatch(c)), None)
+    if c1 is not None:
+        # Measured on the test cluster (Argo v3.7): the step errors with "yaml: control characters are not allowed"
+        # when such a value reaches a job's manifest; NEL arrives in a job's arguments and env dropped.
+        return f"holds the control character U+{ord(c1):04X}, which Argo cannot carry into a job unchanged"
+    return None
+
+
+#: C1 control characters, NEL (U+0085) included.
+_C1_CONTROL = re.compile("[\x80-\x9f]")
+
+
+#: What Go's quoting writes as ``\xNN`` (ASCII controls but tab, line feed, carriage return, backspace, form feed).
+_UNQUOTABLE = re.compile("[\x01-\x07\x0b\x0e-\x1f\x7f]")
+
+
+def carried(field: str, text: str) -> str:
+    """``text`` if Argo carries it unchanged as a parameter's value (:func:`refusal`), else a ValidationError."""
+    problem = refusal(text)
+    if problem is not None:
+        raise ValidationError(field, problem)
+    return text
 
 
 def expressions(text: str) -> list[str]:
@@ -111,6 +147,30 @@ def with_samples(data: Any, values: Mapping[str, Any] | None = None) -> Any:
             return known.get(node.expression, node.sample)
         if isinstance(node, str):
             return substitute_text(node, text) if "{{" in node else node
+        if isinstance(node, Mapping):
+            return {k: walk(v) for k, v in node.items()}
+        if isinstance(node, list | tuple):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(data)
+
+
+def bind(data: Any, values: Mapping[str, Any]) -> Any:
+    """A copy of ``data`` with the placeholders named in ``values`` (by expression) replaced by their values, and
+    their expressions inside strings by the values' text; every other placeholder stays."""
+    if not values:
+        return data
+    text = {k: v if isinstance(v, str) else _text(v) for k, v in values.items()}
+
+    def sub(match: re.Match[str]) -> str:
+        return text.get(match.group(1), match.group(0))
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, Placeholder):
+            return values.get(node.expression, node)
+        if isinstance(node, str) and not isinstance(node, Verbatim):
+            return _EXPR.sub(sub, node) if "{{" in node else node
         if isinstance(node, Mapping):
             return {k: walk(v) for k, v in node.items()}
         if isinstance(node, list | tuple):

@@ -1,9 +1,10 @@
 """Least-privilege RBAC derived from what a workflow's pods actually do.
 
 Each service account that runs pods gets one Role and one RoleBinding with exactly the rules those pods need: the
-executor's task results; each resource step's verbs on its manifest's resource plus ``get`` for polling; for pods
-running ``kubectl``, reads of pods (and logs, and any ``RESOURCE.GROUP`` they ``get``). Every rule is annotated
-with the templates that need it.
+executor's task results; each resource step's verbs on its manifest's resource plus ``get`` for polling; for our log
+follower, the calls it declares (:data:`hera_volcano.pods.run.CALLS`); for users' own pods running ``kubectl``,
+what each call in their scripts needs (reads of pods and logs, and what they do to any ``RESOURCE.GROUP``). Every
+rule is annotated with the templates that need it.
 """
 
 from __future__ import annotations
@@ -15,14 +16,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from hera_volcano.argo.limits import WORKFLOW_KINDS
-from hera_volcano.client.resources import CLUSTER_READS, SUBMITTER, TEMPLATES, Permission
+from hera_volcano.client.resources import CLUSTER_READS, CRONS, SUBMITTER, TEMPLATES, Permission
 from hera_volcano.kube import names
 from hera_volcano.kube.emit import plain
 from hera_volcano.kube.loading import describe_error, load_all
+from hera_volcano.pods.program import MARKER
+from hera_volcano.pods.run import CALLS
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.findings import as_list, as_map
 from hera_volcano.shared.placeholders import substitute_text
+from hera_volcano.tools import job_policy as policies
+from hera_volcano.tools.job_policy import JobPolicy
 
 RBAC_API = "rbac.authorization.k8s.io/v1"
 ANNOTATION_PREFIX = "hera-volcano/rule-"
@@ -39,14 +44,21 @@ ACTION_VERBS: Mapping[str, tuple[str, ...]] = {
 PLURALS: Mapping[str, str] = {"Endpoints": "endpoints"}
 _KIND = re.compile(r"[A-Z][A-Za-z0-9]*")
 _VERB_ORDER = ("get", "list", "watch", "create", "update", "patch", "delete")
-_KUBECTL = re.compile(r"\bkubectl\b")
-_KUBECTL_LOGS = re.compile(r"\bkubectl\b[^\n|;&]*\blogs\b")
-#: ``kubectl ... get RESOURCE[.VERSION].GROUP ...`` (a fully qualified custom resource, such as the follower's
-#: Volcano Jobs; RBAC names no version), with the rest of its command (``--watch`` or ``-w`` also watches).
-_KUBECTL_GET_QUALIFIED = re.compile(
-    r"\bkubectl\b[^\n|;&]*?\bget\s+([a-z0-9-]+)\.(?:v\d+(?:(?:alpha|beta)\d+)?\.)?([a-z0-9.-]+\.[a-z0-9-]+)\b([^\n|;&]*)"
+#: ``kubectl`` as a word of a script (``/usr/bin/kubectl`` too; not ``kubectl_prelude.sh`` or ``$KUBECTL_ERR``).
+_KUBECTL = re.compile(r"(?<![\w.-])kubectl(?![\w.-])")
+#: Where a shell command ends: the words after ``kubectl`` up to here are its arguments.
+_COMMAND_END = re.compile(r"[|;&)`]")
+#: kubectl flags whose value is the next word (``-n NS``); ``--flag=value`` needs no table. ``-f`` is a file
+#: everywhere but in ``logs`` (follow).
+_VALUE_FLAGS = frozenset(
+    """-n --namespace -l --selector --field-selector -c --container -o --output --context --cluster --user
+    --kubeconfig --request-timeout -s --server --since --since-time --tail --for --timeout --token --as --as-group
+    -f --filename --template --sort-by --chunk-size --max-log-requests -L --label-columns""".split()  # noqa: SIM905
 )
-_WATCH_FLAG = re.compile(r"(?:^|\s)(?:--watch|-w)(?:[\s=]|$)")
+_SELECTING_FLAGS = ("-l", "--selector", "--field-selector")
+_WATCH_FLAGS = ("-w", "--watch", "--watch-only")
+_POD_NAMES = ("pods", "pod", "po")
+_VERSION = re.compile(r"v\d+(?:(?:alpha|beta)\d+)?")
 
 
 def plural(kind: str) -> str:
@@ -67,11 +79,18 @@ def plural(kind: str) -> str:
 
 @dataclass(frozen=True)
 class _Need:
+    """A rule an account needs. ``namespace``: where (the manifest's), ``account_namespace``: the account's (a
+    Volcano pod's is its job's); None for the workflow's. ``pod_accounts``: the accounts a Volcano Job it creates
+    names for its pods (for the admission policy)."""
+
     service_account: str
     group: str
     resource: str
     verbs: tuple[str, ...]
     why: str
+    namespace: str | None = None
+    account_namespace: str | None = None
+    pod_accounts: tuple[str, ...] = ()
 
 
 def _scripts(container: Mapping[str, Any]) -> str:
@@ -83,24 +102,107 @@ def _scripts(container: Mapping[str, Any]) -> str:
     return "\n".join(p for p in parts if isinstance(p, str))
 
 
-def _kubectl_needs(sa: str, containers: Iterable[Mapping[str, Any]], why: str) -> list[_Need]:
-    """Pods running ``kubectl`` read pods (``get``/``wait``/``logs -f`` all list and watch); ``logs`` reads logs;
-    ``get RESOURCE.GROUP`` gets and lists that resource, and watches it with ``--watch``."""
-    text = "\n".join(_scripts(c) for c in containers)
+def _kubectl_calls(container: Mapping[str, Any]) -> list[list[str]]:
+    """The arguments of each ``kubectl`` call a container makes: its exec form (``command: [kubectl, get, ...]``),
+    and every ``kubectl`` word of its scripts, up to the end of that shell command (comment lines are skipped)."""
+    words = [w for key in ("command", "args") for w in as_list(container.get(key)) if isinstance(w, str)]
+    calls = []
+    if words and words[0].rsplit("/", 1)[-1] == "kubectl":
+        calls.append(words[1:])
+    for line in _scripts(container).replace("\\\n", " ").splitlines():
+        if line.lstrip().startswith("#"):
+            continue
+        for match in _KUBECTL.finditer(line):
+            rest = _COMMAND_END.split(line[match.end() :], maxsplit=1)[0]
+            calls.append([w.strip("\"'") for w in rest.split()])
+    return calls
+
+
+def qualified_resource(token: str) -> tuple[str, str] | None:
+    """(group, resource) of ``RESOURCE[.VERSION].GROUP`` as kubectl takes it (RBAC names no version), else None."""
+    match = _QUALIFIED.fullmatch(token)
+    if match is None:
+        return None
+    resource, group = match.group(1), match.group(3)
+    version, _, rest = group.partition(".")
+    if _VERSION.fullmatch(version) and "." in rest:
+        group = rest
+    return group, resource
+
+
+def _call_needs(args: Sequence[str]) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(group, resource, verbs) one ``kubectl ARGS`` call needs: ``get`` of a named object gets it, of a selector
+    (or of all) lists it, ``--watch`` lists and watches; ``wait`` gets, lists and watches; ``logs`` gets (or with a
+    selector lists) the pod and gets its log; ``delete`` deletes, lists for a selector, and gets and watches a
+    deletion it waits for. Pods are read by their short names, other resources only fully qualified
+    (``jobs.batch.volcano.sh``); any other call (``api-resources``, ``version``, a word in a message) needs nothing."""
+    positional: list[str] = []
+    selects = watches = no_wait = False
+    i = 0
+    while i < len(args):
+        word = args[i]
+        flag = word.split("=", 1)[0]
+        if word.startswith("-"):
+            selects = selects or flag in _SELECTING_FLAGS or (word.startswith("-l") and not word.startswith("--"))
+            watches = watches or flag in _WATCH_FLAGS
+            no_wait = no_wait or word == "--wait=false"
+            takes_value = flag in _VALUE_FLAGS and not (flag == "-f" and positional[:1] == ["logs"])
+            i += 2 if takes_value and "=" not in word and len(word) == len(flag) else 1
+            continue
+        positional.append(word)
+        i += 1
+    if not positional or positional[0] not in ("get", "wait", "logs", "delete"):
+        return []
+    verb = positional[0]
+    target = positional[1] if len(positional) > 1 else ""
+    if verb == "logs":
+        pod_verbs = ("list",) if selects else ("get",)
+        return [("", "pods", pod_verbs), ("", "pods/log", ("get",))]
+    kind, _, name = target.partition("/")
+    named = bool(name) or len(positional) > 2
+    found = ("", "pods") if kind in _POD_NAMES else qualified_resource(kind)
+    if found is None:
+        return []
+    if verb == "wait":
+        verbs: set[str] = {"get", "list", "watch"}
+    elif verb == "get":
+        verbs = {"get" if named and not selects else "list"} | ({"list", "watch"} if watches else set())
+    else:
+        verbs = {"delete", "list" if selects else "get"} | (set() if no_wait else {"get", "watch"})
+        if named and no_wait and not selects:
+            verbs = {"delete"}
+    return [(found[0], found[1], tuple(v for v in _VERB_ORDER if v in verbs))]
+
+
+def _follower(container: Mapping[str, Any]) -> bool:
+    """The container runs our log follower's program (which declares the calls it makes)."""
+    return any(part.startswith(MARKER) for part in _scripts(container).split("\n"))
+
+
+def _kubectl_needs(
+    sa: str, containers: Iterable[Mapping[str, Any]], why: str, namespace: str | None = None
+) -> list[_Need]:
+    """What the containers' API calls need: our log follower's, the calls it declares (:data:`CALLS`); any other
+    container's, its ``kubectl`` calls, each read for itself (:func:`_call_needs`). ``namespace``: a Volcano pod's
+    (its job's), where its account lives and its calls go."""
     needs = []
-    if _KUBECTL.search(text):
-        needs.append(_Need(sa, "", "pods", ("get", "list", "watch"), why))
-    if _KUBECTL_LOGS.search(text):
-        needs.append(_Need(sa, "", "pods/log", ("get",), why))
-    verbs: dict[tuple[str, str], set[str]] = {}
-    for resource, group, rest in _KUBECTL_GET_QUALIFIED.findall(text):
-        verbs.setdefault((resource, group), {"get", "list"}).update(["watch"] if _WATCH_FLAG.search(rest) else [])
-    for (resource, group), wanted in sorted(verbs.items()):
-        needs.append(_Need(sa, group, resource, tuple(v for v in _VERB_ORDER if v in wanted), why))
+    for container in containers:
+        if _follower(container):
+            needs += [_Need(sa, group, resource, verbs, why, namespace, namespace) for group, resource, verbs in CALLS]
+            continue
+        for args in _kubectl_calls(container):
+            needs += [
+                _Need(sa, group, resource, verbs, why, namespace, namespace)
+                for group, resource, verbs in _call_needs(args)
+            ]
     return needs
 
 
 _BY_HAND = "so the resource it acts on is unknown here: leave this workflow out and write its rule by hand"
+#: What a manifest's placeholders read as here: ``{{workflow.namespace}}`` as the workflow's namespace, any other
+#: as a value known only at run time. Neither is a Kubernetes name, so neither is granted anything by mistake.
+_WORKFLOW_NAMESPACE = "WORKFLOW_NAMESPACE"
+_RUN_TIME = "RUN_TIME_VALUE"
 #: ``RESOURCE.GROUP`` as kubectl takes it (a plural resource name, fully qualified), optionally ``/NAME``.
 _QUALIFIED = re.compile(
     r"([a-z0-9]([-a-z0-9]*[a-z0-9])?)\.([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+)"
@@ -123,7 +225,7 @@ def _flag_needs(resource: Mapping[str, Any], field: str) -> tuple[str, str, tupl
     ]
     if not positional:
         raise ValidationError(f"{field[: -len('manifest')]}flags", f"name no resource, {_BY_HAND}")
-    kind = _QUALIFIED.fullmatch(positional[0].split("/")[0])
+    kind = qualified_resource(positional[0].split("/")[0])
     if kind is None:
         raise ValidationError(
             f"{field[: -len('manifest')]}flags",
@@ -135,7 +237,7 @@ def _flag_needs(resource: Mapping[str, Any], field: str) -> tuple[str, str, tupl
         verbs.append("delete")
         if "--wait=false" not in flags:
             verbs += ["get", "watch"]
-    return kind.group(3), kind.group(1), tuple(verbs)
+    return kind[0], kind[1], tuple(verbs)
 
 
 def _manifest_objects(resource: Mapping[str, Any], field: str) -> list[Mapping[str, Any]]:
@@ -149,7 +251,8 @@ def _manifest_objects(resource: Mapping[str, Any], field: str) -> list[Mapping[s
     if not isinstance(manifest, str):
         raise ValidationError(field, "must be the object's YAML, as a string")
     try:
-        docs = [d for d in load_all(substitute_text(manifest, {})) if d is not None]
+        text = substitute_text(manifest, {"workflow.namespace": _WORKFLOW_NAMESPACE}, _RUN_TIME)
+        docs = [d for d in load_all(text) if d is not None]
     except Exception as e:  # yaml.YAMLError and friends: report, don't trace
         raise ValidationError(field, f"manifest is not YAML: {describe_error(e)}") from None
     if not all(isinstance(d, Mapping) for d in docs):
@@ -196,14 +299,44 @@ def _template_needs(
             if not isinstance(kind, str) or not isinstance(api_version, str) or not _KIND.fullmatch(kind):
                 raise ValidationError(f"{why}.resource.manifest", "needs an apiVersion and a kind (a name)")
             group = api_version.rpartition("/")[0]
-            needs.append(_Need(sa, group, plural(kind), (*ACTION_VERBS[action], "get"), why))
+            where = _manifest_namespace(obj, f"{why}.resource.manifest")
+            accounts = _job_accounts(obj) if _is_volcano_job(obj) else ()
+            needs.append(_Need(sa, group, plural(kind), (*ACTION_VERBS[action], "get"), why, where, None, accounts))
             if owner_permissions and resource.get("setOwnerReference"):
                 needs.append(_Need(sa, "argoproj.io", "workflows/finalizers", ("update",), why))
-            needs += _volcano_pod_needs(obj, why)
+            needs += _volcano_pod_needs(obj, why, where)
     return needs
 
 
-def _volcano_pod_needs(obj: Mapping[str, Any], why: str) -> list[_Need]:
+def _manifest_namespace(obj: Mapping[str, Any], field: str) -> str | None:
+    """The namespace a manifest names (its object goes there, and so must the rule), or None for the workflow's."""
+    namespace = as_map(obj.get("metadata")).get("namespace")
+    if namespace is None or namespace in ("", _WORKFLOW_NAMESPACE):
+        return None
+    if isinstance(namespace, str) and _RUN_TIME in namespace:
+        raise ValidationError(f"{field}.metadata.namespace", f"is only known at run time, {_BY_HAND}")
+    names.check(f"{field}.metadata.namespace", namespace, names.dns1123_label)
+    return str(namespace)
+
+
+def _is_volcano_job(obj: Mapping[str, Any]) -> bool:
+    return str(obj.get("apiVersion", "")).startswith("batch.volcano.sh/") and obj.get("kind") == "Job"
+
+
+def _job_accounts(obj: Mapping[str, Any]) -> tuple[str, ...]:
+    """The service accounts a Volcano Job's pod templates name (one given at run time, a placeholder, is not
+    known here: the admission policy refuses it unless it is allowed by name)."""
+    found = set()
+    for task in as_list(as_map(obj.get("spec")).get("tasks")):
+        spec = as_map(as_map(as_map(task).get("template")).get("spec"))
+        for key in ("serviceAccountName", "serviceAccount"):
+            value = spec.get(key)
+            if isinstance(value, str) and names.dns1123_subdomain(value) is None:
+                found.add(value)
+    return tuple(sorted(found))
+
+
+def _volcano_pod_needs(obj: Mapping[str, Any], why: str, namespace: str | None) -> list[_Need]:
     """Pods of a Volcano Job that run ``kubectl`` (the MPI master's wait for workers) need pod reads too."""
     if not str(obj.get("apiVersion", "")).startswith("batch.volcano.sh/"):
         return []
@@ -212,24 +345,27 @@ def _volcano_pod_needs(obj: Mapping[str, Any], why: str) -> list[_Need]:
         task = as_map(task)
         spec = as_map(as_map(task.get("template")).get("spec"))
         where = f"{why} (Volcano task {task.get('name', '?')})"
-        sa = _service_account(spec.get("serviceAccountName") or spec.get("serviceAccount"), where)
         containers = [
             c for c in as_list(spec.get("initContainers")) + as_list(spec.get("containers")) if isinstance(c, Mapping)
         ]
-        task_needs = _kubectl_needs(sa or "default", containers, where)
-        if task_needs and sa is None:
+        if not _kubectl_needs("default", containers, where, namespace):
+            continue  # its account needs nothing (the admission policy says which it may be)
+        sa = _service_account(spec.get("serviceAccountName") or spec.get("serviceAccount"), where)
+        if sa is None:
             raise ValidationError(
                 f"{where}.serviceAccountName",
                 f"is not set, so its pods, which run kubectl, {_DEFAULT_ACCOUNT}: name one"
                 " (service_account= of mpi_job)",
             )
-        needs += task_needs
+        needs += _kubectl_needs(sa, containers, where, namespace)
     return needs
 
 
 def _service_account(value: object, field: str) -> str | None:
     if value is None or value == "":
         return None
+    if isinstance(value, str) and _RUN_TIME in value:
+        raise ValidationError(field, "is only known at run time, so the account to grant rights to is unknown here")
     names.check(field, value, names.dns1123_subdomain)
     return str(value)
 
@@ -247,6 +383,7 @@ def rbac_for(
     service_accounts: bool = False,
     submitters: Sequence[str] = (),
     cluster_reads: bool = True,
+    job_policy: JobPolicy | None = JobPolicy(),  # noqa: B008 (frozen: one shared default is safe)
 ) -> list[dict[str, Any]]:
     """A Role and RoleBinding for every service account the workflows run pods as, with exactly the rules needed.
 
@@ -255,7 +392,12 @@ def rbac_for(
     ``workflows/finalizers`` for resource steps owned by the Workflow, which clusters enforcing owner-reference
     permissions (OpenShift) require; ``service_accounts`` also emits the ServiceAccounts. A pod whose account is named
     nowhere (not on its template, not on the workflow, no ``service_account``) is a ValidationError: it would run as
-    the namespace's ``default`` account, and rights granted to that go to every pod that names no account.
+    the namespace's ``default`` account, and rights granted to that go to every pod that names no account. A rule
+    for a manifest that names its namespace goes to a Role in that namespace, bound to the workflow's account.
+
+    Each account that may create (or change) Volcano Jobs also gets, unless ``job_policy`` is None, a
+    ValidatingAdmissionPolicy and its binding (see :class:`JobPolicy`): RBAC's ``create`` would let it run its
+    jobs' pods as any account of the namespace, privileged or on the host.
 
     Each of ``submitters`` (see :func:`submitter`) gets what the client needs to run the workflows from Python or
     ``hera-volcano submit`` (a Role and RoleBinding in each of their namespaces; reading the WorkflowTemplates when
@@ -269,9 +411,11 @@ def rbac_for(
     if service_account is not None:
         names.check("service_account", service_account, names.dns1123_subdomain)
     subjects = [submitter(text, f"submitters[{i}]") for i, text in enumerate(checks.strings("submitters", submitters))]
-    by_scope: dict[tuple[str, str], list[_Need]] = {}
+    job_policy = policies.checked(job_policy)
+    #: (the rules' namespace, the account's namespace, the account): what it needs there.
+    by_scope: dict[tuple[str, str, str], list[_Need]] = {}
     namespaces: set[str] = set()
-    templates_used = False
+    templates_used = crons_used = False
     for i, workflow in enumerate(workflows):
         wf = plain(workflow, "workflow")
         kind = wf.get("kind")
@@ -286,6 +430,7 @@ def rbac_for(
         names.check(f"workflows[{i}].metadata.namespace", ns, names.dns1123_label)
         namespaces.add(ns)
         templates_used = templates_used or kind == "WorkflowTemplate"
+        crons_used = crons_used or kind == "CronWorkflow"
         default_sa = service_account or _service_account(
             spec.get("serviceAccountName"), f"workflows[{i}].spec.serviceAccountName"
         )
@@ -296,13 +441,20 @@ def rbac_for(
             if not isinstance(template, Mapping):
                 raise ValidationError(f"workflows[{i}].spec.templates[{j}]", "must be a mapping: a template")
             for need in _template_needs(wf_name, template, default_sa, owner_reference_permissions, i, j):
-                by_scope.setdefault((ns, need.service_account), []).append(need)
+                scope = (need.namespace or ns, need.account_namespace or ns, need.service_account)
+                by_scope.setdefault(scope, []).append(need)
     objects: list[dict[str, Any]] = []
-    for (ns, sa), needs in sorted(by_scope.items()):
+    for (ns, account_ns, sa), needs in sorted(by_scope.items()):
         names.check("serviceAccountName", sa, names.dns1123_subdomain)
-        objects += _role_and_binding(ns, sa, needs, service_accounts)
+        for obj in _role_and_binding(ns, account_ns, sa, needs, service_accounts):
+            if obj not in objects:  # an account's ServiceAccount, once for all the namespaces it has rules in
+                objects.append(obj)
+        if job_policy is not None and _creates_jobs(needs):
+            accounts = {a for need in needs for a in need.pod_accounts} | ({sa} if ns == account_ns else set())
+            objects += policies.job_policy(ns, sa, account_ns, accounts, job_policy)
     if subjects:
-        objects += _submitter_objects(subjects, sorted(namespaces), templates_used, cluster_reads, service_accounts)
+        extra = [*(TEMPLATES if templates_used else ()), *(CRONS if crons_used else ())]
+        objects += _submitter_objects(subjects, sorted(namespaces), extra, cluster_reads, service_accounts)
     return objects
 
 
@@ -366,11 +518,16 @@ def _submitter_rules(
 
 
 def _submitter_objects(
-    subjects: Sequence[Subject], namespaces: Sequence[str], templates: bool, cluster_reads: bool, with_sa: bool
+    subjects: Sequence[Subject],
+    namespaces: Sequence[str],
+    extra: Sequence[Permission],
+    cluster_reads: bool,
+    with_sa: bool,
 ) -> list[dict[str, Any]]:
     """Per namespace and submitter a Role and RoleBinding for the client; the explain ClusterRole and a
-    ClusterRoleBinding per submitter (unless ``cluster_reads`` is false)."""
-    permissions = [*SUBMITTER, *(TEMPLATES if templates else ())]
+    ClusterRoleBinding per submitter (unless ``cluster_reads`` is false). ``extra``: for the WorkflowTemplates and
+    CronWorkflows among the workflows."""
+    permissions = [*SUBMITTER, *extra]
     objects: list[dict[str, Any]] = []
     bound: dict[str, dict[str, str]] = {}
     for ns in namespaces:
@@ -417,6 +574,14 @@ def _submitter_objects(
     return objects
 
 
+def _creates_jobs(needs: Iterable[_Need]) -> bool:
+    """Whether the needs let the account create or change Volcano Jobs (and so choose what their pods do)."""
+    return any(
+        n.group == "batch.volcano.sh" and n.resource == "jobs" and {"create", "update", "patch"} & set(n.verbs)
+        for n in needs
+    )
+
+
 def _role_name(sa: str) -> str:
     """``SA-hera-volcano``; a service account too long for that is cut and told apart by a hash of its full name."""
     suffix = "-hera-volcano"
@@ -427,14 +592,15 @@ def _role_name(sa: str) -> str:
     return f"{sa[:keep].rstrip('-.')}-{digest}{suffix}"
 
 
-def _role_and_binding(ns: str, sa: str, needs: list[_Need], with_sa: bool) -> list[dict[str, Any]]:
+def _role_and_binding(ns: str, account_ns: str, sa: str, needs: list[_Need], with_sa: bool) -> list[dict[str, Any]]:
+    """The Role in ``ns`` and its binding to the account of ``account_ns`` (named after both when they differ)."""
     rules: dict[tuple[str, str], tuple[set[str], set[str]]] = {}
     for need in needs:
         verbs, why = rules.setdefault((need.group, need.resource), (set(), set()))
         verbs.update(need.verbs)
         why.add(need.why)
     ordered = sorted(rules.items())
-    name = _role_name(sa)
+    name = _role_name(sa if ns == account_ns else f"{account_ns}.{sa}")
     annotations = {
         f"{ANNOTATION_PREFIX}{i}": f"{res} ({grp or 'core'}): {', '.join(sorted(why))}"
         for i, ((grp, res), (_, why)) in enumerate(ordered)
@@ -451,8 +617,8 @@ def _role_and_binding(ns: str, sa: str, needs: list[_Need], with_sa: bool) -> li
         "apiVersion": RBAC_API,
         "kind": "RoleBinding",
         "metadata": {"name": name, "namespace": ns},
-        "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": ns}],
+        "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": account_ns}],
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
     }
-    account = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": sa, "namespace": ns}}
+    account = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": sa, "namespace": account_ns}}
     return [account, role, binding] if with_sa else [role, binding]

@@ -4,13 +4,14 @@ checks for drift."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from hera_volcano.examples.bundled import bundled
 from hera_volcano.kube import names
 from hera_volcano.kube.emit import dump, plain, to_yaml
 from hera_volcano.shared.errors import ValidationError
+from hera_volcano.shared.findings import as_map
 from hera_volcano.tools.rbac import rbac_for
 from hera_volcano.volcano.queue import Queue
 from hera_volcano.volcano.queue_rules import check_queues, parent_of
@@ -33,23 +34,55 @@ def _kustomization(resources: Iterable[str]) -> str:
     return HEADER + dump(data)
 
 
-def _file_name(workflow: Any) -> str:
-    meta = plain(workflow).get("metadata") or {}
-    name = meta.get("name") or str(meta.get("generateName") or "").rstrip("-")
-    names.check("metadata.name", name, names.dns1123_subdomain)
+def run_once(data: Mapping[str, Any]) -> bool:
+    """A Workflow with a ``generateName`` and no name: each ``kubectl create`` of it is a new run, but
+    ``kubectl apply -k`` and Argo CD cannot apply it (they need a name to compare with), so render writes it as the
+    WorkflowTemplate of the same spec (:func:`as_template`)."""
+    meta = as_map(data.get("metadata"))
+    return data.get("kind") == "Workflow" and not meta.get("name") and bool(meta.get("generateName"))
+
+
+def as_template(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The WorkflowTemplate of a run-once Workflow: its spec, labels and annotations, named after its
+    ``generateName`` (``train-`` becomes ``train``), so ``submit --from workflowtemplate/train`` runs it."""
+    meta = {k: v for k, v in as_map(data.get("metadata")).items() if k != "generateName"}
+    name = str(as_map(data.get("metadata")).get("generateName")).rstrip("-")
+    return {
+        "apiVersion": data.get("apiVersion"),
+        "kind": "WorkflowTemplate",
+        "metadata": {"name": name, **meta},
+        "spec": data.get("spec"),
+    }
+
+
+def gitops_object(workflow: Any) -> Mapping[str, Any]:
+    """What render writes for ``workflow``: itself, or for a run-once Workflow its WorkflowTemplate."""
+    data = plain(workflow)
+    return as_template(data) if run_once(data) else data
+
+
+def _file_name(data: Mapping[str, Any], label: str) -> str:
+    name = as_map(data.get("metadata")).get("name") or ""
+    names.check(f"{label}: metadata.name", name, names.dns1123_subdomain)
     return f"{name}.yaml"
 
 
 def workflow_files(workflows: Sequence[Any]) -> dict[str, str]:
-    """``{file name: text}`` for a folder of workflows and its kustomization."""
+    """``{file name: text}`` for a folder of workflows and its kustomization: only objects ``kubectl apply -k`` and
+    Argo CD can apply (a run-once Workflow as its WorkflowTemplate, :func:`gitops_object`)."""
     files: dict[str, str] = {}
     for wf in workflows:
-        name = _file_name(wf)
+        data = gitops_object(wf)
+        meta = as_map(data.get("metadata"))
+        label = f"{data.get('kind')} {meta.get('name') or meta.get('generateName') or '(no name)'}"
+        name = _file_name(data, label)
         if name == KUSTOMIZATION:
-            raise ValidationError("metadata.name", f"'kustomization' is taken by the folder's {KUSTOMIZATION}")
+            raise ValidationError(
+                f"{label}: metadata.name", f"'kustomization' is taken by the folder's {KUSTOMIZATION}"
+            )
         if name in files:
-            raise ValidationError("metadata.name", f"two workflows would both be written to {name}")
-        files[name] = HEADER + to_yaml(wf)
+            raise ValidationError(f"{label}: metadata.name", f"two workflows would both be written to {name}")
+        files[name] = HEADER + to_yaml(data)
     files[KUSTOMIZATION] = _kustomization(n for n in files)
     return files
 

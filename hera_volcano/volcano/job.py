@@ -13,9 +13,18 @@ from typing import Any, Literal
 from hera_volcano.kube import names
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
-from hera_volcano.shared.placeholders import Placeholder, collect, with_samples
+from hera_volcano.shared.placeholders import (
+    Placeholder,
+    bind,
+    collect,
+    expressions,
+    has_expression,
+    placeholders,
+    with_samples,
+)
 from hera_volcano.volcano.queue import Queue, queue_name
 from hera_volcano.volcano.schema import API_VERSION, KIND
+from hera_volcano.volcano.step import DEFAULT_START_LIMIT, ArgoRetry, VolcanoRetry
 
 IntValue = int | Placeholder
 StrValue = str | Placeholder
@@ -193,10 +202,25 @@ class VolcanoTask:
         return out
 
 
+_INPUT = "inputs.parameters."
+
+
 @dataclass(frozen=True)
 class VolcanoJob:
-    """A Volcano Job. Leave ``name`` unset and give ``generate_name`` to get a name unique per creation. ``queue``
-    is a queue's name or a :class:`Queue` (the job names it)."""
+    """A Volcano Job, and how the step that runs it treats it: what every builder returns, and what
+    :func:`hera_volcano.job_template`, :func:`hera_volcano.job_dag`, :class:`hera_volcano.PipelineJob` and
+    :meth:`to_dict` take.
+
+    Leave ``name`` unset and give ``generate_name`` to get a name unique per creation. ``queue`` is a queue's name
+    or a :class:`Queue` (the job names it). ``arguments`` are the values of the job's own ``Placeholder.input``
+    parameters (a batch job's image, command and replicas): :meth:`to_dict` and the templates write them in, and a
+    pipeline passes them to the one template the jobs that differ only in them share.
+
+    The step: ``deadline`` (seconds, none by default) bounds the whole step and each pod; ``start_limit`` (a day by
+    default, None for none) bounds the wait for the gang to start, kept by the job's log follower; ``retry`` is
+    :class:`ArgoRetry` (the step is retried, the job created again) or :class:`VolcanoRetry` (Volcano restarts the
+    job on the events it names, ``maxRetry`` times; set it here, not through ``max_retry``).
+    """
 
     tasks: Sequence[VolcanoTask]
     name: StrValue | None = None
@@ -213,6 +237,10 @@ class VolcanoJob:
     priority_class_name: str | None = None
     policies: Sequence[Policy] = ()
     plugins: Sequence[Plugin] = ()
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    deadline: int | None = None
+    start_limit: int | None = DEFAULT_START_LIMIT
+    retry: ArgoRetry | VolcanoRetry | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.scheduler_name, str) or not self.scheduler_name:
@@ -221,15 +249,39 @@ class VolcanoJob:
         _sequence_of("policies", self.policies, Policy)
         _sequence_of("plugins", self.plugins, Plugin)
         queue_name(self.queue)
-        for field_name in ("labels", "annotations"):
+        for field_name in ("labels", "annotations", "arguments"):
             if not isinstance(getattr(self, field_name), Mapping):
                 raise ValidationError(field_name, "must be a mapping of strings")
+        for key, value in self.arguments.items():
+            if not isinstance(key, str) or not key:
+                raise ValidationError("arguments", f"must be named by the job's input parameters, not {key!r}")
+            if has_expression(value if isinstance(value, str) else repr(value)):
+                raise ValidationError(f"arguments.{key}", "must not contain '{{' (Argo would substitute it)")
+        for what, limit in (("deadline", self.deadline), ("start_limit", self.start_limit)):
+            if limit is not None:
+                checks.integer(what, limit, minimum=1, maximum=checks.INT32_MAX)
+        if self.retry is not None and not isinstance(self.retry, ArgoRetry | VolcanoRetry):
+            raise ValidationError("retry", "must be ArgoRetry(...) or VolcanoRetry(...)")
+        if isinstance(self.retry, VolcanoRetry) and self.max_retry is not None:
+            raise ValidationError("max_retry", "is set by retry=VolcanoRetry(max_retry=...): set it once")
 
     def to_dict(self) -> dict[str, Any]:
-        """The Job as plain data (placeholders kept), after checking every Volcano rule against sample values."""
-        data = self._data()
+        """The Job as plain data, its ``arguments`` written in (other placeholders kept), after checking every
+        Volcano rule against sample values."""
+        data = self.bound_data()
         check(data)
         return data
+
+    def bound_data(self) -> dict[str, Any]:
+        """The Job as plain data with its ``arguments`` written in (unchecked); each must name an input it uses."""
+        data = self._data()
+        used = {e.removeprefix(_INPUT) for e in placeholders(data) if e.startswith(_INPUT)}
+        used |= {e.removeprefix(_INPUT) for e in _embedded(data) if e.startswith(_INPUT)}
+        unknown = sorted(set(self.arguments) - used)
+        if unknown:
+            raise ValidationError(f"arguments.{unknown[0]}", "names no input parameter of the job")
+        bound: dict[str, Any] = bind(data, {_INPUT + k: v for k, v in self.arguments.items()})
+        return bound
 
     def _data(self) -> dict[str, Any]:
         metadata: dict[str, Any] = {}
@@ -246,20 +298,51 @@ class VolcanoJob:
         spec: dict[str, Any] = {"schedulerName": self.scheduler_name}
         if self.min_available is not None:
             spec["minAvailable"] = self.min_available
+        policies = list(self.policies)
+        max_retry = self.max_retry
+        if isinstance(self.retry, VolcanoRetry):
+            max_retry = self.retry.max_retry
+            policies = _restarting(self.retry.restart_on, policies)
         optional = {
             "queue": queue_name(self.queue),
-            "maxRetry": self.max_retry,
+            "maxRetry": max_retry,
             "minSuccess": self.min_success,
             "ttlSecondsAfterFinished": self.ttl_seconds_after_finished,
             "priorityClassName": self.priority_class_name,
         }
         spec.update({k: v for k, v in optional.items() if v is not None})
-        if self.policies:
-            spec["policies"] = [p.to_dict() for p in self.policies]
+        if policies:
+            spec["policies"] = [p.to_dict() for p in policies]
         if self.plugins:
             spec["plugins"] = {p.name: list(p.args) for p in self.plugins}
         spec["tasks"] = [t.to_dict() for t in self.tasks]
         return {"apiVersion": API_VERSION, "kind": KIND, "metadata": metadata, "spec": spec}
+
+
+def _restarting(events: Sequence[str], policies: Sequence[Policy]) -> list[Policy]:
+    """``RestartJob`` on each of ``events``, then the job's other policies (those events taken out of them)."""
+    out = [Policy(event=e, action="RestartJob") for e in events]
+    for policy in policies:
+        if policy.event in events:
+            continue
+        if policy.events:
+            rest = [e for e in policy.events if e not in events]
+            if not rest:
+                continue
+            policy = Policy(action=policy.action, events=rest, timeout=policy.timeout)
+        out.append(policy)
+    return out
+
+
+def _embedded(data: Any) -> list[str]:
+    """The expressions inside the strings of ``data``."""
+    if isinstance(data, str):
+        return expressions(data) if "{{" in data else []
+    if isinstance(data, Mapping):
+        return [e for v in data.values() for e in _embedded(v)]
+    if isinstance(data, list | tuple):
+        return [e for v in data for e in _embedded(v)]
+    return []
 
 
 def _int_value(field: str, value: object) -> None:

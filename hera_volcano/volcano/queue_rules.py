@@ -19,9 +19,10 @@ from fractions import Fraction
 from typing import Any, Final
 
 from hera_volcano.kube import names
+from hera_volcano.kube.metadata import labels_and_annotations
 from hera_volcano.kube.quantities import quantity
 from hera_volcano.shared.findings import Finding, as_map, entry, error, warning
-from hera_volcano.volcano.rules import is_extended_resource, labels_and_annotations
+from hera_volcano.volcano.rules import is_extended_resource
 from hera_volcano.volcano.schema import QUEUE_API_VERSION, QUEUE_KIND, check_queue_shape
 
 #: The queue at the top of every hierarchy, which Volcano creates: a parent of ``root`` is no parent.

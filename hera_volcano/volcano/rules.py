@@ -16,12 +16,14 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from typing import Any, Final
 
-from hera_volcano.kube import names
+from hera_volcano.kube import containers, names, pods
+from hera_volcano.kube.images import image_problem
+from hera_volcano.kube.metadata import labels_and_annotations
 from hera_volcano.kube.quantities import DURATION_MESSAGE, is_go_duration, quantity
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.findings import Finding, as_list, as_map, entry, error, join, warning
 from hera_volcano.shared.graphs import cycles
-from hera_volcano.volcano.schema import API_VERSION, KIND, check_shape
+from hera_volcano.volcano.schema import API_VERSION, KIND, check_pod_template_shape, check_shape
 
 #: Plugins the webhook knows (their arguments are not checked).
 PLUGINS: Final = ("ssh", "env", "svc", "tensorflow", "mpi", "pytorch", "hcclrank", "ray")
@@ -53,6 +55,8 @@ _DEFAULT_MPI_MASTER: Final = "master"
 _DEFAULT_MPI_WORKER: Final = "worker"
 _RESTART_POLICIES: Final = ("Always", "OnFailure", "Never")
 _DNS_POLICIES: Final = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
+_TOLERATION_OPERATORS: Final = ("Equal", "Exists")
+_TOLERATION_EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _PULL_POLICIES: Final = ("Always", "Never", "IfNotPresent")
 _PROTOCOLS: Final = ("TCP", "UDP", "SCTP")
 _STANDARD_CONTAINER_RESOURCES: Final = ("cpu", "memory", "ephemeral-storage")
@@ -111,21 +115,6 @@ def _job_name(metadata: Mapping[str, Any], svc: bool) -> tuple[str | None, list[
     if name in (None, "") and generate in (None, ""):
         return None, [error("metadata.name", "is required (or set metadata.generateName)")]
     return None, []  # a non-string name: reported by the shape check
-
-
-def labels_and_annotations(metadata: Mapping[str, Any], path: str) -> Iterator[Finding]:
-    """Kubernetes' rules for label keys and values and annotation keys (any object's metadata, at ``path``)."""
-    for key, value in as_map(metadata.get("labels")).items():
-        at = entry(f"{path}.labels", key)
-        message = names.qualified_name(key)
-        if message is not None:
-            yield error(at, f"label key {message}")
-        yield from _named(at, value, names.label_value)
-    for key in as_map(metadata.get("annotations")):
-        # Kubernetes checks annotation keys in lower case (unlike label keys).
-        message = names.qualified_name(key.lower() if isinstance(key, str) else key)
-        if message is not None:
-            yield error(entry(f"{path}.annotations", key), f"annotation key {message}")
 
 
 def _check_header(job: Mapping[str, Any]) -> Iterator[Finding]:
@@ -539,26 +528,6 @@ def _check_integer_cpu(container: Mapping[str, Any], path: str, policy: str) -> 
         )
 
 
-_PORT_NAME: Final = re.compile(r"[-a-z0-9]+")
-
-
-def _port_name_problem(name: str) -> str | None:
-    """Kubernetes' IANA_SVC_NAME rule for port names."""
-    if (
-        len(name) > 15
-        or _PORT_NAME.fullmatch(name) is None
-        or not re.search("[a-z]", name)
-        or "--" in name
-        or name.startswith("-")
-        or name.endswith("-")
-    ):
-        return (
-            "must be an IANA service name (at most 15 characters: lowercase letters, digits and '-', with at least"
-            " one letter, no '--', not starting or ending with '-')"
-        )
-    return None
-
-
 def _check_ports(ports: object, path: str) -> Iterator[Finding]:
     port_names: set[str] = set()
     for j, port in enumerate(as_list(ports)):
@@ -575,7 +544,7 @@ def _check_ports(ports: object, path: str) -> Iterator[Finding]:
             yield error(f"{at}.hostPort", "must be a port number between 1 and 65535")
         name = port.get("name")
         if isinstance(name, str) and name:
-            problem = _port_name_problem(name)
+            problem = names.port_name(name)
             if problem is not None:
                 yield error(f"{at}.name", problem)
             elif name in port_names:
@@ -585,13 +554,20 @@ def _check_ports(ports: object, path: str) -> Iterator[Finding]:
 
 
 def _check_container(
-    container: Mapping[str, Any], path: str, volume_names: set[str], cpu_policy: str | None
+    container: Mapping[str, Any],
+    path: str,
+    volume_names: set[str],
+    cpu_policy: str | None,
+    pod: Mapping[str, Any],
+    init: bool,
 ) -> Iterator[Finding]:
     image = container.get("image")
     if image is None or image == "":
         yield error(f"{path}.image", "is required")
     elif isinstance(image, str) and image != image.strip():
         yield error(f"{path}.image", "must not have leading or trailing whitespace (Kubernetes refuses the pod)")
+    elif isinstance(image, str) and "{{" not in image and image_problem(image):  # {{...}}: Argo fills it in later
+        yield error(f"{path}.image", str(image_problem(image)))
     yield from _one_of(f"{path}.imagePullPolicy", container.get("imagePullPolicy"), _PULL_POLICIES)
     yield from _check_ports(container.get("ports"), f"{path}.ports")
     for k, env in enumerate(as_list(container.get("env"))):
@@ -618,6 +594,7 @@ def _check_container(
         yield from _check_resources(resources, f"{path}.resources")
     if cpu_policy is not None:
         yield from _check_integer_cpu(container, path, cpu_policy)
+    yield from containers.check_container(container, path, init=init, grace=pods.grace_seconds(pod))
 
 
 def _check_pod_volumes(volumes: object, path: str) -> tuple[set[str], list[Finding]]:
@@ -677,12 +654,46 @@ def _check_pod_template(template: object, path: str, cpu_policy: str | None) -> 
                     )
                 else:
                     container_names[name] = container_path
-            yield from _check_container(container, container_path, volume_names, cpu_policy)
+            yield from _check_container(
+                container, container_path, volume_names, cpu_policy, spec, group == "initContainers"
+            )
     yield from _one_of(f"{at}.restartPolicy", spec.get("restartPolicy"), _RESTART_POLICIES)
     yield from _one_of(f"{at}.dnsPolicy", spec.get("dnsPolicy"), _DNS_POLICIES)
+    for key, value in as_map(spec.get("nodeSelector")).items():
+        at_key = entry(f"{at}.nodeSelector", key)
+        yield from _named(at_key, key, names.qualified_name)
+        yield from _named(at_key, value, names.label_value)
+    for j, toleration in enumerate(as_list(spec.get("tolerations"))):
+        if isinstance(toleration, Mapping):
+            yield from _check_toleration(toleration, f"{at}.tolerations[{j}]")
     for key in ("hostname", "subdomain"):
         if spec.get(key):
             yield from _named(f"{at}.{key}", spec[key], names.dns1123_label)
+    yield from pods.check_pod_spec(spec, at)
+
+
+def _check_toleration(toleration: Mapping[str, Any], path: str) -> Iterator[Finding]:
+    """Kubernetes' rules for a toleration: a key, unless the operator is Exists; no value with Exists; a known
+    effect; tolerationSeconds only for NoExecute."""
+    key, operator, value = toleration.get("key"), toleration.get("operator") or "Equal", toleration.get("value")
+    if key:
+        yield from _named(f"{path}.key", key, names.qualified_name)
+    elif operator == "Equal":
+        yield error(f"{path}.key", "is required unless the operator is Exists")
+    yield from _one_of(f"{path}.operator", operator, _TOLERATION_OPERATORS)
+    if operator == "Exists" and value:
+        yield error(f"{path}.value", "must be unset when the operator is Exists")
+    elif value:
+        yield from _named(f"{path}.value", value, names.label_value)
+    yield from _one_of(f"{path}.effect", toleration.get("effect") or "NoExecute", _TOLERATION_EFFECTS)
+    if toleration.get("tolerationSeconds") is not None and toleration.get("effect") != "NoExecute":
+        yield error(f"{path}.tolerationSeconds", "applies only to the NoExecute effect")
+
+
+def check_pod_template(template: object, path: str) -> list[Finding]:
+    """Every rule a task's pod template breaks, its fields' shape and Kubernetes' validation (paths under
+    ``path``): what :func:`check_job` checks of each task's."""
+    return [*check_pod_template_shape(template, path), *_check_pod_template(template, path, None)]
 
 
 # ---- entry points --------------------------------------------------------------------------------------------------

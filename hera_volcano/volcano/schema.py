@@ -322,6 +322,11 @@ def check_shape(job: object) -> Iterator[Finding]:
     return _shape(job, _JOB, "")
 
 
+def check_pod_template_shape(template: object, path: str) -> Iterator[Finding]:
+    """Unknown fields and wrongly typed scalars anywhere in a task's pod template (paths under ``path``)."""
+    return _shape(template, _POD_TEMPLATE, path)
+
+
 def check_queue_shape(queue: object) -> Iterator[Finding]:
     """Unknown fields and wrongly typed scalars anywhere in a Volcano Queue (paths relative to the queue)."""
     return _shape(queue, _QUEUE, "")

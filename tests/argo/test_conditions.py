@@ -61,7 +61,7 @@ def test_single_phase_is_an_equality() -> None:
 def test_a_lone_string_is_refused_not_read_letter_by_letter(field: str) -> None:
     import hera_volcano as hv
 
-    job = hv.mpi_job(image="x:1", command=["a"], workers=1)
+    job = hv.mpi_job(image="x:1", program=hv.Program.command(["a"]), workers=1)
     with pytest.raises(ValidationError) as e:
         hv.job_template(job, name="t", **{field: "Completed" if field == "success_phases" else "Failed"})
     assert e.value.field == field and "not the string" in e.value.rule

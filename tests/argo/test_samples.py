@@ -5,6 +5,7 @@ from __future__ import annotations
 import yaml
 
 from hera_volcano.argo.samples import resolved_manifests, workflow_values
+from hera_volcano.kube import values
 
 WORKFLOW = yaml.safe_load("""
 metadata: {generateName: demo-, namespace: team}
@@ -72,41 +73,31 @@ def test_substitution_convention() -> None:
     assert workflow_values({"metadata": {}})["workflow.namespace"] == "argo"
 
 
-def test_json_parameter_expression_becomes_the_json_string_of_the_argument() -> None:
+def test_value_expressions_become_the_scalar_argo_writes() -> None:
+    """The manifest's expressions (kube.values) read the workflow's arguments and the first call's inputs."""
+    text_tag = values.expression(values.Value("workflow", "job-name", "text", 1))
+    number = values.expression(values.Value("inputs", "n", "integer", 1))
+    joined = values.embedded("job-{{inputs.parameters.lr}}-$(X)", "f", dollars=2, executor=True)
     wf = {
         "spec": {
-            "arguments": {"parameters": [{"name": "job-name", "value": 'a"b'}]},
-            "templates": [
-                {"name": "t", "resource": {"manifest": "name: {{=toJson(workflow.parameters['job-name'])}}"}}
-            ],
-        }
-    }
-    ((_, _, text),) = resolved_manifests(wf)
-    assert yaml.safe_load(text) == {"name": 'a"b'}
-
-
-def test_workflow_parameter_values_are_resolved_once_more() -> None:
-    wf = {"spec": {"arguments": {"parameters": [{"name": "queue", "value": "q-{{workflow.name}}"}]}}}
-    values = workflow_values(wf)
-    assert values["workflow.parameters.queue"] == "q-sample-workflow"
-    assert values["=toJson(workflow.parameters['queue'])"] == '"q-sample-workflow"'
-
-
-def test_escaping_expressions_become_the_json_string_with_doubled_dollars() -> None:
-    wf = {
-        "spec": {
-            "arguments": {"parameters": [{"name": "w", "value": 'a"$(b)'}]},
+            "arguments": {"parameters": [{"name": "job-name", "value": 'a"b{{x}}'}]},
             "templates": [
                 {
                     "name": "t",
-                    "inputs": {"parameters": [{"name": "lr", "default": "$1"}]},
+                    "inputs": {"parameters": [{"name": "lr", "default": "$1"}, {"name": "n", "default": "4"}]},
                     "resource": {
-                        "manifest": "w: {{=toJson(replace(workflow.parameters['w'], '$', '$$'))}}\n"
-                        "lr: {{=toJson(replace(inputs.parameters['lr'], '$', '$$'))}}\n"
+                        "manifest": f"name: {{{{{text_tag}}}}}\nn: {{{{{number}}}}}\nj: {joined}\n"
+                        "other: {{=sprig.upper('x')}}\n"
                     },
                 }
             ],
         }
     }
     ((_, _, text),) = resolved_manifests(wf)
-    assert yaml.safe_load(text) == {"w": 'a"$$(b)', "lr": "$$1"}
+    # The argument's own tag is resolved once more (as Argo's start does); the literal $ is the executor's escape.
+    assert yaml.safe_load(text) == {"name": 'a"bsample', "n": 4, "j": "job-$1-$$(X)", "other": "sample"}
+
+
+def test_workflow_parameter_values_are_resolved_once_more() -> None:
+    wf = {"spec": {"arguments": {"parameters": [{"name": "queue", "value": "q-{{workflow.name}}"}]}}}
+    assert workflow_values(wf)["workflow.parameters.queue"] == "q-sample-workflow"

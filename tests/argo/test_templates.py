@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 import yaml
-from hera.workflows import DAG, RetryStrategy, Workflow
+from hera.workflows import DAG, Workflow
 
 from hera_volcano import (
+    ArgoRetry,
     Pipeline,
     Placeholder,
     ValidationError,
@@ -20,8 +21,12 @@ from hera_volcano import (
     mpi_job,
 )
 from hera_volcano.argo.selectors import parse_selector
-from hera_volcano.kube import pod_scripts
+from hera_volcano.builders.pipeline_entries import PipelineJob
+from hera_volcano.builders.program import Program
+from hera_volcano.kube.images import PYTHON_IMAGE
+from hera_volcano.pods import program
 from hera_volcano.shared.placeholders import substitute_text
+from tests.builders import podsim
 
 
 def simple_job(**kwargs: Any) -> VolcanoJob:
@@ -43,13 +48,15 @@ def resource(template: Any) -> dict[str, Any]:
     return data
 
 
-def test_resource_step_creates_an_owned_job_with_conditions_and_a_deadline() -> None:
+def test_resource_step_creates_an_owned_job_with_conditions_and_no_time_limit_by_default() -> None:
     r = resource(job_template(simple_job(), name="run"))
     assert r["resource"]["action"] == "create"
     assert r["resource"]["setOwnerReference"] is True
     assert r["resource"]["successCondition"] == "status.state.phase == Completed"
     assert r["resource"]["failureCondition"] == "status.state.phase in (Failed, Terminated, Aborted)"
-    assert r["activeDeadlineSeconds"] == 3600
+    # A training run must not be ended for running long: neither the step nor the job's pods get a deadline.
+    assert "activeDeadlineSeconds" not in r
+    assert "activeDeadlineSeconds" not in r["resource"]["manifest"]
     for condition in (r["resource"]["successCondition"], r["resource"]["failureCondition"]):
         parse_selector(condition)
 
@@ -99,8 +106,7 @@ def test_integer_placeholders_stay_integers_after_substitution() -> None:
     job = simple_job(replicas=Placeholder.input("replicas", 2), min_available=Placeholder.input("replicas", 2))
     r = resource(job_template(job, name="run"))
     assert [p["name"] for p in r["inputs"]["parameters"]] == ["replicas"]
-    text = r["resource"]["manifest"].replace("{{inputs.parameters.replicas}}", "4")
-    parsed = yaml.safe_load(substitute_text(text, {}))
+    parsed = podsim.parse(r["resource"]["manifest"], {"inputs.parameters.replicas": "4"})
     assert parsed["spec"]["minAvailable"] == 4 and parsed["spec"]["tasks"][0]["replicas"] == 4
 
 
@@ -111,23 +117,23 @@ def test_placeholder_samples_are_checked_against_volcano_rules() -> None:
     assert "minAvailable" in e.value.field or "minAvailable" in e.value.rule
 
 
-def test_deadline_is_configurable_and_validated() -> None:
-    assert resource(job_template(simple_job(), name="run", deadline=60))["activeDeadlineSeconds"] == 60
-    assert "activeDeadlineSeconds" not in resource(job_template(simple_job(), name="run", deadline=None))
-    assert resource(job_template(simple_job(), name="run", deadline=2**31 - 1))["activeDeadlineSeconds"] == 2**31 - 1
+def test_the_jobs_deadline_is_its_steps_and_is_validated() -> None:
+    assert resource(job_template(simple_job(deadline=60), name="run"))["activeDeadlineSeconds"] == 60
+    assert "activeDeadlineSeconds" not in resource(job_template(simple_job(deadline=None), name="run"))
+    assert resource(job_template(simple_job(deadline=2**31 - 1), name="run"))["activeDeadlineSeconds"] == 2**31 - 1
     for bad in (0, -5, True, "300", 2**31):  # Argo's field is an int32
         with pytest.raises(ValidationError) as e:
-            job_template(simple_job(), name="run", deadline=bad)
+            simple_job(deadline=bad)
         assert e.value.field == "deadline"
 
 
 def test_argo_retry_of_a_fixed_name_is_rejected_and_generated_names_are_allowed() -> None:
-    fixed = simple_job(generate_name=None, name="fixed")
+    fixed = simple_job(generate_name=None, name="fixed", retry=ArgoRetry(limit=2))
     with pytest.raises(ValidationError) as e:
-        job_template(fixed, name="run", retry_strategy=RetryStrategy(limit=2))
-    assert e.value.field == "retry_strategy"
-    r = resource(job_template(simple_job(), name="run", retry_strategy=RetryStrategy(limit=2)))
-    assert r["retryStrategy"]["limit"] == 2
+        job_template(fixed, name="run")
+    assert e.value.field == "retry"
+    r = resource(job_template(simple_job(retry=ArgoRetry(limit=2, policy="OnFailure")), name="run"))
+    assert r["retryStrategy"] == {"limit": 2, "retryPolicy": "OnFailure"}
 
 
 def test_owned_job_may_not_name_another_namespace() -> None:
@@ -147,22 +153,27 @@ def test_template_names_follow_argo_rules(name: str) -> None:
 
 def test_follower_finds_the_job_and_its_pods_by_labels_and_bounds_itself() -> None:
     f = resource(follow_logs_template(job_label="mpi-hello", timeout=600))
-    env = {e["name"]: e["value"] for e in f["container"]["env"]}
+    env = {e["name"]: e.get("value") for e in f["container"]["env"]}
     assert env["JOB_SELECTOR"] == "workflows.argoproj.io/workflow={{workflow.name}},hera-volcano/job=mpi-hello"
     assert env["POD_SELECTOR"] == "hera-volcano/workflow={{workflow.name}},hera-volcano/job=mpi-hello"
     for key in ("JOB_SELECTOR", "POD_SELECTOR"):
         parse_selector(substitute_text(env[key], {}))
     assert env["TASK"] == "" and env["CONTAINER"] == "", "the job's lead-task annotation decides"
     assert env["FOLLOW_SECONDS"] == "600" and "OUTPUTS" not in env and "outputs" not in f
+    assert env["START_SECONDS"] == "86400", "a day to start by default"
+    [node] = [e for e in f["container"]["env"] if e["name"] == "NODE_NAME"]
+    # Its own Argo node, from its pod: the step beside it is the one whose job it follows (loops, retries).
+    assert node["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.annotations['workflows.argoproj.io/node-name']"
     assert "activeDeadlineSeconds" not in f, "a deadline would fail the step; the script bounds itself"
+    assert f["container"]["command"] == ["python3", "-c"] and f["container"]["image"] == PYTHON_IMAGE
     script = f["container"]["args"][0]
-    assert script == pod_scripts.with_kubectl("hera_volcano.argo", "follow_logs.sh")
-    assert "{{" not in script, "the script text is constant; values come from the environment"
+    assert script == program.source(), "the program of hera_volcano/pods, as the client runs its modules"
+    assert "{{" not in script and "$" not in script, "constant text: values come from the environment"
 
 
 def test_follower_collects_the_values_rank_0_reports_as_its_outputs() -> None:
     f = resource(follow_logs_template(job_label="train", task="master", outputs=["loss", "model"]))
-    env = {e["name"]: e["value"] for e in f["container"]["env"]}
+    env = {e["name"]: e.get("value") for e in f["container"]["env"]}
     assert env["OUTPUTS"] == "loss model" and env["TASK"] == "master"
     assert f["outputs"]["parameters"] == [
         {"name": name, "valueFrom": {"path": f"{env['OUTPUT_DIR']}/{name}", "default": ""}}
@@ -183,7 +194,7 @@ def test_follower_refuses_outputs_that_cannot_be_reported(outputs: Any, rule: st
 def test_follower_and_job_run_in_parallel_and_the_follower_cannot_fail_the_workflow() -> None:
     from hera_volcano.argo.follow_logs import follower_continue_on
 
-    job = mpi_job(image="volcanosh/example-mpi:0.0.3", command=["mpi_hello_world"])
+    job = mpi_job(image="volcanosh/example-mpi:0.0.3", program=Program.command(["mpi_hello_world"]))
     with Workflow(generate_name="w-", entrypoint="main") as w:
         submit = job_template(job, name="submit", job_label="mpi")
         follow = follow_logs_template(job_label="mpi")
@@ -204,7 +215,7 @@ def test_follower_in_a_pipeline_takes_its_job_label_as_an_input() -> None:
     ("kwargs", "field"),
     [
         ({"task": "Bad"}, "task"),
-        ({"kubectl_image": "a b"}, "kubectl_image"),
+        ({"image": "a b"}, "image"),
         ({"timeout": 0}, "timeout"),
         ({"grace": -1}, "grace"),
         ({"job_label": "has space"}, "job_label"),
@@ -248,8 +259,8 @@ def test_a_ttl_long_enough_for_the_step_is_kept(ttl: int | None) -> None:
 @pytest.mark.parametrize("image", ["busybox:1\n", " busybox:1", "busybox:1 "])
 def test_images_with_surrounding_whitespace_are_refused(image: str) -> None:
     with pytest.raises(ValidationError) as e:
-        follow_logs_template(job_label="x", kubectl_image=image)
-    assert e.value.field == "kubectl_image"
+        follow_logs_template(job_label="x", image=image)
+    assert e.value.field == "image"
     job = simple_job()
     job.tasks[0].template["spec"]["containers"][0]["image"] = image
     with pytest.raises(ValidationError) as bad:
@@ -286,11 +297,17 @@ def test_a_workflow_that_does_not_succeed_deletes_exactly_its_own_volcano_jobs(b
 def test_a_pipeline_may_keep_its_jobs_and_may_not_clash_with_the_handler() -> None:
     from hera_volcano import batch_job
 
-    keep = Pipeline([batch_job("a", image="x:1", command=["a"])]).workflow("p", cleanup=False).to_dict()
+    keep = (
+        Pipeline([PipelineJob("a", batch_job(image="x:1", program=Program.command(["a"])))])
+        .workflow("p", cleanup=False)
+        .to_dict()
+    )
     assert "onExit" not in keep["spec"]
     assert all(t.get("resource", {}).get("action") != "delete" for t in keep["spec"]["templates"])
     with pytest.raises(ValidationError) as e:
-        Pipeline([batch_job("a", image="x:1", command=["a"])]).workflow("cleanup-volcano-jobs")
+        Pipeline([PipelineJob("a", batch_job(image="x:1", program=Program.command(["a"])))]).workflow(
+            "cleanup-volcano-jobs"
+        )
     assert e.value.field == "name"
 
 

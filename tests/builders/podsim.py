@@ -1,6 +1,7 @@
 """What the process in a pod gets from a rendered job, simulated step by step as the real system does it:
 
-1. Argo substitutes the template's ``{{...}}`` (simple tags: the raw value; ``{{=toJson(...)}}``: Go's JSON text);
+1. Argo substitutes the template's ``{{...}}`` twice (simple tags: the raw value; ``{{=...}}``: the expression's
+   result, evaluated here for the functions hera-volcano uses);
 2. the template reaches argoexec in its pod's ``ARGO_TEMPLATE`` variable, which the kubelet expands (``$$`` is ``$``);
    then the manifest is parsed as YAML;
 3. Volcano's plugins add their variables to the container;
@@ -14,6 +15,7 @@ Only the substitution forms hera-volcano writes are simulated; anything else fai
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -27,12 +29,10 @@ import yaml
 
 from hera_volcano.shared.placeholders import WORKFLOW_SAMPLES
 
-_TAG = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 _SIMPLE = re.compile(r"(?:inputs|workflow)\.parameters\.[-a-zA-Z0-9_]+")
-_ESCAPED = re.compile(r"=toJson\(replace\(((?:inputs|workflow)\.parameters)\['([-a-zA-Z0-9_]+)'\], '\$', '(\$+)'\)\)")
 #: Some of what the executor's container has defined before ARGO_TEMPLATE (Argo's own and the service variables).
 EXECUTOR_ENV = {"ARGO_POD_NAME": "wf-run-1", "ARGO_CONTAINER_NAME": "main", "KUBERNETES_SERVICE_HOST": "10.96.0.1"}
-_JSON = re.compile(r"=toJson\((workflow\.parameters)\['([-a-zA-Z0-9_]+)'\]\)")
+_OTHER = {**WORKFLOW_SAMPLES, "pod.name": "sample-workflow-step-1"}
 
 
 def go_json(text: str) -> str:
@@ -50,23 +50,148 @@ def go_json(text: str) -> str:
     return "".join([*out, '"'])
 
 
+def go_quote(text: str) -> str:
+    """Go's ``strconv.Quote`` (``fmt``'s ``%q``, sprig's ``quote``), from its documented rules."""
+    short = {"\a": "a", "\b": "b", "\f": "f", "\n": "n", "\r": "r", "\t": "t", "\v": "v", '"': '"', "\\": "\\"}
+    out = ['"']
+    for char in text:
+        code = ord(char)
+        if char in short:
+            out.append("\\" + short[char])
+        elif char.isprintable():
+            out.append(char)
+        else:
+            out.append(f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+    return "".join([*out, '"'])
+
+
+class _Missing(Exception):
+    """An expression reads a variable the pass does not have: Argo leaves the tag for a later pass."""
+
+
+_TOKEN = re.compile(r"\s*(?:'((?:[^'\\]|\\.)*)'|([A-Za-z_][A-Za-z0-9_]*|[0-9]+)|(.))")
+
+
+def _unquote(literal: str) -> str:
+    """An expr string literal's escapes, as expr reads them (Go's rules)."""
+    simple = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'"}
+
+    def one(m: re.Match[str]) -> str:
+        body = m.group(1)
+        return simple[body] if body in simple else chr(int(body[1:], 16))
+
+    return re.sub(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", one, literal)
+
+
+def evaluate(expression: str, scope: Mapping[str, str]) -> Any:
+    """The few expr forms (calls, string literals, ``a.b['c']``, ``+``) with the functions Argo offers that
+    hera-volcano uses: ``replace``, ``toJson``, ``asInt``, ``sprig.quote``, ``sprig.mustFromJson``."""
+    tokens = [(m.group(1), m.group(2), m.group(3)) for m in _TOKEN.finditer(expression) if m.group(0).strip()]
+    at = 0
+
+    def peek() -> str | None:
+        return tokens[at][2] if at < len(tokens) else None
+
+    def term() -> Any:
+        nonlocal at
+        literal, name, punct = tokens[at]
+        at += 1
+        if literal is not None:
+            return _unquote(literal)
+        assert name is not None, f"unexpected {punct!r} in {expression!r}"
+        if name.isdigit():
+            return int(name)
+        path = [name]
+        while peek() in (".", "["):
+            at += 1
+            if tokens[at - 1][2] == ".":
+                path.append(str(tokens[at][1]))
+                at += 1
+            else:
+                path.append(_unquote(str(tokens[at][0])))
+                at += 2  # the key and ']'
+        if peek() == "(":
+            at += 1
+            args = []
+            while peek() != ")":
+                args.append(plus())
+                if peek() == ",":
+                    at += 1
+            at += 1
+            return _call(".".join(path), args)
+        key = ".".join(path)
+        if key not in scope:
+            raise _Missing(key)
+        return scope[key]
+
+    def plus() -> Any:
+        nonlocal at
+        value = term()
+        while peek() == "+":
+            at += 1
+            value = value + term()
+        return value
+
+    result = plus()
+    assert at == len(tokens), f"unparsed rest of {expression!r}"
+    return result
+
+
+def _call(name: str, args: list[Any]) -> Any:
+    if name == "replace":
+        return str(args[0]).replace(args[1], args[2])
+    if name == "toJson":
+        if isinstance(args[0], str):
+            return go_json(args[0])
+        return json.dumps(args[0], ensure_ascii=False, separators=(",", ":"))
+    if name == "asInt":  # Go's strconv.Atoi: an optional sign and digits, nothing else
+        if not re.fullmatch(r"[-+]?[0-9]+", args[0]):
+            raise ValueError(f"asInt: {args[0]!r} is not an integer")
+        return int(args[0])
+    if name == "sprig.quote":
+        return go_quote(args[0])
+    if name == "sprig.mustFromJson":
+        return json.loads(args[0])
+    raise AssertionError(f"a function the simulation does not know: {name}")
+
+
+def _one_pass(text: str, scope: Mapping[str, str]) -> str:
+    """One of Argo's passes (fasttemplate): each ``{{...}}`` replaced once, from left to right, values pasted as
+    they are (the JSON layer around the manifest gives them back raw); unknown tags stay for a later pass."""
+    out, at = [], 0
+    while True:
+        start = text.find("{{", at)
+        if start < 0:
+            return "".join([*out, text[at:]])
+        end = text.find("}}", start + 2)
+        if end < 0:
+            raise ValueError("cannot find end tag='}}'")  # fasttemplate's error: Argo fails the node
+        out.append(text[at:start])
+        tag = text[start + 2 : end].strip()
+        if tag.startswith("="):
+            try:
+                result = evaluate(tag[1:], scope)
+            except _Missing:
+                out.append(text[start : end + 2])
+            else:
+                out.append(result if isinstance(result, str) else json.dumps(result))
+        elif tag in scope:
+            out.append(scope[tag])
+        else:
+            out.append(text[start : end + 2])
+        at = end + 2
+
+
 def argo_substitute(text: str, values: Mapping[str, str]) -> str:
-    """``text`` with every tag replaced as Argo would, in one pass (a value is never substituted again)."""
-
-    def one(match: re.Match[str]) -> str:
-        tag = match.group(1)
-        if _SIMPLE.fullmatch(tag):
-            return values[tag]
-        for form, escape in ((_ESCAPED, True), (_JSON, False)):
-            found = form.fullmatch(tag)
-            if found:
-                value = values[f"{found.group(1)}.{found.group(2)}"]
-                return go_json(value.replace("$", found.group(3)) if escape else value)
-        if tag in WORKFLOW_SAMPLES:
-            return WORKFLOW_SAMPLES[tag]
-        raise AssertionError(f"an Argo tag the simulation does not know: {tag!r}")
-
-    return _TAG.sub(one, text)
+    """``text`` substituted as Argo's ``SubstituteParams`` does: a first pass with the workflow's variables, then a
+    second over its output with the template's inputs too (a tag a value brought in is found again there)."""
+    workflow = {**_OTHER, **{k: v for k, v in values.items() if not k.startswith("inputs.")}}
+    # The first pass runs over the inputs' values too (they are part of the template then).
+    inputs = {k: _one_pass(v, workflow) for k, v in values.items() if k.startswith("inputs.")}
+    second = _one_pass(_one_pass(text, workflow), {**workflow, **inputs})
+    leftover = re.search(r"\{\{.*?\}\}", second)
+    assert leftover is None, f"an Argo tag the simulation does not know: {leftover.group(0)!r}"
+    return second
 
 
 def kube_expand(text: str, env: Mapping[str, str]) -> str:

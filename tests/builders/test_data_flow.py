@@ -11,7 +11,7 @@ import yaml
 from hera.workflows import Container, Env, Parameter, Workflow
 
 import hera_volcano as hv
-from hera_volcano.kube import pod_scripts
+from hera_volcano.pods import program
 from hera_volcano.shared.placeholders import substitute_text
 from tests.builders.podsim import parse, process
 
@@ -32,7 +32,19 @@ def manifest(template: dict[str, Any]) -> dict[str, Any]:
 
 
 def a_job(**kwargs: Any) -> hv.VolcanoJob:
-    return hv.pytorch_job(image=IMAGE, func=report, func_args={"lr": 0.1, "note": "n"}, workers=1, **kwargs)
+    program = hv.Program.function(report, args={"lr": 0.1, "note": "n"})
+    return hv.pytorch_job(image=IMAGE, program=program, workers=1, **kwargs)
+
+
+def template_of(w: Workflow, task: str) -> str:
+    """The name of the template a task of the workflow's entry DAG calls."""
+    entry = templates(w)[w.to_dict()["spec"]["entrypoint"]]
+    return str(next(t["template"] for t in entry["dag"]["tasks"] if t["name"] == task))
+
+
+def trains(outputs: tuple[str, ...]) -> hv.PipelineJob:
+    """The training job as a pipeline entry whose task carries ``outputs``, its template named ``train``."""
+    return hv.PipelineJob("train", a_job(), outputs=outputs, template="train")
 
 
 def test_a_job_dag_carries_what_rank_0_reports_and_the_job_s_name_and_phase() -> None:
@@ -49,9 +61,9 @@ def test_a_job_dag_carries_what_rank_0_reports_and_the_job_s_name_and_phase() ->
         "job-phase": "{{tasks.job.outputs.parameters.job-phase}}",
     }
     follower = found["train-logs"]
-    env = {e["name"]: e["value"] for e in follower["container"]["env"]}
+    env = {e["name"]: e.get("value") for e in follower["container"]["env"]}
     assert env["OUTPUTS"] == "loss note"
-    assert follower["container"]["args"] == [pod_scripts.with_kubectl("hera_volcano.argo", "follow_logs.sh")]
+    assert follower["container"]["args"] == [program.source()]
     assert manifest(found["train-job"])["metadata"]["labels"]["hera-volcano/job"] == "train"
 
 
@@ -64,7 +76,9 @@ def test_a_job_dag_without_values_to_collect_never_fails_for_its_follower() -> N
 
 def test_a_job_dag_passes_its_inputs_on_to_the_job_and_its_follower() -> None:
     job = hv.pytorch_job(
-        image=IMAGE, func=report, func_args={"lr": 0.1, "note": hv.Placeholder.input("note", "x")}, workers=1
+        image=IMAGE,
+        program=hv.Program.function(report, args={"lr": 0.1, "note": hv.Placeholder.input("note", "x")}),
+        workers=1,
     )
     with Workflow(generate_name="w-", entrypoint="run") as w:
         hv.job_dag(job, name="run", outputs=["loss"], job_label=hv.Placeholder.input("label", "run"))
@@ -100,12 +114,12 @@ def evaluate() -> Container:
 
 
 def data_pipeline(**kwargs: Any) -> hv.Pipeline:
-    shape = hv.JobShape("train", a_job(), "train", "master", "master", outputs=("loss", "note"))
     prep = Container(name="prep", image=IMAGE, command=["true"])
+    train = hv.PipelineJob("train", a_job(), after=["prep"], outputs=["loss", "note"], template="train")
     return hv.Pipeline(
         [
             hv.PipelineStep("prep", prep),
-            hv.PipelineJob("train", shape, after=["prep"]),
+            train,
             hv.PipelineStep("evaluate", evaluate(), {"loss": hv.StepOutput("train", "loss")}),
             hv.PipelineStep("report", evaluate(), {"loss": hv.StepOutput("evaluate", "verdict")}),
         ],
@@ -154,49 +168,57 @@ def test_a_workspace_is_mounted_in_every_job_pod_and_every_ordinary_step() -> No
     ],
 )
 def test_a_pipeline_refuses_arguments_its_steps_cannot_take(change: dict[str, Any], field: str, rule: str) -> None:
-    shape = hv.JobShape("train", a_job(), "train", "master", "master", outputs=("loss",))
     with pytest.raises(hv.ValidationError) as e:
-        hv.Pipeline([hv.PipelineJob("train", shape), hv.PipelineStep("evaluate", evaluate(), change["evaluate"])])
+        hv.Pipeline([trains(("loss",)), hv.PipelineStep("evaluate", evaluate(), change["evaluate"])])
     assert e.value.field == field and rule in e.value.rule, e.value
 
 
 def test_a_value_known_at_run_time_reaches_only_what_the_job_reads_at_run_time() -> None:
-    shape = hv.JobShape("train", a_job(), "train", "master", "master", outputs=("loss",))
-    batch = hv.batch_job("tune", image=IMAGE, command=["echo"], after=["train"])
-    taking = hv.PipelineJob("tune", batch.shape, {**batch.arguments, "image": hv.StepOutput("train", "loss")})
+    image = hv.Placeholder.input("image", "busybox:1")
+    job = hv.VolcanoJob(tasks=[hv.VolcanoTask("main", {"spec": {"containers": [{"name": "main", "image": image}]}})])
+    taking = hv.PipelineJob("tune", job, {"image": hv.StepOutput("train", "loss")})
     with pytest.raises(hv.ValidationError) as e:
-        hv.Pipeline([hv.PipelineJob("train", shape), taking])
+        hv.Pipeline([trains(("loss",)), taking])
     assert e.value.field == "jobs[1].arguments.image" and "known only at run time" in e.value.rule
+    own = hv.PipelineJob("tune", hv.batch_job(image=IMAGE, program=hv.Program.command(["echo"])), {"image": "x:1"})
+    with pytest.raises(hv.ValidationError) as e:
+        hv.Pipeline([trains(("loss",)), own])
+    assert e.value.field == "jobs[1].arguments.image" and "the job's own argument" in e.value.rule
 
 
 def test_a_job_reading_a_value_at_run_time_gets_the_reported_text_byte_for_byte() -> None:
     """A job of a pipeline takes an earlier job's report through a run-time input: Argo substitutes it into the
     manifest, the kubelet expands $(...), and the function still gets the exact text."""
-    tricky = 'a "quoted" $(HOME) $$ {{workflow.name}}\nsecond line \\ end'
-    train = hv.JobShape("train", a_job(), "train", "master", "master", outputs=("note",))
-    tune = hv.batch_job(
+    tricky = 'a "quoted" $(HOME) $$ {x} }}\x85 \x7f\nsecond line \\ end'
+    tune = hv.PipelineJob(
         "tune",
-        image=IMAGE,
-        func=report,
-        func_args={"lr": 0.2, "note": hv.Placeholder.input("note", "x")},
+        hv.batch_job(
+            image=IMAGE,
+            program=hv.Program.function(report, args={"lr": 0.2, "note": hv.Placeholder.input("note", "x")}),
+        ),
         arguments={"note": hv.StepOutput("train", "note")},
     )
-    pipeline = hv.Pipeline([hv.PipelineJob("train", train), tune])
+    pipeline = hv.Pipeline([trains(("note",)), tune])
     w = pipeline.workflow("flow")
     [task] = [t for t in templates(w)["flow"]["dag"]["tasks"] if t["name"] == "tune"]
     arguments = {p["name"]: p["value"] for p in task["arguments"]["parameters"]}
     assert arguments["note"] == "{{tasks.train.outputs.parameters.note}}"
     values = {f"inputs.parameters.{k}": v for k, v in arguments.items()} | {"inputs.parameters.note": tricky}
-    job = parse(templates(w)[tune.shape.name]["resource"]["manifest"], values)
+    job = parse(templates(w)[template_of(w, "tune")]["resource"]["manifest"], values)
     spec = job["spec"]["tasks"][0]["template"]["spec"]["containers"][0]
     _, env = process(spec, {"VC_TASK_INDEX": "0"})
     assert env["HERA_VOLCANO_ARG_note"] == tricky
 
 
 def test_a_batch_job_reports_values_that_a_later_step_takes() -> None:
-    check = hv.batch_job("check", image=IMAGE, func=report, func_args={"lr": 0.1, "note": "n"}, outputs=["loss"])
-    plain = hv.batch_job("plain", image=IMAGE, func=report, func_args={"lr": 0.1, "note": "n"})
-    assert check.shape.outputs == ("loss",) and check.shape.name != plain.shape.name, "the reports change the task"
+    check = hv.PipelineJob(
+        "check",
+        hv.batch_job(image=IMAGE, program=hv.Program.function(report, args={"lr": 0.1, "note": "n"})),
+        outputs=["loss"],
+    )
+    plain = hv.PipelineJob(
+        "plain", hv.batch_job(image=IMAGE, program=hv.Program.function(report, args={"lr": 0.1, "note": "n"}))
+    )
     show = Container(
         name="show", image=IMAGE, command=["echo", "{{inputs.parameters.loss}}"], inputs=[Parameter(name="loss")]
     )
@@ -204,8 +226,10 @@ def test_a_batch_job_reports_values_that_a_later_step_takes() -> None:
         "flow"
     )
     found = templates(w)
-    assert [p["name"] for p in found[check.shape.name]["outputs"]["parameters"]] == ["loss", "job-name", "job-phase"]
-    assert "resource" in found[plain.shape.name], "a job that reports nothing is the resource step itself"
+    assert template_of(w, "check") != template_of(w, "plain"), "the reports change the task"
+    outputs = [p["name"] for p in found[template_of(w, "check")]["outputs"]["parameters"]]
+    assert outputs == ["loss", "job-name", "job-phase"]
+    assert "resource" in found[template_of(w, "plain")], "a job that reports nothing is the resource step itself"
     tasks = {t["name"]: t for t in found["flow"]["dag"]["tasks"]}
     assert tasks["show"]["depends"] == "check"
     assert tasks["show"]["arguments"]["parameters"] == [
@@ -219,26 +243,35 @@ def test_a_batch_job_reports_values_that_a_later_step_takes() -> None:
         ({"outputs": "loss"}, "outputs", "not the string"),
         ({"outputs": ["job-name"]}, "outputs[0]", "not a report name"),
         ({"arguments": ["x"]}, "arguments", "must be a mapping"),
-        ({"arguments": {"image": "other"}}, "arguments.image", "the builder's own argument"),
+        ({"job": hv.batch_job}, "job", "must be a VolcanoJob"),
     ],
 )
-def test_a_batch_job_refuses_bad_outputs_and_arguments(kwargs: dict[str, Any], field: str, rule: str) -> None:
+def test_a_pipeline_job_refuses_bad_outputs_and_arguments(kwargs: dict[str, Any], field: str, rule: str) -> None:
+    kwargs.setdefault(
+        "job", hv.batch_job(image=IMAGE, program=hv.Program.function(report, args={"lr": 0.1, "note": "n"}))
+    )
     with pytest.raises(hv.ValidationError) as e:
-        hv.batch_job("check", image=IMAGE, func=report, func_args={"lr": 0.1, "note": "n"}, **kwargs)
+        hv.PipelineJob("check", **kwargs)
     assert e.value.field == field and rule in e.value.rule, e.value
 
 
 def test_a_batch_job_s_run_time_inputs_must_all_be_given() -> None:
-    needs = hv.batch_job(
-        "needs", image=IMAGE, func=report, func_args={"lr": 0.1, "note": hv.Placeholder.input("note", "x")}
+    needs = hv.PipelineJob(
+        "needs",
+        hv.batch_job(
+            image=IMAGE,
+            program=hv.Program.function(report, args={"lr": 0.1, "note": hv.Placeholder.input("note", "x")}),
+        ),
     )
     with pytest.raises(hv.ValidationError) as e:
         hv.Pipeline([needs])
     assert e.value.field == "jobs[0].arguments" and e.value.rule == "missing note"
-    extra = hv.batch_job("extra", image=IMAGE, command=["true"], arguments={"nothing": "x"})
+    extra = hv.PipelineJob(
+        "extra", hv.batch_job(image=IMAGE, program=hv.Program.command(["true"])), arguments={"nothing": "x"}
+    )
     with pytest.raises(hv.ValidationError) as e:
         hv.Pipeline([extra])
-    assert e.value.field == "jobs[0].arguments" and "no parameter nothing" in e.value.rule
+    assert e.value.field == "jobs[0].arguments" and "no input parameter nothing" in e.value.rule
 
 
 def test_the_bundled_data_pipeline_prepares_trains_and_evaluates() -> None:
@@ -258,5 +291,5 @@ def test_the_bundled_data_pipeline_prepares_trains_and_evaluates() -> None:
     for name in ("prep", "evaluate"):
         assert found[name]["container"]["volumeMounts"] == [{"name": "workspace", "mountPath": WORKSPACE}]
         assert found[name]["volumes"][0]["persistentVolumeClaim"] == {"claimName": CLAIM}
-    env = {e["name"]: e["value"] for e in found["train-logs"]["container"]["env"]}
+    env = {e["name"]: e.get("value") for e in found["train-logs"]["container"]["env"]}
     assert env["OUTPUTS"] == "loss model"

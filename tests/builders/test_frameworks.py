@@ -6,12 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import yaml
 
 from hera_volcano import (
-    JobShape,
     Pipeline,
     PipelineJob,
-    Placeholder,
     PodSettings,
     ValidationError,
     job_template,
@@ -19,6 +18,7 @@ from hera_volcano import (
     tensorflow_job,
     to_yaml,
 )
+from hera_volcano.builders.program import Program
 from hera_volcano.volcano.rules import check_job
 from tests.conftest import manifests
 
@@ -50,7 +50,8 @@ def assert_valid(data: dict[str, Any]) -> None:
 
 def pytorch(**kwargs: Any) -> dict[str, Any]:
     kwargs.setdefault("image", IMAGE)
-    kwargs.setdefault("command", ["python3", "train.py"])
+    if "program" not in kwargs:
+        kwargs["program"] = Program.command(kwargs.pop("command", ["python3", "train.py"]))
     data: dict[str, Any] = pytorch_job(**kwargs).to_dict()
     assert_valid(data)
     return data
@@ -155,42 +156,31 @@ def test_pytorch_job_in_job_template() -> None:
     from hera.workflows import Workflow
 
     with Workflow(generate_name="train-", namespace="argo", entrypoint="train") as w:
-        job_template(pytorch_job(image=IMAGE, command=["python3", "train.py"]), name="train")
+        job_template(pytorch_job(image=IMAGE, program=Program.command(["python3", "train.py"])), name="train")
     [job] = manifests(w)
     for task in job["spec"]["tasks"]:
         assert task["template"]["metadata"]["labels"]["hera-volcano/job"] == "train"
-        assert task["template"]["spec"]["activeDeadlineSeconds"] == 3600
+        assert "activeDeadlineSeconds" not in task["template"]["spec"], "no default ends a running job"
 
 
-def test_framework_jobs_as_pipeline_shapes() -> None:
-    shapes = [
-        JobShape(
-            name="pytorch",
-            job=pytorch_job(image=IMAGE, command=["python3", "train.py"]),
-            job_label=Placeholder.input("job", "train"),
-            follow_task="master",
-            follow_container="master",
-        ),
-        JobShape(
-            name="tensorflow",
-            job=tensorflow_job(image=IMAGE, command=["python3", "train.py"]),
-            job_label=Placeholder.input("job", "train"),
-            follow_task="chief",
-            follow_container="chief",
-        ),
-    ]
+def test_framework_jobs_in_a_pipeline_share_a_template_per_kind() -> None:
+    torch = pytorch_job(image=IMAGE, program=Program.command(["python3", "train.py"]))
+    tf = tensorflow_job(image=IMAGE, program=Program.command(["python3", "train.py"]))
     pipeline = Pipeline(
         [
-            PipelineJob("pretrain", shapes[0], {"job": "pretrain"}),
-            PipelineJob("finetune", shapes[0], {"job": "finetune"}, after=["pretrain"], follow_logs=True),
-            PipelineJob("distill", shapes[1], {"job": "distill"}, after=["finetune"], follow_logs=True),
+            PipelineJob("pretrain", torch),
+            PipelineJob("finetune", torch, after=["pretrain"], follow_logs=True),
+            PipelineJob("distill", tf, after=["finetune"], follow_logs=True),
         ]
     )
     wf = pipeline.workflow("train")
     text = to_yaml(wf)
-    assert text.count("kind: Job") == 2, "one template per shape"
+    assert text.count("kind: Job") == 2, "one template per kind of job"
     kinds = [tuple(t["name"] for t in job["spec"]["tasks"]) for job in manifests(wf)]
     assert sorted(kinds) == [("chief", "worker"), ("master", "worker")]
+    followers = {t["name"]: t for t in yaml.safe_load(text)["spec"]["templates"] if t["name"].endswith("-logs")}
+    tasks = sorted({e["value"] for t in followers.values() for e in t["container"]["env"] if e["name"] == "TASK"})
+    assert tasks == ["chief", "master"], "each follower streams its job's lead task"
 
 
 # ---- TensorFlow ------------------------------------------------------------------------------------------------
@@ -198,7 +188,8 @@ def test_framework_jobs_as_pipeline_shapes() -> None:
 
 def tensorflow(**kwargs: Any) -> dict[str, Any]:
     kwargs.setdefault("image", IMAGE)
-    kwargs.setdefault("command", ["python3", "train.py"])
+    if "program" not in kwargs:
+        kwargs["program"] = Program.command(kwargs.pop("command", ["python3", "train.py"]))
     data: dict[str, Any] = tensorflow_job(**kwargs).to_dict()
     assert_valid(data)
     return data

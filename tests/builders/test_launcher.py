@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from hera_volcano.builders import program
+from hera_volcano.pods import reports
 from hera_volcano.shared import outputs
 
 LAUNCHER = Path(program.__file__).parent / "scripts" / "launch_function.py"
@@ -39,7 +40,7 @@ def launch(
         program.ARGS: json.dumps(args or {}),
         **({"VC_TASK_INDEX": "0"} if env is None else env),
     }
-    rendered = program.Program("", None, (), "").command(kind) if kind in program.KINDS else ["", kind]
+    rendered = program.Launch("", None, (), "").command(kind) if kind in program.KINDS else ["", kind]
     command = [PYTHON, "-u", "-c", program.launcher(), rendered[-1]]
     assert rendered in ([program.PYTHON, *command[1:]], ["", kind]), "as rendered into pods"
     return subprocess.run(command, env=variables, cwd=cwd, capture_output=True, timeout=60)
@@ -95,6 +96,15 @@ CASES: list[tuple[Any, Any]] = [
     ("dot.ted", 1),
     ("multi", "a\nb"),
     ("carriage", "a\rb"),
+    ("tag", "{{workflow.name}}"),  # the next step's template would substitute it
+    ("expression", "x {{=1}}"),
+    ("nul", "a\x00b"),
+    ("json-tag", {"a": "{{x}} {{{"}),  # JSON: written with an escape, the same value
+    ("json-nul", ["a\x00b"]),
+    ("del", "a\x7fb"),
+    ("bell", "\x07"),
+    ("plane-16", "\U0010fffd"),
+    ("json-controls", ["a\x7f\x07\U0010fffd b"]),  # JSON: written as escapes, the same value
 ]
 
 
@@ -102,7 +112,8 @@ def expected(name: str, value: Any) -> str | None:
     """The report line the convention gives (JSON separators escaped as the launcher does), None if it refuses."""
     text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
     if not isinstance(value, str):
-        text = text.replace("\u2028", "\\u2028")
+        text = text.replace("\u2028", "\\u2028").replace("{{", "{\\u007b")
+        text = text.replace("\x7f", "\\u007f").replace("\U0010fffd", "\\udbff\\udffd")
     try:
         return outputs.format_line(name, text)
     except ValueError:
@@ -121,7 +132,7 @@ def test_each_report_follows_the_convention(tmp_path: Path, name: str, value: An
     else:
         assert result.returncode == 0, result.stderr
         assert lines(result) == [line]
-        parsed = outputs.parse_line(line)
+        parsed = reports.parse_line(line)
         assert parsed is not None and parsed[0] == name
         assert (parsed[1] if isinstance(value, str) else json.loads(parsed[1])) == value
 
@@ -149,6 +160,14 @@ def test_several_values_report_in_order_and_none_reports_nothing(tmp_path: Path)
     assert lines(launch("def f():\n    print('quiet')\n", cwd=tmp_path)) == ["quiet"]
 
 
+#: What Volcano's tensorflow plugin sets in a pod of a job with a chief, a parameter server and two workers.
+TF_CONFIG = (
+    '{"cluster": {"chief": ["j-chief-0.j:2222"], "ps": ["j-ps-0.j:2222"], '
+    '"worker": ["j-worker-0.j:2222", "j-worker-1.j:2222"]}, "task": {"type": "%s", "index": %d}}'
+)
+WORKERS_ONLY = '{"cluster": {"worker": ["j-w-0.j:2222", "j-w-1.j:2222"]}, "task": {"type": "worker", "index": %d}}'
+
+
 @pytest.mark.parametrize(
     ("kind", "env", "reports"),
     [
@@ -161,6 +180,11 @@ def test_several_values_report_in_order_and_none_reports_nothing(tmp_path: Path)
         ("replica", {"VC_TASK_INDEX": "0"}, True),
         ("replica", {"VC_TASK_INDEX": "1"}, False),
         ("replica", {"VC_TASK_INDEX": "1", "RANK": "0"}, False),  # each kind reads only its own variables
+        ("tensorflow", {"TF_CONFIG": TF_CONFIG % ("chief", 0)}, True),
+        ("tensorflow", {"TF_CONFIG": TF_CONFIG % ("worker", 0)}, False),  # the chief reports, not worker 0
+        ("tensorflow", {"TF_CONFIG": TF_CONFIG % ("ps", 0)}, False),
+        ("tensorflow", {"TF_CONFIG": WORKERS_ONLY % 0}, True),  # without a chief, worker 0 is rank 0
+        ("tensorflow", {"TF_CONFIG": WORKERS_ONLY % 1}, False),
     ],
 )
 def test_only_global_rank_zero_reports(tmp_path: Path, kind: str, env: dict[str, str], reports: bool) -> None:
@@ -182,7 +206,13 @@ def test_other_ranks_ignore_what_they_return(tmp_path: Path) -> None:
         ("torchrun", {}, "cannot tell the rank of this process: none of RANK is set"),
         ("mpi", {}, "cannot tell the rank of this process: none of OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK is set"),
         ("replica", {"VC_TASK_INDEX": "first"}, "VC_TASK_INDEX is not a rank: 'first'"),
-        ("local", {}, "unknown launch 'local': one of mpi, replica, torchrun"),
+        ("tensorflow", {}, "TF_CONFIG is not set"),
+        (
+            "tensorflow",
+            {"TF_CONFIG": '{"task": {"type": "boss"}}'},
+            "TF_CONFIG names no task of chief, worker, ps, evaluator",
+        ),
+        ("local", {}, "unknown launch 'local': one of mpi, replica, tensorflow, torchrun"),
     ],
 )
 def test_a_report_without_a_known_rank_fails(tmp_path: Path, kind: str, env: dict[str, str], message: str) -> None:

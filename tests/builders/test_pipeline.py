@@ -20,15 +20,20 @@ from hera_volcano import (
     mpi_job,
     to_yaml,
 )
-from hera_volcano.argo.samples import template_values
-from hera_volcano.shared.placeholders import substitute_text
+from hera_volcano.builders.pod import PodSettings
+from hera_volcano.builders.program import Program
+from hera_volcano.shared.placeholders import Placeholder
+from tests.builders import podsim
+from tests.builders.userfuncs import typed
 from tests.conftest import manifests
 
 
 def jobs(*specs: tuple[str, list[str]], **kwargs: Any) -> Pipeline:
     return Pipeline(
         [
-            batch_job(name, image="python:3.12", command=["python", "-c", "print(1)"], after=after)
+            PipelineJob(
+                name, batch_job(image="python:3.12", program=Program.command(["python", "-c", "print(1)"])), after=after
+            )
             for name, after in specs
         ],
         **kwargs,
@@ -36,8 +41,11 @@ def jobs(*specs: tuple[str, list[str]], **kwargs: Any) -> Pipeline:
 
 
 def renamed(name: str) -> PipelineJob:
-    """A followed batch job under a task name longer than a job label may be (PipelineJob allows Argo's 128)."""
-    return dataclasses.replace(batch_job("b", image="x:1", command=["a"], follow_logs=True), name=name)
+    """A followed batch job under a task name longer than a job label may be (Argo allows 128), labelled apart."""
+    return dataclasses.replace(
+        PipelineJob("b", batch_job(image="x:1", program=Program.command(["a"])), follow_logs=True, job_label="b"),
+        name=name,
+    )
 
 
 def templates(wf: Any) -> dict[str, dict[str, Any]]:
@@ -56,39 +64,48 @@ def manifest_for(wf: Any, task_name: str) -> dict[str, Any]:
     calls = body["dag"]["tasks"] if "dag" in body else [s for g in body["steps"] for s in g]
     call = next(c for c in calls if c["name"] == task_name)
     template = next(t for t in data["spec"]["templates"] if t["name"] == call["template"])
-    values = template_values(data)[template["name"]]
-    values.update({f"inputs.parameters.{p['name']}": p["value"] for p in call["arguments"]["parameters"]})
-    parsed: dict[str, Any] = yaml.safe_load(substitute_text(template["resource"]["manifest"], values))
-    return parsed
+    values = {f"inputs.parameters.{p['name']}": p["value"] for p in call["arguments"]["parameters"]}
+    return podsim.parse(template["resource"]["manifest"], values)
 
 
-def test_jobs_of_one_shape_share_one_template() -> None:
+def test_jobs_that_render_alike_share_one_template() -> None:
     wf = jobs(("a", []), ("b", ["a"]), ("c", ["a"])).workflow("p")
-    assert [t["name"] for t in job_templates(wf)] == ["volcano-job"]
+    [template] = job_templates(wf)
+    assert template["name"].startswith("volcano-job-")
+    for name in "abc":
+        labels = manifest_for(wf, name)["spec"]["tasks"][0]["template"]["metadata"]["labels"]
+        assert labels["hera-volcano/job"] == name, "each job's pods are labelled with its entry's name"
 
 
-def test_different_settings_make_different_shapes() -> None:
+def test_different_settings_make_different_templates() -> None:
     p = Pipeline(
         [
-            batch_job("a", image="x:1", command=["a"]),
-            batch_job("b", image="x:1", command=["b"], cpu="2"),
-            batch_job("c", image="y:1", command=["c"], cpu="2"),
+            PipelineJob("a", batch_job(image="x:1", program=Program.command(["a"]))),
+            PipelineJob("b", batch_job(image="x:1", program=Program.command(["b"]), pod=PodSettings(cpu="2"))),
+            PipelineJob("c", batch_job(image="y:1", program=Program.command(["c"]), pod=PodSettings(cpu="2"))),
         ]
     )
     resources = sorted(t["name"] for t in job_templates(p.workflow("p")))
-    assert len(resources) == 2 and "volcano-job" in resources
+    assert len(resources) == 2 and all(r.startswith("volcano-job-") for r in resources)
 
 
 def test_arguments_flow_into_manifests_with_their_types() -> None:
     p = Pipeline(
         [
-            batch_job("prep", image="python:3.12", command=["python", "-c", 'print("a: b")'], replicas=1),
-            batch_job("train", image="example.com/t:2", command=["train", "--lr", "1e-5"], replicas=4, after=["prep"]),
+            PipelineJob(
+                "prep",
+                batch_job(image="python:3.12", program=Program.command(["python", "-c", 'print("a: b")']), replicas=1),
+            ),
+            PipelineJob(
+                "train",
+                batch_job(image="example.com/t:2", program=Program.command(["train", "--lr", "1e-5"]), replicas=4),
+                after=["prep"],
+            ),
         ]
     )
     wf = p.workflow("p")
     train = manifest_for(wf, "train")
-    assert train["metadata"]["generateName"] == "train-"
+    assert train["metadata"]["generateName"] == "batch-job-"
     assert train["spec"]["minAvailable"] == 4 and train["spec"]["tasks"][0]["replicas"] == 4
     container = train["spec"]["tasks"][0]["template"]["spec"]["containers"][0]
     assert container["image"] == "example.com/t:2"
@@ -109,8 +126,8 @@ def test_dag_dependencies_and_steps_levels() -> None:
 def test_optional_log_follower_runs_beside_its_job() -> None:
     p = Pipeline(
         [
-            batch_job("a", image="x:1", command=["a"]),
-            batch_job("b", image="x:1", command=["b"], after=["a"], follow_logs=True),
+            PipelineJob("a", batch_job(image="x:1", program=Program.command(["a"]))),
+            PipelineJob("b", batch_job(image="x:1", program=Program.command(["b"])), after=["a"], follow_logs=True),
         ]
     )
     tasks = {t["name"]: t for t in templates(p.workflow("p"))["p"]["dag"]["tasks"]}
@@ -126,7 +143,7 @@ def test_composes_with_the_users_own_hera_tasks() -> None:
     with Workflow(generate_name="mine-", entrypoint="main") as w:
         prep = Container(name="prep", image="alpine:3", command=["echo", "prep"])
         publish = Container(name="publish", image="alpine:3", command=["echo", "done"])
-        mpi = job_template(mpi_job(image="volcanosh/example-mpi:0.0.3", command=["hello"]), name="mpi")
+        mpi = job_template(mpi_job(image="volcanosh/example-mpi:0.0.3", program=Program.command(["hello"])), name="mpi")
         with DAG(name="main"):
             first = prep(name="prep")
             tasks = p.add_tasks()
@@ -141,11 +158,15 @@ def test_composes_with_the_users_own_hera_tasks() -> None:
 
 
 def test_argo_retry_goes_on_the_template_and_volcano_retry_into_the_job() -> None:
-    argo = Pipeline([batch_job("a", image="x:1", command=["a"], retry=ArgoRetry(limit=3))]).workflow("p")
+    argo = Pipeline(
+        [PipelineJob("a", batch_job(image="x:1", program=Program.command(["a"]), retry=ArgoRetry(limit=3)))]
+    ).workflow("p")
     template = next(t for t in templates(argo).values() if "resource" in t)
     assert template["retryStrategy"]["limit"] == 3
     assert "maxRetry" not in manifests(argo)[0]["spec"]
-    volcano = Pipeline([batch_job("a", image="x:1", command=["a"], retry=VolcanoRetry(max_retry=2))]).workflow("p")
+    volcano = Pipeline(
+        [PipelineJob("a", batch_job(image="x:1", program=Program.command(["a"]), retry=VolcanoRetry(max_retry=2)))]
+    ).workflow("p")
     template = next(t for t in templates(volcano).values() if "resource" in t)
     assert "retryStrategy" not in template
     job = manifests(volcano)[0]["spec"]
@@ -163,22 +184,34 @@ def test_argo_retry_goes_on_the_template_and_volcano_retry_into_the_job() -> Non
         (lambda: jobs(("a", ["a"])), "jobs[0].after"),
         (lambda: jobs(("a", []), ("a", [])), "jobs[1].name"),
         (lambda: Pipeline([]), "jobs"),
-        (lambda: batch_job("Bad", image="x:1", command=["a"]), "name"),
-        (lambda: batch_job("a", image="", command=["a"]), "image"),
-        (lambda: batch_job("a", image="x:1", command=[]), "command"),
-        (lambda: batch_job("a", image="x:1", command=["a"], replicas=0), "replicas"),
-        (lambda: Pipeline([batch_job("a" * 60, image="x:1", command=["a"])]), "jobs[0] (" + "a" * 60 + "): spec.tasks"),
+        (
+            lambda: Pipeline([PipelineJob("a.b", batch_job(image="x:1", program=Program.command(["a"])))]),
+            "jobs[0].name",
+        ),
+        (lambda: PipelineJob("a", batch_job(image="x:1", program=Program.command(["a"])), job_label="-x"), "job_label"),
+        (lambda: PipelineJob("a", object()), "job"),  # type: ignore[arg-type]
+        (lambda: PipelineJob("a", batch_job(image="", program=Program.command(["a"]))), "image"),
+        (lambda: PipelineJob("a", batch_job(image="x:1", program=Program.command([]))), "command"),
+        (lambda: PipelineJob("a", batch_job(image="x:1", program=Program.command(["a"]), replicas=0)), "replicas"),
+        (
+            lambda: Pipeline([PipelineJob("a" * 64, batch_job(image="x:1", program=Program.command(["a"])))]),
+            "jobs[0].name",  # its pods' label: at most 63 characters
+        ),
+        (
+            lambda: Pipeline([PipelineJob("a", batch_job(image="x:1", name="a" * 60, program=Program.command(["a"])))]),
+            "jobs[0] (a): spec.tasks",  # the pods' names would be too long
+        ),
         # Argo's int32 fields: a bigger number fails Argo's decoding of the whole workflow.
         (lambda: ArgoRetry(limit=2**31), "retry.limit"),
-        (lambda: batch_job("a", image="x:1", command=["a"], deadline=2**31), "deadline"),
-        (lambda: batch_job("a", image="x:1\n", command=["a"]), "image"),
+        (lambda: PipelineJob("a", batch_job(image="x:1", program=Program.command(["a"]), deadline=2**31)), "deadline"),
+        (lambda: PipelineJob("a", batch_job(image="x:1\n", program=Program.command(["a"]))), "image"),
         (lambda: jobs(("a", []), ("b", ["a", "a"])), "after"),
         (lambda: Pipeline([renamed("b" * 124)]), "jobs[0].name"),
         (
             lambda: Pipeline(
                 [
-                    batch_job("a", image="x:1", command=["a"], follow_logs=True),
-                    batch_job("a-logs", image="x:1", command=["a"]),
+                    PipelineJob("a", batch_job(image="x:1", program=Program.command(["a"])), follow_logs=True),
+                    PipelineJob("a-logs", batch_job(image="x:1", program=Program.command(["a"]))),
                 ]
             ),
             "jobs[0].follow_logs",
@@ -199,8 +232,12 @@ def test_cycle_message_names_the_cycle() -> None:
 
 def test_argo_expressions_cannot_be_injected_through_arguments() -> None:
     with pytest.raises(ValidationError) as e:
-        Pipeline([batch_job("a", image="x:1", command=["echo", "{{workflow.uid}}"])])
-    assert e.value.field == "jobs[0].arguments.command"
+        Program.command(["echo", "{{workflow.uid}}"])
+    assert e.value.field == "command[1]"
+    job = batch_job(image="x:1", program=Program.function(typed, args={"lr": Placeholder.input("lr", 0.1)}))
+    with pytest.raises(ValidationError) as e:
+        Pipeline([PipelineJob("a", job, {"lr": "{{workflow.uid}}"})])
+    assert e.value.field == "jobs[0].arguments.lr"
 
 
 def test_argo4_dag_task_limit_is_enforced_unless_disabled() -> None:
@@ -234,7 +271,7 @@ def test_a_job_name_up_to_the_follower_limit_is_kept() -> None:
 
 @pytest.mark.parametrize("as_steps", [False, True])
 def test_the_pipeline_template_name_cannot_shadow_a_job_template(as_steps: bool) -> None:
-    pipeline = Pipeline([batch_job("a", image="x:1", command=["a"], follow_logs=True)])
+    pipeline = Pipeline([PipelineJob("a", batch_job(image="x:1", program=Program.command(["a"])), follow_logs=True)])
     shared = next(iter(pipeline.templates()[0]))
     for taken in (shared, f"{shared}-logs"):
         with pytest.raises(ValidationError) as e:

@@ -21,6 +21,8 @@ from hera_volcano import (
     tensorflow_job,
 )
 from hera_volcano.builders.pod import apply_settings, merge_pod_template
+from hera_volcano.builders.program import Program
+from hera_volcano.kube import values
 
 IMAGE = "example.com/train:1"
 EVERYTHING = PodSettings(
@@ -86,8 +88,8 @@ def test_no_settings_change_nothing() -> None:
     assert PodSettings().apply(pod, container="main") == pod
     assert apply_settings(pod, "main", None, None) == pod
     assert (
-        mpi_job(image=IMAGE, command=["a"]).to_dict()
-        == mpi_job(image=IMAGE, command=["a"], pod=PodSettings()).to_dict()
+        mpi_job(image=IMAGE, program=Program.command(["a"])).to_dict()
+        == mpi_job(image=IMAGE, program=Program.command(["a"]), pod=PodSettings()).to_dict()
     )
 
 
@@ -224,18 +226,22 @@ def test_combined_settings_that_break_a_kubernetes_rule_are_refused_when_the_job
     shared = PodSettings(volumes=[PodVolume.empty_dir("a", "/data")])
     role = PodSettings(volumes=[PodVolume.empty_dir("b", "/data")])
     with pytest.raises(ValidationError) as e:
-        pytorch_job(image=IMAGE, command=["train"], pod=shared, worker_pod=role).to_dict()
+        pytorch_job(image=IMAGE, program=Program.command(["train"]), pod=shared, worker_pod=role).to_dict()
     assert e.value.field == "spec.tasks[1].template.spec.containers[0].volumeMounts[1].mountPath"
     # the MPI master already has a volume of that name (its API token, for the wait for workers)
     with pytest.raises(ValidationError) as e:
         mpi_job(
-            image=IMAGE, command=["a"], pod=PodSettings(volumes=[PodVolume.empty_dir("kube-api-access", "/x")])
+            image=IMAGE,
+            program=Program.command(["a"]),
+            pod=PodSettings(volumes=[PodVolume.empty_dir("kube-api-access", "/x")]),
         ).to_dict()
     assert e.value.field == "spec.tasks[0].template.spec.volumes[1].name"
     # a patched limit below the request
     patch = {"spec": {"containers": [{"name": "chief", "resources": {"limits": {"memory": "1Gi"}}}]}}
     with pytest.raises(ValidationError) as e:
-        tensorflow_job(image=IMAGE, command=["t"], chief_pod=PodSettings(memory="2Gi", patch=patch)).to_dict()
+        tensorflow_job(
+            image=IMAGE, program=Program.command(["t"]), chief_pod=PodSettings(memory="2Gi", patch=patch)
+        ).to_dict()
     assert e.value.field == "spec.tasks[0].template.spec.containers[0].resources.requests.memory"
 
 
@@ -308,7 +314,7 @@ def test_patch_is_applied_last_and_checked_in_the_job() -> None:
         env={"A": "1"},
         patch={"spec": {"containers": [{"name": "worker", "env": [{"name": "A", "value": "patched"}]}]}},
     )
-    data = pytorch_job(image=IMAGE, command=["train"], worker_pod=settings).to_dict()
+    data = pytorch_job(image=IMAGE, program=Program.command(["train"]), worker_pod=settings).to_dict()
     worker = data["spec"]["tasks"][1]["template"]["spec"]["containers"][0]
     assert worker["env"] == [{"name": "A", "value": "patched"}]
 
@@ -340,9 +346,10 @@ def test_the_builders_stay_light() -> None:
 
     code = (
         "import sys, hera_volcano as hv\n"
-        "hv.pytorch_job(image='x:1', command=hv.torchrun('t.py'), pod=hv.PodSettings(cpu='1')).to_dict()\n"
+        "torch = hv.Program.command(hv.torchrun('t.py'))\n"
+        "hv.pytorch_job(image='x:1', program=torch, pod=hv.PodSettings(cpu='1')).to_dict()\n"
         "settings = hv.PodSettings(tolerations=[hv.Toleration(operator='Exists')])\n"
-        "hv.tensorflow_job(image='x:1', command=['t'], worker_pod=settings).to_dict()\n"
+        "hv.tensorflow_job(image='x:1', program=hv.Program.command(['t']), worker_pod=settings).to_dict()\n"
         "print('hera.workflows' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
@@ -353,9 +360,9 @@ def test_env_values_known_at_run_time_reach_the_process_as_they_are() -> None:
     settings = PodSettings(env={"LR": Placeholder.input("lr", "0.1"), "N": Placeholder.workflow_parameter("n", 2)})
     pod = {"spec": {"containers": [{"name": "main", "image": IMAGE}]}}
     container = settings.apply(pod, container="main")["spec"]["containers"][0]
-    assert [(e["name"], str(e["value"])) for e in container["env"]] == [
-        ("LR", "{{=toJson(replace(inputs.parameters['lr'], '$', '$$'))}}"),
-        ("N", "{{=toJson(replace(workflow.parameters['n'], '$', '$$'))}}"),
+    assert [(e["name"], values.parse(e["value"].expression)) for e in container["env"]] == [
+        ("LR", values.Value("inputs", "lr", "text", 1)),
+        ("N", values.Value("workflow", "n", "text", 1)),
     ]
     assert settings == PodSettings(
         env={"LR": Placeholder.input("lr", "0.5"), "N": Placeholder.workflow_parameter("n", 2)}
@@ -364,3 +371,67 @@ def test_env_values_known_at_run_time_reach_the_process_as_they_are() -> None:
     with pytest.raises(ValidationError) as e:
         PodSettings(env={"A": Placeholder("workflow.name", "x")})
     assert e.value.field == "env['A']"
+
+
+def _main(**fields: Any) -> dict[str, Any]:
+    return {"spec": {"containers": [{"name": "main", **fields}]}}
+
+
+@pytest.mark.parametrize(
+    ("patch", "field", "words"),
+    [
+        ({"spec": {"hostNetwrok": True}}, "patch.spec.hostNetwrok", "unknown field 'hostNetwrok'"),
+        ({"spec": {"restartPolicy": "Sometimes"}}, "patch.spec.restartPolicy", "must be one of Always"),
+        (_main(resources={"requests": {"cpu": "lots"}}), "patch.spec.containers[0].resources.requests.cpu", "quantity"),
+        (_main(env=[{"name": "PORT", "value": 8080}]), "patch.spec.containers[0].env[0].value", "must be a string"),
+        (_main(imagePullPolicy="Sometimes"), "patch.spec.containers[0].imagePullPolicy", "must be one of"),
+        ({"spec": {"containers": [{"name": "Side_Car", "image": "x"}]}}, "patch.spec.containers[0].name", "DNS-1123"),
+        ({"metadata": {"labels": {"team name": "ml"}}}, "patch.metadata.labels[team name]", "label key"),
+        # What the settings' own node_selector= and tolerations= refuse, a patch may not slip in either.
+        ({"spec": {"nodeSelector": {"gpu type": "a100"}}}, "patch.spec.nodeSelector[gpu type]", "qualified name"),
+        (
+            {"spec": {"tolerations": [{"key": "gpu", "operator": "Sometimes"}]}},
+            "patch.spec.tolerations[0].operator",
+            "",
+        ),
+        ({"spec": {"tolerations": [{"operator": "Equal", "value": "x"}]}}, "patch.spec.tolerations[0].key", "Exists"),
+        ({"spec": {"tolerations": [{"key": "a", "tolerationSeconds": 5}]}}, "patch.spec.tolerations[0].toleration", ""),
+    ],
+)
+def test_a_patch_meets_the_pod_template_checks_where_it_is_written(
+    patch: dict[str, Any], field: str, words: str
+) -> None:
+    with pytest.raises(ValidationError) as e:
+        PodSettings(patch=patch)
+    assert e.value.field.startswith(field) and words in e.value.rule
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        {"spec": {"hostNetwork": True, "priorityClassName": "high"}},
+        _main(volumeMounts=[{"name": "shm", "mountPath": "/dev/shm"}]),  # a volume of the settings or the template
+        _main(image="{{inputs.parameters.image}}"),
+        {"spec": {"containers": [{"name": "sidecar", "image": "busybox:1", "command": ["sleep", "9"]}]}},
+        {"spec": {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}},
+    ],
+)
+def test_patches_of_what_the_builders_write_are_accepted(patch: dict[str, Any]) -> None:
+    volumes = [PodVolume.empty_dir("shm", "/unused")] if "volumeMounts" in str(patch) else []
+    settings = PodSettings(volumes=volumes, patch=patch)
+    checked(settings.apply(template("main"), container="main"))
+
+
+def test_node_selectors_and_tolerations_of_any_pod_template_meet_kubernetes_rules() -> None:
+    for spec, field in [
+        ({"nodeSelector": {"disk": "fast ssd"}}, "spec.tasks[0].template.spec.nodeSelector.disk"),
+        (
+            {"tolerations": [{"key": "a", "operator": "Exists", "value": "b"}]},
+            "spec.tasks[0].template.spec.tolerations[0].value",
+        ),
+    ]:
+        pod = template("main")
+        pod["spec"].update(spec)
+        with pytest.raises(ValidationError) as e:
+            checked(pod)
+        assert e.value.field == field

@@ -1,5 +1,5 @@
-"""Python as a job's program (``func=``, ``script=``, ``module=`` with ``func_args=``): what each builder renders,
-and every refusal, each a ValidationError naming the argument and the reason."""
+"""A job's program (``program=hv.Program.command/function/script/module``): what each builder renders, and every
+refusal, each a ValidationError naming the argument and the reason."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 import hera_volcano as hv
 from hera_volcano.builders import program
 from hera_volcano.builders.pytorch import TORCHRUN_OPTIONS
+from hera_volcano.kube import values
 from tests.builders import userfuncs
 from tests.builders.podsim import container
 
@@ -78,7 +79,9 @@ def env_of(data: dict[str, Any], task: str) -> dict[str, Any]:
 
 
 def test_pytorch_runs_the_function_under_torchrun_on_every_pod() -> None:
-    data = hv.pytorch_job(image="img", func=userfuncs.typed, func_args={"lr": 0.5}, nproc_per_node=4).to_dict()
+    data = hv.pytorch_job(
+        image="img", program=hv.Program.function(userfuncs.typed, args={"lr": 0.5}), nproc_per_node=4
+    ).to_dict()
     for task in ("master", "worker"):
         spec = container(data, task)
         assert spec["command"] == [
@@ -102,68 +105,85 @@ def test_pytorch_runs_the_function_under_torchrun_on_every_pod() -> None:
 
 
 def test_mpi_runs_the_function_on_every_rank_with_its_variables_passed_on() -> None:
-    data = hv.mpi_job(image="img", func=userfuncs.typed, func_args={"lr": 0.5}, workers=3, slots_per_worker=2).to_dict()
+    data = hv.mpi_job(
+        image="img", program=hv.Program.function(userfuncs.typed, args={"lr": 0.5}), workers=3, slots_per_worker=2
+    ).to_dict()
     master, script = container(data, "mpimaster"), container(data, "mpimaster")["command"][2]
     names = [e["name"] for e in master["env"]]
     assert names == [program.RUN, program.SOURCE, program.ARGS]
     exports = "".join(f" -x {name}" for name in names)
-    assert f'exec mpiexec --allow-run-as-root{exports} --host "$HOSTS" -np 6 python3 -u -c \'' in script
-    assert script.endswith(f"'{program.launcher()}' mpi\n")
+    assert script.endswith(f'exec mpiexec --allow-run-as-root{exports} --host "$HOSTS" -np 6 "$@"\n')
+    assert master["command"][3:] == ["sh", "python3", "-u", "-c", program.launcher(), "mpi"]
     assert "env" not in container(data, "mpiworker"), "the ranks get the variables from mpiexec"
 
 
 def test_batch_jobs_running_one_function_share_a_template_and_pass_their_arguments() -> None:
     jobs = [
-        hv.batch_job("a", image="img", func=userfuncs.typed, func_args={"lr": 0.5}),
-        hv.batch_job("b", image="img", func=userfuncs.typed, func_args={"lr": 0.1, "epochs": 2}),
-        hv.batch_job("c", image="img", func=userfuncs.echo),
-        hv.batch_job("d", image="img", command=["true"]),
+        hv.batch_job(image="img", program=hv.Program.function(userfuncs.typed, args={"lr": 0.5})),
+        hv.batch_job(image="img", program=hv.Program.function(userfuncs.typed, args={"lr": 0.1, "epochs": 2})),
+        hv.batch_job(image="img", program=hv.Program.function(userfuncs.echo)),
+        hv.batch_job(image="img", program=hv.Program.command(["true"])),
     ]
-    assert jobs[0].shape is jobs[1].shape
-    assert len({id(j.shape) for j in jobs}) == 3
-    assert jobs[3].shape.name == "volcano-job", "a command job keeps its shape"
+    assert jobs[0].tasks is jobs[1].tasks, "one function, one template"
+    assert len({id(j.tasks) for j in jobs}) == 3
     assert [list(j.arguments) for j in jobs] == [
-        ["job", "image", "func-args", "replicas", "min-available"],
-        ["job", "image", "func-args", "replicas", "min-available"],
-        ["job", "image", "func-args", "replicas", "min-available"],
-        ["job", "image", "command", "replicas", "min-available"],
+        ["image", "func-args", "replicas", "min-available"],
+        ["image", "func-args", "replicas", "min-available"],
+        ["image", "func-args", "replicas", "min-available"],
+        ["image", "command", "replicas", "min-available"],
     ]
     assert json.loads(jobs[1].arguments["func-args"]) == {"lr": 0.1, "epochs": 2}
     assert jobs[2].arguments["func-args"] == "{}"
-    job = jobs[0].shape.job
+    job = jobs[0]
     assert [p.name for p in job.plugins] == ["env"], "VC_TASK_INDEX: which replica reports"
     spec = job.tasks[0].template["spec"]["containers"][0]
     assert spec["command"] == ["python3", "-u", "-c", program.launcher(), "replica"]
     args = next(e["value"] for e in spec["env"] if e["name"] == program.ARGS)
     assert args == hv.Placeholder.input("func-args", "{}")
+    assert json.loads(env_of(jobs[1].to_dict(), "main")[program.ARGS]) == {"lr": 0.1, "epochs": 2}
+    pipeline = hv.Pipeline([hv.PipelineJob(name, job) for name, job in zip("abcd", jobs, strict=True)])
+    assert len(pipeline.templates()[0]) == 3
+
+
+def test_a_tensorflow_job_runs_the_function_in_every_pod_the_chief_reporting() -> None:
+    data = hv.tensorflow_job(
+        image="img", program=hv.Program.function(userfuncs.typed, args={"lr": 0.5}), ps=1
+    ).to_dict()
+    for task in ("chief", "ps", "worker"):
+        spec = container(data, task)
+        assert spec["command"] == ["python3", "-u", "-c", program.launcher(), "tensorflow"]
+        assert json.loads(env_of(data, task)[program.ARGS]) == {"lr": 0.5}
+    assert data["metadata"]["annotations"]["hera-volcano/lead-task"] == "chief"
 
 
 @pytest.mark.parametrize(
     ("kwargs", "run"),
     [
-        ({"module": "pkg.train"}, {"module": "pkg.train"}),
-        ({"module": "train", "func_args": {"a": 1}}, {"module": "train"}),
+        ({"name": "pkg.train"}, {"module": "pkg.train"}),
+        ({"name": "train", "args": {"a": 1}}, {"module": "train"}),
     ],
 )
 def test_a_module_runs_from_the_image_without_inlined_source(kwargs: dict[str, Any], run: dict[str, Any]) -> None:
-    env = env_of(hv.pytorch_job(image="img", **kwargs).to_dict(), "master")
+    env = env_of(hv.pytorch_job(image="img", program=hv.Program.module(**kwargs)).to_dict(), "master")
     assert json.loads(env[program.RUN]) == run and program.SOURCE not in env
-    assert json.loads(env[program.ARGS]) == kwargs.get("func_args", {})
+    assert json.loads(env[program.ARGS]) == kwargs.get("args", {})
 
 
 def test_a_script_is_read_when_the_job_is_built(tmp_path: Path) -> None:
     path = tmp_path / "prep.py"
     path.write_text("print('prep')\n")
-    env = env_of(hv.mpi_job(image="img", script=path).to_dict(), "mpimaster")
+    env = env_of(hv.mpi_job(image="img", program=hv.Program.script(path)).to_dict(), "mpimaster")
     assert json.loads(env[program.RUN]) == {"script": "prep.py"}
     assert env[program.SOURCE] == "print('prep')\n"
 
 
 def test_dollars_are_doubled_and_braces_escaped_so_nothing_is_substituted() -> None:
-    data = hv.pytorch_job(image="img", func=userfuncs.braces_and_dollars, func_args=None, workers=1).to_dict()
+    data = hv.pytorch_job(
+        image="img", program=hv.Program.function(userfuncs.braces_and_dollars, args=None), workers=1
+    ).to_dict()
     env = env_of(data, "master")
     assert "$$(HOME) $$$$" in env[program.SOURCE], "Kubernetes turns $$ into $"
-    job = hv.pytorch_job(image="img", func=userfuncs.echo, func_args={"t": "{{x}} $(Y)"}, workers=1)
+    job = hv.pytorch_job(image="img", program=hv.Program.function(userfuncs.echo, args={"t": "{{x}} $(Y)"}), workers=1)
     args = env_of(job.to_dict(), "master")[program.ARGS]
     assert args == '{"t":"{\\u007bx}} $$(Y)"}'
     assert json.loads(args.replace("$$", "$")) == {"t": "{{x}} $(Y)"}
@@ -171,26 +191,28 @@ def test_dollars_are_doubled_and_braces_escaped_so_nothing_is_substituted() -> N
 
 def test_a_command_job_renders_as_before() -> None:
     assert (
-        hv.pytorch_job(image="img", command=["true"]).to_dict()
-        == hv.pytorch_job(image="img", command=["true"], func_args=None, nproc_per_node=1).to_dict()
+        hv.pytorch_job(image="img", program=hv.Program.command(["true"])).to_dict()
+        == hv.pytorch_job(image="img", program=hv.Program.command(["true"]), nproc_per_node=1).to_dict()
     )
-    spec = container(hv.mpi_job(image="img", command=["hello"]).to_dict(), "mpimaster")
-    assert "env" not in spec and spec["command"][2].rstrip().endswith("-np 2 hello")
+    spec = container(hv.mpi_job(image="img", program=hv.Program.command(["hello"])).to_dict(), "mpimaster")
+    assert "env" not in spec and spec["command"][2].rstrip().endswith('-np 2 "$@"') and spec["command"][4:] == ["hello"]
 
 
 def test_runtime_values_become_inputs_of_the_jobs_template() -> None:
     job = hv.mpi_job(
         image="img",
-        func=userfuncs.echo,
-        func_args={"lr": hv.Placeholder.input("lr", "0.1"), "steps": hv.Placeholder.input("total-steps", 10)},
+        program=hv.Program.function(
+            userfuncs.echo,
+            args={"lr": hv.Placeholder.input("lr", "0.1"), "steps": hv.Placeholder.input("total-steps", 10)},
+        ),
         pod=hv.PodSettings(env={"TAG": hv.Placeholder.workflow_parameter("tag", "v1")}),
     )
     template = hv.job_template(job, name="train", defaults={"lr": "0.2"})
     assert [(p.name, p.default) for p in template.inputs] == [("lr", "0.2"), ("total-steps", None)]
     env = env_of(job.to_dict(), "mpimaster")
     assert json.loads(env[program.RUNTIME_ARGS]) == {"lr": "text", "steps": "json"}
-    assert str(env["HERA_VOLCANO_ARG_steps"]) == "{{=toJson(replace(inputs.parameters['total-steps'], '$', '$$'))}}"
-    assert str(env["TAG"]) == "{{=toJson(replace(workflow.parameters['tag'], '$', '$$'))}}"
+    assert values.parse(env["HERA_VOLCANO_ARG_steps"].expression) == values.Value("inputs", "total-steps", "text", 1)
+    assert values.parse(env["TAG"].expression) == values.Value("workflow", "tag", "text", 1)
     assert (
         "-x HERA_VOLCANO_ARG_lr -x HERA_VOLCANO_ARG_steps -x TAG" in container(job.to_dict(), "mpimaster")["command"][2]
     )
@@ -200,30 +222,34 @@ def test_runtime_values_become_inputs_of_the_jobs_template() -> None:
 
 
 def refused(field: str, rule: str, builder: Any = hv.pytorch_job, **kwargs: Any) -> None:
+    """The user's call, its program made from ``command``, ``func``, ``script`` or ``module`` (and ``args``) inside
+    it, is refused naming ``field`` for ``rule``."""
     kwargs.setdefault("image", "img")
     with pytest.raises(hv.ValidationError) as caught:
-        builder(*(["job"] if builder is hv.batch_job else []), **kwargs)
+        builder(program=make_program(kwargs), **kwargs)
     assert (caught.value.field, caught.value.rule) == (field, rule)
 
 
-@pytest.mark.parametrize("builder", [hv.pytorch_job, hv.mpi_job, hv.batch_job])
-def test_exactly_one_program(builder: Any) -> None:
-    refused("command", "give one of command=, func=, script= or module=", builder)
-    refused(
-        "func",
-        "give only one of command=, func=, script=, module= (also given: command)",
-        builder,
-        command=["x"],
-        func=userfuncs.echo,
-    )
-    refused(
-        "module",
-        "give only one of command=, func=, script=, module= (also given: script)",
-        builder,
-        script="x.py",
-        module="m",
-    )
-    refused("func_args", "goes with func=, script= or module=, not with command=", builder, command=["x"], func_args={})
+def make_program(kwargs: dict[str, Any]) -> hv.Program:
+    args = kwargs.pop("args", None)
+    if "command" in kwargs:
+        return hv.Program.command(kwargs.pop("command"))
+    if "func" in kwargs:
+        return hv.Program.function(kwargs.pop("func"), args=args)
+    if "script" in kwargs:
+        return hv.Program.script(kwargs.pop("script"), args=args)
+    return hv.Program.module(kwargs.pop("module"), args=args)
+
+
+@pytest.mark.parametrize("builder", [hv.pytorch_job, hv.mpi_job, hv.tensorflow_job, hv.batch_job])
+@pytest.mark.parametrize("given", [["python3", "train.py"], None, userfuncs.echo, "train.py"])
+def test_the_program_is_a_program_value(builder: Any, given: Any) -> None:
+    with pytest.raises(hv.ValidationError) as caught:
+        builder(image="img", program=given)
+    assert caught.value.field == "program" and "Program.command" in caught.value.rule
+    with pytest.raises(hv.ValidationError) as caught:
+        hv.Program()
+    assert caught.value.field == "program"
 
 
 NOT_TOP_LEVEL = "must be a function defined with def at a module's top level, not "
@@ -273,48 +299,48 @@ def test_a_function_whose_source_cannot_be_read_is_refused() -> None:
 
 
 def test_what_a_function_defines_for_itself_travels() -> None:
-    env = env_of(hv.pytorch_job(image="img", func=recursive, func_args={"n": 2}).to_dict(), "master")
+    env = env_of(hv.pytorch_job(image="img", program=hv.Program.function(recursive, args={"n": 2})).to_dict(), "master")
     assert env[program.SOURCE].startswith("def recursive(n: int) -> int:\n    global COUNTER")
 
 
 @pytest.mark.parametrize(
-    ("func_args", "field", "rule"),
+    ("args", "field", "rule"),
     [
-        ([1], "func_args", "must be a mapping of argument names to JSON values"),
-        ({"not valid": 1}, "func_args['not valid']", "must be a keyword argument's name (a Python identifier, ASCII)"),
-        ({"class": 1}, "func_args['class']", "must be a keyword argument's name (a Python identifier, ASCII)"),
-        ({"é": 1}, "func_args['é']", "must be a keyword argument's name (a Python identifier, ASCII)"),
+        ([1], "args", "must be a mapping of argument names to JSON values"),
+        ({"not valid": 1}, "args['not valid']", "must be a keyword argument's name (a Python identifier, ASCII)"),
+        ({"class": 1}, "args['class']", "must be a keyword argument's name (a Python identifier, ASCII)"),
+        ({"é": 1}, "args['é']", "must be a keyword argument's name (a Python identifier, ASCII)"),
         (
             {"a": (1, 2)},
-            "func_args['a']",
+            "args['a']",
             "does not survive a JSON round trip (a tuple comes back a list, a non-string key a string...)",
         ),
         (
             {"a": {1: "x"}},
-            "func_args['a']",
+            "args['a']",
             "does not survive a JSON round trip (a tuple comes back a list, a non-string key a string...)",
         ),
         (
             {"a": float("nan")},
-            "func_args['a']",
+            "args['a']",
             "must be a JSON value (Out of range float values are not JSON compliant)",
         ),
-        ({"a": {1, 2}}, "func_args['a']", "must be a JSON value (Object of type set is not JSON serializable)"),
-        ({"a": "\ud800"}, "func_args['a']", "must be valid Unicode text (it holds a lone surrogate)"),
+        ({"a": {1, 2}}, "args['a']", "must be a JSON value (Object of type set is not JSON serializable)"),
+        ({"a": "\ud800"}, "args['a']", "must be valid Unicode text (it holds a lone surrogate)"),
         (
             {"a": hv.Placeholder("=sprig.upper('x')", "X", quoted=False)},
-            "func_args['a']",
-            "a value known at run time is Placeholder.input(...), Placeholder.workflow_parameter(...) or "
-            "Placeholder.workflow_parameter_json(...), not {{=sprig.upper('x')}}",
+            "args['a']",
+            "a value known at run time is Placeholder.input(...) or Placeholder.workflow_parameter(...), not "
+            "{{=sprig.upper('x')}}",
         ),
     ],
 )
-def test_arguments_that_do_not_survive_json_are_refused(func_args: Any, field: str, rule: str) -> None:
-    refused(field, rule, module="m", func_args=func_args)
+def test_arguments_that_do_not_survive_json_are_refused(args: Any, field: str, rule: str) -> None:
+    refused(field, rule, module="m", args=args)
 
 
 @pytest.mark.parametrize(
-    ("func_args", "rule"),
+    ("args", "rule"),
     [
         (
             {},
@@ -333,34 +359,32 @@ def test_arguments_that_do_not_survive_json_are_refused(func_args: Any, field: s
         ),
     ],
 )
-def test_arguments_must_fit_the_functions_signature(func_args: dict[str, Any], rule: str) -> None:
-    refused("func_args", rule, func=userfuncs.typed, func_args=func_args)
+def test_arguments_must_fit_the_functions_signature(args: dict[str, Any], rule: str) -> None:
+    refused("args", rule, func=userfuncs.typed, args=args)
 
 
 def test_too_much_inlined_code_or_data_is_refused(tmp_path: Path) -> None:
     def rule(size: int) -> str:
         return (
             f"inlines {size} bytes of source and arguments, over {program.MAX_INLINE} (Kubernetes' limits): put the "
-            "code in the image and use module=, and large data on a volume"
+            "code in the image and use Program.module, and large data on a volume"
         )
 
     big = tmp_path / "big.py"
     big.write_text("x = 1\n" * (program.MAX_INLINE // 6 + 1))
     refused("script", rule(big.stat().st_size + len("{}")), script=big)
     wrapped = len('{"a":""}')
-    refused(
-        "func_args", rule(program.MAX_INLINE + 1 + wrapped), module="m", func_args={"a": "x" * (program.MAX_INLINE + 1)}
-    )
+    refused("args", rule(program.MAX_INLINE + 1 + wrapped), module="m", args={"a": "x" * (program.MAX_INLINE + 1)})
     # counted as written: each $ twice
     refused(
-        "func_args",
+        "args",
         rule(program.MAX_INLINE + 2 + wrapped),
         module="m",
-        func_args={"a": "$" * (program.MAX_INLINE // 2 + 1)},
+        args={"a": "$" * (program.MAX_INLINE // 2 + 1)},
     )
     small = tmp_path / "small.py"
     small.write_text("x = 1\n")
-    hv.pytorch_job(image="img", script=small, func_args={"a": "x" * (program.MAX_INLINE - wrapped - 6)})
+    hv.pytorch_job(image="img", program=hv.Program.script(small, args={"a": "x" * (program.MAX_INLINE - wrapped - 6)}))
 
 
 def test_unreadable_or_broken_scripts_are_refused(tmp_path: Path) -> None:
@@ -384,16 +408,15 @@ def test_module_names_are_checked(module: Any) -> None:
     refused("module", "must be a module name such as pkg.train (identifiers joined by '.')", module=module)
 
 
-@pytest.mark.parametrize("builder", [hv.pytorch_job, hv.mpi_job, hv.batch_job])
+@pytest.mark.parametrize("builder", [hv.pytorch_job, hv.mpi_job, hv.tensorflow_job, hv.batch_job])
 def test_pod_settings_may_not_set_the_launchers_variables(builder: Any) -> None:
     rule = "is the launcher's (HERA_VOLCANO_*): choose another name"
     refused(
         "pod.env['HERA_VOLCANO_ARGS']", rule, builder, module="m", pod=hv.PodSettings(env={"HERA_VOLCANO_ARGS": "x"})
     )
     builder(
-        *(["job"] if builder is hv.batch_job else []),
         image="img",
-        command=["x"],
+        program=hv.Program.command(["x"]),
         pod=hv.PodSettings(env={"HERA_VOLCANO_ARGS": "{}"}),
     )  # a command job may use the name
 
@@ -401,7 +424,7 @@ def test_pod_settings_may_not_set_the_launchers_variables(builder: Any) -> None:
 def test_nproc_per_node_goes_with_a_program() -> None:
     refused(
         "nproc_per_node",
-        "goes with func=, script= or module= (with command=: hv.torchrun(nproc_per_node=))",
+        "goes with a Python program (with Program.command: hv.torchrun(nproc_per_node=))",
         command=["x"],
         nproc_per_node=2,
     )

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import hera_volcano as hv
-from hera_volcano.shared.outputs import parse_line
+from hera_volcano.pods.reports import parse_line
 from tests.builders import podsim, userfuncs
 
 #: Everything that could break out of a YAML string, a shell word, Kubernetes' expansion or Argo's templating.
@@ -19,6 +19,9 @@ TRICKY = (
     'it\'s "quoted" $(HOME) $(X $$ $HOME ${X} `id` {{inputs.parameters.x}} {{=1}} }} \\ back\\slash\n'
     "line two\r\n\ttab ünïcödé 中文 😀 \u2028 <>& \x01 end $("
 )
+#: A run-time value: Argo substitutes the tags a value holds wherever it is used (so the sources refuse '{{'), and
+#: everything else arrives exactly: NEL, DEL, C1 controls, a byte-order mark, braces, '}}'.
+RUN_TIME = TRICKY.replace("{{inputs.parameters.x}} {{=1}} ", "{ {x} {=1} ") + " \x85 \x7f \x9b \ufeff {"
 #: JSON values known when the workflow is rendered, the same hostile text among them.
 BUILD_ARGS: dict[str, Any] = {"text": TRICKY, "number": 0.1, "nested": {"list": [1, None, True, "{{x}}"]}}
 
@@ -53,19 +56,19 @@ def pod_env() -> hv.PodSettings:
     return hv.PodSettings(
         env={
             "FROM_INPUT": hv.Placeholder.input("text", "sample"),
-            "FROM_WORKFLOW_JSON": hv.Placeholder.workflow_parameter_json("wtext", "sample"),
+            "FROM_WORKFLOW_JSON": hv.Placeholder.workflow_parameter("wtext", "sample"),
             "PLAIN": "plain",
         }
     )
 
 
 VALUES = {
-    "inputs.parameters.text": TRICKY,
+    "inputs.parameters.text": RUN_TIME,
     "inputs.parameters.count": '[1, {"a": "$(b)"}]',
-    "workflow.parameters.wtext": TRICKY[::-1],
+    "workflow.parameters.wtext": RUN_TIME[::-1],
 }
-EXPECTED_ARGS = {**BUILD_ARGS, "from_input": TRICKY, "from_workflow": TRICKY[::-1], "count": [1, {"a": "$(b)"}]}
-EXPECTED_ENV = {"FROM_INPUT": TRICKY, "FROM_WORKFLOW_JSON": TRICKY[::-1], "PLAIN": "plain"}
+EXPECTED_ARGS = {**BUILD_ARGS, "from_input": RUN_TIME, "from_workflow": RUN_TIME[::-1], "count": [1, {"a": "$(b)"}]}
+EXPECTED_ENV = {"FROM_INPUT": RUN_TIME, "FROM_WORKFLOW_JSON": RUN_TIME[::-1], "PLAIN": "plain"}
 
 
 def manifest_of(job: hv.VolcanoJob) -> tuple[str, list[str]]:
@@ -77,8 +80,7 @@ def manifest_of(job: hv.VolcanoJob) -> tuple[str, list[str]]:
 def test_a_pytorch_function_gets_every_value_byte_for_byte(tmp_path: Path, bin_dir: Path) -> None:
     job = hv.pytorch_job(
         image="img",
-        func=userfuncs.echo,
-        func_args={**BUILD_ARGS, **runtime_args()},
+        program=hv.Program.function(userfuncs.echo, args={**BUILD_ARGS, **runtime_args()}),
         workers=1,
         nproc_per_node=2,
         pod=pod_env(),
@@ -100,7 +102,9 @@ def test_a_pytorch_function_gets_every_value_byte_for_byte(tmp_path: Path, bin_d
 
 
 def test_an_mpi_function_gets_every_value_on_every_rank_through_mpiexec(tmp_path: Path, bin_dir: Path) -> None:
-    job = hv.mpi_job(image="img", func=userfuncs.echo, func_args={**BUILD_ARGS, **runtime_args()}, pod=pod_env())
+    job = hv.mpi_job(
+        image="img", program=hv.Program.function(userfuncs.echo, args={**BUILD_ARGS, **runtime_args()}), pod=pod_env()
+    )
     manifest, inputs = manifest_of(job)
     assert set(inputs) == {"text", "count"}
     data = podsim.parse(manifest, VALUES)
@@ -109,7 +113,8 @@ def test_an_mpi_function_gets_every_value_on_every_rank_through_mpiexec(tmp_path
     assert argv[:2] == ["/bin/sh", "-c"]
     # The master's own set-up (sshd, DNS) cannot run here: run its last command, mpiexec, as the shell would.
     launch = script[script.index("exec mpiexec") :]
-    result = podsim.run(["/bin/sh", "-c", 'HOSTS="w-0:1,w-1:1"\n' + launch], env, bin_dir, tmp_path)
+    # The ranks' command is the script's own arguments ("$@"), after $0.
+    result = podsim.run(["/bin/sh", "-c", 'HOSTS="w-0:1,w-1:1"\n' + launch, *argv[3:]], env, bin_dir, tmp_path)
     assert only_report(result) == {"args": EXPECTED_ARGS, "env": EXPECTED_ENV}
     assert len(reports(result.stdout)) == 2, "rank 1 ran too and reported nothing"
 
@@ -117,8 +122,13 @@ def test_an_mpi_function_gets_every_value_on_every_rank_through_mpiexec(tmp_path
 def test_a_batch_function_in_a_pipeline_gets_its_per_job_arguments(tmp_path: Path, bin_dir: Path) -> None:
     pipeline = hv.Pipeline(
         [
-            hv.batch_job("one", image="img", func=userfuncs.echo, func_args=BUILD_ARGS, replicas=2),
-            hv.batch_job("two", image="img", func=userfuncs.echo, func_args={"text": "second"}),
+            hv.PipelineJob(
+                "one",
+                hv.batch_job(image="img", program=hv.Program.function(userfuncs.echo, args=BUILD_ARGS), replicas=2),
+            ),
+            hv.PipelineJob(
+                "two", hv.batch_job(image="img", program=hv.Program.function(userfuncs.echo, args={"text": "second"}))
+            ),
         ]
     )
     workflow = pipeline.workflow("funcs").to_dict()
@@ -140,17 +150,25 @@ def test_a_batch_function_in_a_pipeline_gets_its_per_job_arguments(tmp_path: Pat
 
 
 def test_source_with_braces_and_dollars_runs_unchanged(tmp_path: Path, bin_dir: Path) -> None:
-    manifest, _ = manifest_of(hv.pytorch_job(image="img", func=userfuncs.braces_and_dollars, workers=1))
+    manifest, _ = manifest_of(
+        hv.pytorch_job(image="img", program=hv.Program.function(userfuncs.braces_and_dollars), workers=1)
+    )
     assert "{{inputs.parameters.x" not in manifest, "Argo finds no expression in the source"
     argv, env = podsim.process(podsim.container(podsim.parse(manifest, {}), "master"), {"WORLD_SIZE": "2", "RANK": "0"})
     env.update(MASTER_ADDR="localhost", MASTER_PORT="1")
     result = podsim.run(argv, env, bin_dir, tmp_path)
     assert result.returncode == 0, result.stderr
-    assert reports(result.stdout) == [("text", userfuncs.braces_and_dollars()["text"])]
+    [(name, text)] = reports(result.stdout)
+    assert (name, json.loads(text)) == ("text", userfuncs.braces_and_dollars()["text"])
 
 
 def test_a_failing_function_fails_the_rank_with_its_traceback(tmp_path: Path, bin_dir: Path) -> None:
-    job = hv.batch_job("boom", image="img", func=userfuncs.fails, func_args={"message": "no data in /workspace"})
+    job = hv.PipelineJob(
+        "boom",
+        hv.batch_job(
+            image="img", program=hv.Program.function(userfuncs.fails, args={"message": "no data in /workspace"})
+        ),
+    )
     workflow = hv.Pipeline([job]).workflow("boom", cleanup=False).to_dict()
     [template] = [t for t in workflow["spec"]["templates"] if "resource" in t]
     [task] = [t for t in workflow["spec"]["templates"][0]["dag"]["tasks"]]

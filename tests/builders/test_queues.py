@@ -15,6 +15,8 @@ from hera_volcano import (
     pytorch_job,
     tensorflow_job,
 )
+from hera_volcano.builders.pipeline_entries import PipelineJob
+from hera_volcano.builders.program import Program
 from tests.conftest import manifests
 
 GPU_TEAM = Queue("gpu-team", weight=2, capability={"cpu": "64", "nvidia.com/gpu": 8})
@@ -24,9 +26,15 @@ TEMPLATE = {"spec": {"containers": [{"name": "main", "image": "busybox:1.37.0"}]
 @pytest.mark.parametrize(
     "build",
     [
-        lambda queue: mpi_job("hello", image="volcanosh/example-mpi:0.0.3", command=["mpirun"], queue=queue),
-        lambda queue: pytorch_job("train", image="pytorch:2", command=["python", "train.py"], queue=queue),
-        lambda queue: tensorflow_job("train", image="tensorflow:2", command=["python", "train.py"], queue=queue),
+        lambda queue: mpi_job(
+            name="hello", image="volcanosh/example-mpi:0.0.3", program=Program.command(["mpirun"]), queue=queue
+        ),
+        lambda queue: pytorch_job(
+            name="train", image="pytorch:2", program=Program.command(["python", "train.py"]), queue=queue
+        ),
+        lambda queue: tensorflow_job(
+            name="train", image="tensorflow:2", program=Program.command(["python", "train.py"]), queue=queue
+        ),
         lambda queue: VolcanoJob(name="job", tasks=[VolcanoTask("main", TEMPLATE)], queue=queue),
     ],
     ids=["mpi_job", "pytorch_job", "tensorflow_job", "VolcanoJob"],
@@ -39,15 +47,16 @@ def test_gang_builders_take_a_queue_or_its_name(build: object) -> None:
 
 
 def test_batch_jobs_take_a_queue_and_share_a_template_with_jobs_naming_it() -> None:
-    prep = batch_job("prep", image="python:3.12", command=["true"], queue=GPU_TEAM)
-    train = batch_job("train", image="python:3.12", command=["true"], queue="gpu-team", after=["prep"])
-    assert prep.shape is train.shape
+    prep = PipelineJob("prep", batch_job(image="python:3.12", program=Program.command(["true"]), queue=GPU_TEAM))
+    train = PipelineJob(
+        "train", batch_job(image="python:3.12", program=Program.command(["true"]), queue="gpu-team"), after=["prep"]
+    )
     jobs = manifests(Pipeline([prep, train]).workflow("queued"))
-    assert [job["spec"]["queue"] for job in jobs] == ["gpu-team"]  # one shape, so one template
+    assert [job["spec"]["queue"] for job in jobs] == ["gpu-team"]  # one template for both
 
 
 def test_a_queue_of_the_wrong_type_is_refused_naming_the_argument() -> None:
     with pytest.raises(ValidationError, match="queue: must be a queue name or a Queue, not dict"):
         VolcanoJob(name="job", tasks=[VolcanoTask("main", TEMPLATE)], queue={"name": "gpu-team"})  # type: ignore[arg-type]
     with pytest.raises(ValidationError, match="queue: must be a queue name or a Queue, not int"):
-        batch_job("prep", image="python:3.12", command=["true"], queue=3)  # type: ignore[arg-type]
+        PipelineJob("prep", batch_job(image="python:3.12", program=Program.command(["true"]), queue=3))  # type: ignore[arg-type]

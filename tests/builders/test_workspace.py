@@ -15,7 +15,7 @@ CLAIM = {"persistentVolumeClaim": {"claimName": "data"}}
 
 def test_jobs_mount_the_workspace_in_every_pod() -> None:
     workspace = hv.Workspace("data", "/work")
-    job = hv.mpi_job(image="img", command=["true"], pod=workspace.add_to(hv.PodSettings(cpu="1")))
+    job = hv.mpi_job(image="img", program=hv.Program.command(["true"]), pod=workspace.add_to(hv.PodSettings(cpu="1")))
     data = job.to_dict()
     assert [f for f in check_job(data) if f.severity == "error"] == []
     for task in data["spec"]["tasks"]:

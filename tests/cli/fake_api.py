@@ -1,5 +1,6 @@
 """A stand-in Kubernetes API server over HTTP for the cluster commands, run as users run them (a subprocess with a
-kubeconfig): Workflows and WorkflowTemplates per namespace, no Volcano Jobs, a 403 for namespace ``forbidden``.
+kubeconfig): Workflows, WorkflowTemplates and CronWorkflows per namespace, no Volcano Jobs, a 403 for namespace
+``forbidden``.
 
 Only what the commands ask: list (with a ``metadata.name`` field selector), get, create; a watch is answered with
 nothing until the client hangs up, as a quiet API server answers it.
@@ -125,6 +126,7 @@ def _handler(world: World) -> type[BaseHTTPRequestHandler]:
             made = copy.deepcopy(body)
             meta = made.setdefault("metadata", {})
             meta.setdefault("name", f"{meta.get('generateName', 'wf-')}x7k2p")
+            meta["uid"] = f"uid-of-{meta['name']}"
             meta["creationTimestamp"] = "2024-05-01T10:00:00Z"
             world.put(match["plural"], match["ns"], made)
             self._send(201, made)

@@ -3,8 +3,11 @@ folders halfway through a render. Bad input is one line on stderr, exit 2, and c
 
 from __future__ import annotations
 
+import json
 import os
+import resource
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -246,3 +249,97 @@ def test_a_successful_write_leaves_no_backup_or_removed_file(tmp_path: Path) -> 
     gone.write_text("stale\n")
     write_files({x: "new\n", gone: None})
     assert _tree(tmp_path) == {"x": b"new\n"} and (x.stat().st_mode & 0o777) == 0o640
+
+
+# ---- hostile or odd input: one line, a documented exit code ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("files", [[], ["notes.txt", "README.md"]])
+def test_linting_a_folder_with_no_yaml_is_a_usage_error(files: list[str], tmp_path: Path) -> None:
+    for name in files:
+        (tmp_path / name).write_text("kind: Workflow\n")
+    r = run("hera_volcano", "lint", str(tmp_path))
+    assert _one_line(r), r
+    assert r.err == f"hera-volcano lint: error: {tmp_path}: no YAML files (*.yaml, *.yml) in this folder\n"
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_file_name_that_is_not_utf8_is_printed_escaped(fmt: str, tmp_path: Path) -> None:
+    (tmp_path / os.fsdecode(b"caf\xe9.yaml")).write_text(BROKEN)  # Latin-1, as an old archive may hold
+    r = run("hera_volcano", "lint", "--format", fmt, str(tmp_path), env={"PYTHONIOENCODING": "utf-8"})
+    assert r.code == 1 and "Traceback" not in r.err, r
+    if fmt == "text":
+        [line] = r.out.splitlines()
+        assert line.startswith(f"{tmp_path}/caf\\udce9.yaml:2: [0]: error: not valid YAML")
+    else:
+        [finding] = json.loads(r.out)["findings"]
+        assert finding["file"] == str(tmp_path / os.fsdecode(b"caf\xe9.yaml"))
+
+
+def _with_memory_limit(limit: int) -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+@pytest.mark.parametrize("command", [["lint"], ["submit", "--dry-run"]])
+def test_a_file_larger_than_memory_is_one_line(command: list[str], tmp_path: Path) -> None:
+    huge = tmp_path / "huge.yaml"
+    with huge.open("wb") as f:
+        f.truncate(3 << 30)  # sparse: 3 GiB that take no disk
+    p = subprocess.run(
+        [sys.executable, "-m", "hera_volcano", *command, str(huge)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=lambda: _with_memory_limit(1536 << 20),
+    )
+    assert "Traceback" not in p.stderr and "larger than the memory available" in p.stdout + p.stderr, p
+    if command == ["lint"]:
+        assert (
+            p.returncode == 1
+            and p.stdout == f"{huge}: [0]: error: cannot read: the file is larger than the memory available\n"
+        )
+    else:
+        assert (p.returncode, p.stdout) == (2, "")
+
+
+def test_ctrl_c_is_one_line_and_exit_130(tmp_path: Path) -> None:
+    fifo = tmp_path / "slow.yaml"
+    os.mkfifo(fifo)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "hera_volcano", "lint", str(fifo)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    with fifo.open("w"):  # opens once lint has opened it to read: it is running, and waits for the text
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=60)
+    assert (child.returncode, out, err) == (130, "", "hera-volcano lint: interrupted\n")
+
+
+@pytest.mark.parametrize("fmt", ["yaml", "json"])
+def test_a_parameter_that_is_not_utf8_is_one_line(fmt: str, tmp_path: Path) -> None:
+    workflow = tmp_path / "mpi.yaml"
+    workflow.write_text(run("hera_volcano", "mpi-hello").out)
+    value = os.fsdecode(b"caf\xe9")  # Latin-1 from an old shell script
+    r = run("hera_volcano", "submit", "--dry-run", "-o", fmt, "-p", f"job-name={value}", str(workflow))
+    assert _one_line(r), r
+    assert "parameters[job-name]: must be valid Unicode text (it holds a lone surrogate)" in r.err
+
+
+@pytest.mark.parametrize("name", ["two\nlines.yaml", os.fsdecode(b"caf\xe9.yaml")])
+def test_an_error_quoting_an_odd_file_name_is_one_line(name: str, tmp_path: Path) -> None:
+    r = run("hera_volcano", "lint", str(tmp_path / name), env={"PYTHONIOENCODING": "utf-8:strict"})
+    assert _one_line(r), r
+    assert r.err.endswith(": no such file or directory\n")
+
+
+@pytest.mark.parametrize("command", [["submit", "--dry-run"], ["rbac"]])
+def test_a_merge_key_bomb_is_one_line(command: list[str], tmp_path: Path) -> None:
+    from tests.kube.test_loading import merge_bomb
+
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text("apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: x}\n" + merge_bomb())
+    r = run("hera_volcano", *command, str(bomb))
+    assert _one_line(r), r
+    assert "aliases and merge keys (<<) expand this YAML past" in r.err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -13,19 +14,21 @@ from tests.conftest import ROOT
 
 USER_MODULE = """
 from hera.workflows import Container, Workflow, WorkflowTemplate
-from hera_volcano import Pipeline, batch_job
+from hera_volcano import Pipeline, PipelineJob, Program, batch_job
 
 with WorkflowTemplate(name="nightly", namespace="ml", entrypoint="c") as nightly:
     Container(name="c", image="alpine:3", command=["echo", "hi"])
 
-train = Pipeline([batch_job("train", image="python:3.12", command=["python", "train.py"])]).workflow(
+job = batch_job(image="python:3.12", program=Program.command(["python", "train.py"]))
+train = Pipeline([PipelineJob("train", job)]).workflow(
     "train", namespace="ml", template=True
 )
 not_a_workflow = 3
 
 
 def pipelines():
-    return [Pipeline([batch_job("a", image="x:1", command=["a"])]).workflow("generated", template=True)]
+    job = batch_job(image="x:1", program=Program.command(["a"]))
+    return [Pipeline([PipelineJob("a", job)]).workflow("generated", template=True)]
 """
 
 
@@ -48,7 +51,13 @@ def test_render_writes_workflows_rbac_and_kustomizations(tmp_path: Path) -> None
         doc = yaml.safe_load((tmp_path / "workflows" / name).read_text())
         assert doc["kind"] == "WorkflowTemplate" and f"{doc['metadata']['name']}.yaml" == name
     rbac = list(yaml.safe_load_all((tmp_path / "rbac" / "rbac.yaml").read_text()))
-    assert [d["kind"] for d in rbac] == ["ServiceAccount", "Role", "RoleBinding"]
+    assert [d["kind"] for d in rbac] == [
+        "ServiceAccount",
+        "Role",
+        "RoleBinding",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+    ]
     assert yaml.safe_load((tmp_path / "rbac" / "kustomization.yaml").read_text())["resources"] == ["rbac.yaml"]
     again = run("hera_volcano", "render", "--bundled", "--out", str(tmp_path))
     assert again.code == 0 and again.out == "", "a second render changes nothing"
@@ -194,3 +203,114 @@ def test_render_renders_nothing_bundled_unless_asked(tmp_path: Path) -> None:
     both = run("hera_volcano", "render", "--bundled", "--module", "x", "--out", str(tmp_path))
     assert (both.code, both.out) == (2, "") and "not allowed with" in both.err
     assert list(tmp_path.iterdir()) == [], "no file written"
+
+
+RUN_ONCE_MODULE = """
+from hera.workflows import Container, Workflow
+from hera_volcano import Pipeline, PipelineJob, Program, batch_job
+
+with Workflow(generate_name="backfill-", namespace="ml", entrypoint="c", labels={"team": "ml"}) as backfill:
+    Container(name="c", image="alpine:3", command=["echo", "once"])
+
+with Workflow(name="seed", namespace="ml", entrypoint="c") as seed:
+    Container(name="c", image="alpine:3", command=["echo", "named"])
+
+job = batch_job(image="python:3.12", program=Program.command(["python", "train.py"]))
+train = Pipeline([PipelineJob("train", job)]).workflow(
+    "train", namespace="ml"
+)
+"""
+
+
+def test_a_run_once_workflow_is_rendered_as_a_workflow_template_with_a_line_saying_so(tmp_path: Path) -> None:
+    (tmp_path / "my_jobs.py").write_text(RUN_ONCE_MODULE)
+    out = tmp_path / "deploy"
+    r = run("hera_volcano", "render", "--module", "my_jobs", "--out", str(out), cwd=str(tmp_path))
+    assert r.code == 0, r.err
+    kustomization = yaml.safe_load((out / "kustomization.yaml").read_text())
+    assert kustomization["resources"] == ["backfill.yaml", "seed.yaml", "train.yaml"]
+    docs = {name: yaml.safe_load((out / name).read_text()) for name in kustomization["resources"]}
+    for doc in docs.values():  # what kubectl apply -k and Argo CD need: a name to apply by
+        assert doc["metadata"].get("name") and "generateName" not in doc["metadata"], doc["metadata"]
+    backfill, train = docs["backfill.yaml"], docs["train.yaml"]
+    assert (backfill["kind"], backfill["metadata"]) == (
+        "WorkflowTemplate",
+        {"name": "backfill", "namespace": "ml", "labels": {"team": "ml"}},
+    )
+    assert backfill["spec"]["templates"][0]["container"]["command"] == ["echo", "once"]
+    assert (train["kind"], train["metadata"]["name"]) == ("WorkflowTemplate", "train")
+    assert docs["seed.yaml"]["kind"] == "Workflow", "a named Workflow applies as it is"
+    notes = r.err.splitlines()
+    assert len(notes) == 2 and "Traceback" not in r.err
+    assert "Workflow backfill- has only a generateName" in notes[0]
+    assert "submit --from workflowtemplate/backfill" in notes[0]
+    assert "Workflow train- has only a generateName" in notes[1]
+    check = run("hera_volcano", "render", "--module", "my_jobs", "--out", str(out), "--check", cwd=str(tmp_path))
+    assert (check.code, check.out) == (0, ""), check
+
+
+def test_a_run_once_workflow_and_a_template_of_the_same_name_are_refused_naming_both(tmp_path: Path) -> None:
+    (tmp_path / "clash.py").write_text(
+        "from hera.workflows import Container, Workflow, WorkflowTemplate\n"
+        "with WorkflowTemplate(name='train', entrypoint='c') as a:\n"
+        "    Container(name='c', image='alpine:3')\n"
+        "with Workflow(generate_name='train-', entrypoint='c') as b:\n"
+        "    Container(name='c', image='alpine:3')\n"
+    )
+    r = run("hera_volcano", "render", "--module", "clash", "--out", str(tmp_path / "o"), cwd=str(tmp_path))
+    assert (r.code, r.out) == (2, "") and len(r.err.splitlines()) == 1, r
+    assert "--module clash" in r.err and "train.yaml" in r.err and "WorkflowTemplate train" in r.err
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_module_that_raises_is_reported_with_its_module_line_call_and_field(tmp_path: Path) -> None:
+    (tmp_path / "pipelines").mkdir()
+    (tmp_path / "pipelines" / "__init__.py").write_text("")
+    (tmp_path / "pipelines" / "nightly.py").write_text(
+        "from hera_volcano import Pipeline, PipelineJob, Program, batch_job, mpi_job\n"
+        "\n"
+        "prep = PipelineJob('prep', batch_job(image='python:3.12', program=Program.command(['python', 'prep.py'])))\n"
+        "allreduce = mpi_job(\n"
+        "    name='allreduce',\n"
+        "    image='volcanosh/example-mpi:0.0.3',\n"
+        "    workers=0,\n"
+        "    program=Program.command(['mpirun', 'hello']),\n"
+        ")\n"
+    )
+    r = run("hera_volcano", "render", "--module", "pipelines.nightly", "--out", str(tmp_path / "o"), cwd=str(tmp_path))
+    [line] = _one_line(r)
+    assert line.startswith("hera-volcano render: error: --module pipelines.nightly: pipelines/nightly.py line 4")
+    assert "(mpi_job(name='allreduce', image=" in line and "workers=0" in line, line  # the call names the job
+    assert line.endswith("workers: must be a positive integer"), line
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_users_function_that_raises_is_reported_with_the_line_that_raised(tmp_path: Path) -> None:
+    (tmp_path / "gen.py").write_text(
+        "def workflows():\n"
+        "    sizes = {'small': 1}\n"
+        "    return [sizes['large']]\n"
+    )  # fmt: skip
+    r = run("hera_volcano", "render", "--module", "gen:workflows", "--out", str(tmp_path / "o"), cwd=str(tmp_path))
+    [line] = _one_line(r)
+    assert (
+        line == "hera-volcano render: error: --module gen:workflows: gen.py line 3 (sizes['large']): KeyError: 'large'"
+    )
+
+
+def _one_line(r: Any) -> list[str]:
+    assert (r.code, r.out) == (2, ""), r
+    assert "Traceback" not in r.err
+    return r.err.splitlines()
+
+
+def test_an_uppercase_image_in_a_users_module_is_refused_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "upper.py").write_text(
+        "from hera_volcano import Pipeline, PipelineJob, Program, batch_job\n"
+        "job = batch_job(image='MyOrg/Trainer:1', program=Program.command(['train']))\n"
+        "train = Pipeline([PipelineJob('train', job)]).workflow('train')\n"
+    )
+    r = run("hera_volcano", "render", "--module", "upper", "--out", str(tmp_path / "o"), cwd=str(tmp_path))
+    [line] = _one_line(r)
+    assert "--module upper: upper.py line 2" in line and "image: must be a lowercase repository name" in line
+    assert "'MyOrg/Trainer:1'" in line and not (tmp_path / "o").exists()

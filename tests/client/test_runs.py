@@ -184,6 +184,7 @@ def lead(world: World, job: dict[str, Any], task: str, line: str, *, created: st
     name = f"{job['metadata']['name']}-{task}-0"
     pod["metadata"].update(name=name, uid=f"uid-{task}")
     pod["metadata"]["labels"][TASK_LABEL] = task
+    pod["metadata"]["labels"]["volcano.sh/job-name"] = job["metadata"]["name"]
     pod["spec"]["containers"][0]["name"] = task
     pod["status"]["containerStatuses"][0]["name"] = task
     world.put(PODS, pod)

@@ -108,3 +108,54 @@ def test_parameters_the_template_does_not_declare_are_refused() -> None:
     submission.check_parameters(template, {"job-name": "x"})
     with pytest.raises(ValidationError, match=r"job_name: not declared by t \(it declares job-name\)"):
         submission.check_parameters(template, {"job_name": "x"})
+
+
+def test_from_cron_copies_what_argo_copies_from_a_cron_workflow() -> None:
+    from datetime import datetime, timezone
+
+    from hera.workflows import Container, CronWorkflow
+
+    with CronWorkflow(
+        name="nightly",
+        namespace="ml",
+        schedules=["0 2 * * *"],
+        entrypoint="main",
+        arguments={"size": "1"},
+        labels={"workflows.argoproj.io/controller-instanceid": "ml-ctl", "team": "ml"},
+    ) as cron:
+        Container(name="main", image="busybox:1.37.0", command=["echo", "{{workflow.scheduledTime}}"])
+    data = cron.to_dict()
+    data["metadata"]["uid"] = "1234"
+    data["spec"]["workflowMetadata"] = {"labels": {"run": "nightly"}, "annotations": {"why": "cron"},
+                                        "finalizers": ["example.com/keep"]}  # fmt: skip
+    now = datetime(2026, 12, 4, 22, 0, 5, tzinfo=timezone.utc)
+    body = submission.from_cron(data, {"size": 8}, now)
+    assert body["metadata"] == {
+        "generateName": "nightly-",
+        "namespace": "ml",
+        "labels": {
+            "workflows.argoproj.io/cron-workflow": "nightly",
+            "workflows.argoproj.io/controller-instanceid": "ml-ctl",
+            "run": "nightly",
+        },
+        "annotations": {"workflows.argoproj.io/scheduled-time": "2026-12-04T22:00:05Z", "why": "cron"},
+        "finalizers": ["example.com/keep"],
+        "ownerReferences": [
+            {"apiVersion": "argoproj.io/v1alpha1", "kind": "CronWorkflow", "name": "nightly", "uid": "1234",
+             "controller": True}
+        ],
+    }  # fmt: skip
+    assert body["kind"] == "Workflow" and body["spec"]["templates"] == data["spec"]["workflowSpec"]["templates"]
+    assert body["spec"]["arguments"] == {"parameters": [{"name": "size", "value": "8"}]}
+    assert data["spec"]["workflowSpec"]["arguments"] == {"parameters": [{"name": "size", "value": "1"}]}, "a copy"
+    with pytest.raises(ValidationError, match=r"epochs: not declared by nightly \(it declares size\)"):
+        submission.from_cron(data, {"epochs": 2}, now)
+
+
+def test_a_cron_workflow_is_a_body_only_where_one_is_asked_for() -> None:
+    cron = (
+        "apiVersion: argoproj.io/v1alpha1\nkind: CronWorkflow\nmetadata: {name: c}\nspec: {schedules: ['* * * * *']}\n"
+    )
+    with pytest.raises(ValidationError, match="create_cron creates a CronWorkflow"):
+        submission.workflow_body(cron)
+    assert submission.workflow_body(cron, ("CronWorkflow",))["metadata"] == {"name": "c"}

@@ -1,29 +1,37 @@
-"""The log follower's script with the real kubectl against a real API server (no kubelet: pods and jobs change only
-as the test writes them, through their status subresource). This proves what the fake kubectl of tests/pods cannot:
-that the script's selectors and JSONPath templates are what kubectl and the API server take, event after event
-(kubectl's JSONPath once kept a `range` from one watched object to the next and failed on the second)."""
+"""The log follower's program against a real API server, as a pod runs it (no kubelet: pods and jobs change only as
+the test writes them, through their status subresource), as a service account that has exactly the Role
+``rbac_for`` derives from the calls the follower declares, with a token from the TokenRequest API. This proves what
+the stand-in servers of tests/pods cannot: that its requests (paths, selectors, watches from a version) are what a
+real API server takes, and that its declared calls are all the RBAC it needs."""
 
 from __future__ import annotations
 
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from hera_volcano.kube import pod_scripts
+from hera_volcano import follow_logs_template, rbac_for
+from hera_volcano.pods import program
 
-FOLLOW = pod_scripts.with_kubectl("hera_volcano.argo", "follow_logs.sh")
 STEP_LABELS = {"workflows.argoproj.io/workflow": "wf", "hera-volcano/workflow": "wf", "hera-volcano/job": "train"}
 POD_LABELS = {"hera-volcano/workflow": "wf", "hera-volcano/job": "train"}
 JOB_LABELS = {"workflows.argoproj.io/workflow": "wf", "hera-volcano/job": "train"}
+ACCOUNT = "follower"
 
 
 def pod(name: str, labels: dict[str, str], containers: list[str], inits: list[str] = ()) -> dict[str, Any]:
-    spec: dict[str, Any] = {"containers": [{"name": c, "image": "x:1"} for c in containers]}
+    # The control plane runs no controller that makes each namespace's "default" account: name the follower's.
+    spec: dict[str, Any] = {
+        "containers": [{"name": c, "image": "x:1"} for c in containers],
+        "serviceAccountName": ACCOUNT,
+        "automountServiceAccountToken": False,
+    }
     if inits:
         spec["initContainers"] = [{"name": c, "image": "x:1"} for c in inits]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": labels}, "spec": spec}
@@ -40,22 +48,27 @@ def job(name: str) -> dict[str, Any]:
 
 
 class Follower:
-    """The script run with the real kubectl, as a pod would (its namespace given, short timings)."""
+    """The program run as a pod runs it: its service account folder (token, CA, namespace), short timings."""
 
     def __init__(self, cp: Any, namespace: str, tmp: Path) -> None:
-        kubectl = (
-            Path(os.environ.get("HERA_VOLCANO_CLUSTER_CACHE") or Path(__file__).resolve().parents[2] / ".cache/cluster")
-            / "bin"
-        )
+        account = tmp / "serviceaccount"
+        account.mkdir()
+        request = {
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenRequest",
+            "spec": {"expirationSeconds": 3600},
+        }
+        path = f"/api/v1/namespaces/{namespace}/serviceaccounts/{ACCOUNT}/token"
+        (account / "token").write_text(cp.request("POST", path, request)["status"]["token"])
+        (account / "ca.crt").write_bytes(Path(cp.pki["ca.crt"]).read_bytes())
+        (account / "namespace").write_text(namespace)
         env = {
-            "PATH": f"{kubectl}:{os.environ['PATH']}",
-            "KUBECONFIG": str(cp.kubeconfig),
-            "TMPDIR": str(tmp),
-            "NAMESPACE": namespace,
+            "PATH": os.environ["PATH"],
+            "KUBERNETES_SERVICE_HOST": "127.0.0.1",
+            "KUBERNETES_SERVICE_PORT": str(cp.port),
+            "SA_DIR": str(account),
             "JOB_SELECTOR": "workflows.argoproj.io/workflow=wf,hera-volcano/job=train",
             "POD_SELECTOR": "hera-volcano/workflow=wf,hera-volcano/job=train",
-            "TASK": "",
-            "CONTAINER": "",
             "FOLLOW_SECONDS": "120",
             "GRACE_SECONDS": "60",
             "TICK_SECONDS": "0.2",
@@ -64,8 +77,8 @@ class Follower:
             "BACKOFF_MAX_SECONDS": "2",
         }
         self.proc = subprocess.Popen(
-            ["bash", "-c", FOLLOW], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            start_new_session=True,
+            [sys.executable, "-I", "-c", program.source()], env=env, cwd=tmp, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, start_new_session=True,
         )  # fmt: skip
 
     def result(self, timeout: float = 60) -> tuple[int, list[str], str]:
@@ -88,14 +101,20 @@ def status(cp: Any, namespace: str, obj: dict[str, Any], value: dict[str, Any]) 
 
 @pytest.fixture
 def account(control_plane: Any, namespace: str) -> str:
-    control_plane.create(
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default", "namespace": namespace}},
-        namespace,
-    )
+    """The follower's service account in ``namespace``, with the Role rbac_for derives for a follower's template."""
+    follower = follow_logs_template(name="logs", job_label="train")._build_template()
+    workflow = {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Workflow",
+        "metadata": {"name": "wf", "namespace": namespace},
+        "spec": {"serviceAccountName": ACCOUNT, "templates": [follower.model_dump(by_alias=True, exclude_none=True)]},
+    }
+    for obj in rbac_for(workflow, service_accounts=True):
+        control_plane.create(obj, namespace)
     return namespace
 
 
-def test_the_real_kubectl_takes_the_follower_s_watches_event_after_event(
+def test_the_follower_takes_a_real_api_server_s_watches_event_after_event_with_its_declared_rbac(
     control_plane: Any, account: str, tmp_path: Path
 ) -> None:
     ns = account
@@ -131,7 +150,7 @@ def test_the_real_kubectl_takes_the_follower_s_watches_event_after_event(
     status(control_plane, ns, created, {"state": {"phase": "Completed"}})
     code, out, err = follower.result()
     assert code == 0, (out, err)
-    assert "jsonpath" not in err and "Error executing template" not in err, err
+    assert "Forbidden" not in err, err
     assert (
         out[0]
         == "Following the leading task of the job labelled workflows.argoproj.io/workflow=wf,hera-volcano/job=train"
@@ -142,9 +161,7 @@ def test_the_real_kubectl_takes_the_follower_s_watches_event_after_event(
     assert out[-1] == "Job train-abc is Completed", out
 
 
-def test_the_real_kubectl_sees_a_step_that_ended_without_its_job(
-    control_plane: Any, account: str, tmp_path: Path
-) -> None:
+def test_the_follower_sees_a_step_that_ended_without_its_job(control_plane: Any, account: str, tmp_path: Path) -> None:
     ns = account
     step = control_plane.create(pod("wf-train-1", STEP_LABELS, ["main", "wait"]), ns)
     status(control_plane, ns, step, {"phase": "Running"})
@@ -152,5 +169,5 @@ def test_the_real_kubectl_sees_a_step_that_ended_without_its_job(
     time.sleep(2)
     status(control_plane, ns, step, {"phase": "Failed"})
     code, out, err = follower.result()
-    assert code == 0 and "jsonpath" not in err, (out, err)
+    assert code == 0 and "Forbidden" not in err, (out, err)
     assert out[-1] == "The job's step has ended without creating a job", out

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from cluster_sources import WORKFLOW_COMMANDS, cli_sources, namespace_of, service_accounts
+from cluster_sources import WORKFLOW_COMMANDS, cli_sources, namespace_of, service_accounts, workflow_view
 from controlplane import ControlPlane
 from kubernetes import client
 
@@ -173,3 +173,108 @@ def test_upstream_rbac_yaml(control_plane: ControlPlane, namespace: str) -> None
     elsewhere = f"{namespace}-unbound"  # a SubjectAccessReview needs no namespace to exist
     for ns, sa in ((elsewhere, "argo"), (namespace, "default")):
         assert permission_problems(control_plane, ns, sa, allowed=(), denied=ALLOWED) == []
+
+
+# ---------------------------------------------------------------- the admission policy beside the Role
+
+
+def _volcano_job(name: str, **pod: Any) -> dict[str, Any]:
+    """A Volcano Job of one task whose pod spec is a busybox container plus ``pod`` (``container`` merges into the
+    container)."""
+    container = {"name": "main", "image": "busybox:1.37.0", "command": ["true"], **pod.pop("container", {})}
+    return {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": name},
+        "spec": {
+            "schedulerName": "volcano",
+            "minAvailable": 1,
+            "tasks": [{"name": "work", "replicas": 1, "template": {"spec": {"containers": [container], **pod}}}],
+        },
+    }
+
+
+#: (job name, pod spec, what the refusal says): each rule of the policy, and the ways around it one might try.
+REFUSED: tuple[tuple[str, dict[str, Any], str], ...] = (
+    ("other-account", {"serviceAccountName": "argo-server"}, "service account other than"),
+    ("deprecated-field", {"serviceAccount": "argo-server"}, "service account other than"),
+    ("privileged", {"container": {"securityContext": {"privileged": True}}}, "privileged container"),
+    (
+        "privileged-init",
+        {"initContainers": [{"name": "i", "image": "busybox:1.37.0", "securityContext": {"privileged": True}}]},
+        "privileged container",
+    ),
+    ("host-path", {"volumes": [{"name": "root", "hostPath": {"path": "/"}}]}, "hostPath volume"),
+    ("host-network", {"hostNetwork": True}, "network, PID or IPC namespace"),
+    ("host-pid", {"hostPID": True}, "network, PID or IPC namespace"),
+    ("secret-volume", {"volumes": [{"name": "s", "secret": {"secretName": "argo-server-token"}}]}, "Secret"),
+    (
+        "secret-env",
+        {"container": {"env": [{"name": "T", "valueFrom": {"secretKeyRef": {"name": "x", "key": "token"}}}]}},
+        "Secret",
+    ),
+    ("secret-env-from", {"container": {"envFrom": [{"secretRef": {"name": "x"}}]}}, "Secret"),
+)
+
+
+def _create_as(api: Any, namespace: str, job: dict[str, Any]) -> tuple[int, str]:
+    """Create ``job`` with ``api`` (an account's client); (HTTP status, message)."""
+    objects = client.CustomObjectsApi(api)
+    try:
+        objects.create_namespaced_custom_object("batch.volcano.sh", "v1alpha1", namespace, "jobs", job)
+    except client.ApiException as e:
+        return e.status, str(e.body)
+    return 201, ""
+
+
+def test_the_admission_policy_refuses_jobs_the_role_alone_would_let_the_account_create(
+    control_plane: ControlPlane, namespace: str
+) -> None:
+    """RBAC lets an account that may create Volcano Jobs run their pods as any account of the namespace; the policy
+    rendered beside its Role, enforced by the API server itself, refuses that (and the rest it pins) for that
+    account only."""
+    import hera_volcano
+
+    workflows = [d for d in bundled_workflow_documents() if d["kind"] in ("Workflow", "WorkflowTemplate")]
+    objects = hera_volcano.rbac_for(*workflows, namespace=namespace, service_account="hv-runner")
+    assert {"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"} <= {o["kind"] for o in objects}
+    apply_all(control_plane, objects, namespace)
+    runner = control_plane.service_account_client(namespace, "hv-runner")
+    assert permission_problems(control_plane, namespace, "hv-runner") == []
+
+    # The policy is enforced once the API server's informer has it: wait for the first refusal.
+    def probe() -> int:
+        job = _volcano_job("probe", serviceAccountName="argo-server")
+        job["metadata"] = {"generateName": "probe-"}
+        return _create_as(runner, namespace, job)[0]
+
+    assert control_plane.settle(probe, 403, timeout=30) == 403, "a job naming another account was not refused"
+    failures = []
+    for name, pod, words in REFUSED:
+        status, said = _create_as(runner, namespace, _volcano_job(f"refused-{name}", **copy.deepcopy(pod)))
+        if status != 403 or words not in said or "task work" not in said:
+            failures.append(f"{name}: {status} {said[:400]}")
+    assert not failures, "the account created (or was refused without saying why):\n" + "\n".join(failures)
+
+    # What the account itself runs as, a pod that names none, and the bundled workflows' own jobs: accepted.
+    for name, pod in (("own-account", {"serviceAccountName": "hv-runner"}), ("no-account", {})):
+        assert _create_as(runner, namespace, _volcano_job(name, **pod)) == (201, ""), name
+    from hera_volcano.argo.samples import resolved_manifests
+
+    created = 0
+    for doc in workflows:
+        for _, template, text in resolved_manifests(workflow_view(doc) or {}):
+            for job in yaml.safe_load_all(text):
+                if job and (job.get("apiVersion"), job.get("kind")) == ("batch.volcano.sh/v1alpha1", "Job"):
+                    job["metadata"] = {**job["metadata"], "generateName": "bundled-"}  # the same job comes twice
+                    for key in ("name", "namespace"):
+                        job["metadata"].pop(key, None)
+                    status, said = _create_as(runner, namespace, job)
+                    assert status == 201, f"{doc['metadata']}: {template}: {status} {said[:400]}"
+                    created += 1
+    assert created, "the bundled workflows created no Volcano Job"
+
+    # The policy binds that account only: the cluster admin (and Volcano's controller, and other users) are
+    # not touched by it.
+    other = _volcano_job("by-the-admin", serviceAccountName="argo-server", hostNetwork=True)
+    control_plane.create(other, namespace)

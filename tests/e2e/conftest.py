@@ -28,6 +28,10 @@ from welcome import apply_bundled_rbac
 
 HERE = Path(__file__).resolve().parent
 RESULTS: list[tuple[str, str, str, float]] = []
+#: The failing scenarios: Argo line, title, pytest's id of the test, the first lines of what it said.
+FAILURES: list[tuple[str, str, str, str]] = []
+#: How much of a failure's message the end-of-run summary repeats (the full message is above it, in pytest's report).
+SUMMARY_LINES = 12
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -67,6 +71,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         # A batched scenario's own duration (submission to end), when it says; else the test's.
         seconds = dict(item.user_properties).get("took", report.duration)
         RESULTS.append((params.get("cluster", "?"), title, report.outcome, float(seconds)))
+        if report.failed:
+            FAILURES.append((params.get("cluster", "?"), title, item.nodeid, _first_lines(report)))
+
+
+def _first_lines(report: pytest.TestReport) -> str:
+    """The start of a failure's message (what it waited for and what it saw), for the end-of-run summary."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    text = crash.message if crash is not None else str(report.longrepr)
+    lines = text.splitlines()
+    more = (
+        f"\n    ... ({len(lines) - SUMMARY_LINES} more lines above, in the report)"
+        if len(lines) > SUMMARY_LINES
+        else ""
+    )
+    return "\n".join("    " + line for line in lines[:SUMMARY_LINES]) + more
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -75,6 +94,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.section("end-to-end scenarios")
     for argo, title, outcome, duration in RESULTS:
         terminalreporter.write_line(f"Argo {argo}: {title}: {outcome.upper()} ({duration:.0f} s)")
+    if FAILURES:
+        # Last, so a CI log's tail says which scenarios failed and why.
+        terminalreporter.section(f"failing end-to-end scenarios: {len(FAILURES)} of {len(RESULTS)}", red=True)
+        for argo, title, nodeid, message in FAILURES:
+            terminalreporter.write_line(f"Argo {argo}: {title}\n  {nodeid}\n{message}")
 
 
 @pytest.fixture(scope="session")

@@ -28,3 +28,29 @@ def echo(text: str) -> dict[str, str]:
     import json
 
     return {"text": json.dumps(text)}
+
+
+def trial(lr: str) -> dict[str, str]:
+    """One trial of a sweep: reports the learning rate it was given, so each iteration's value is its own."""
+    print(f"trial with lr={lr}", flush=True)
+    return {"lr": lr}
+
+
+def slow_host() -> dict[str, str]:
+    """Works for a while, then reports the pod it ran in (which names its job)."""
+    import socket
+    import time
+
+    print("working", flush=True)
+    time.sleep(30)
+    return {"pod": socket.gethostname()}
+
+
+def echo_all(**values: str) -> dict[str, str]:
+    """Reports every run-time value it was given, as arguments and as its ``HV_VALUE_*`` environment, as ASCII JSON
+    (a report is one line)."""
+    import json
+    import os
+
+    env = {name: text for name, text in os.environ.items() if name.startswith("HV_VALUE_")}
+    return {"args": json.dumps(values, sort_keys=True), "env": json.dumps(env, sort_keys=True)}

@@ -84,6 +84,17 @@ class PodRecord:
     bound_at: float | None = None  # when it was first seen on a node
     ended: dict[str, float] = field(default_factory=dict)  # container -> when it ended (the kubelet's finishedAt)
 
+    def describe(self) -> str:
+        """One line for a failure message: name, node, phases, restarts, what its containers waited for."""
+        restarts = {c: n for c, n in self.restarts.items() if n}
+        return (
+            f"{self.name}: {' -> '.join(self.phases) or '(no phase)'}"
+            + (f" on {self.node}" if self.node else ", not bound")
+            + (f", restarts {restarts}" if restarts else "")
+            + (f", waited for {sorted(self.waiting)}" if self.waiting else "")
+            + (", deleted" if self.deleted else "")
+        )
+
 
 class Recorder:
     """Watches a namespace's pods and PodGroups in threads; keeps a :class:`PodRecord` per pod and the last
@@ -280,11 +291,40 @@ class Cluster:
         return self.argo("submit", "-o", "name", "-", *args, input=manifest).ok().out.strip()
 
     def wait(self, name: str, timeout: float = 600) -> dict[str, Any]:
-        """The workflow once it has finished (exit handler included), or AssertionError after ``timeout``."""
+        """The workflow once it has finished (exit handler included), or AssertionError after ``timeout`` saying
+        what it was doing then."""
         self.wait_for(
-            lambda: bool(self.workflow(name).get("status", {}).get("finishedAt")), f"{name} to finish", timeout
+            lambda: bool(self.workflow(name).get("status", {}).get("finishedAt")),
+            f"workflow {name} to finish",
+            timeout,
+            seen=lambda: self.describe(name),
         )
         return self.workflow(name)
+
+    def describe(self, name: str) -> str:
+        """What a failure message shows of a workflow, so a CI log alone explains it: its phase and message, each
+        step's phase and message, its Volcano Jobs' phases and every pod seen (phases, restarts, what its containers
+        waited for), from the live objects and the recorder (a finished job's pods may be gone)."""
+        lines = []
+        try:
+            status = self.workflow(name).get("status", {})
+        except Exception as e:  # kubernetes.client.ApiException: deleted, or the API is down
+            status = {}
+            lines.append(f"workflow {name}: cannot be read ({type(e).__name__}: {str(e).strip()[:200]})")
+        else:
+            message = f", message {status['message']!r}" if status.get("message") else ""
+            lines.append(f"workflow {name}: phase {status.get('phase') or '(none yet)'}{message}")
+        nodes = sorted(status.get("nodes", {}).values(), key=lambda n: (n.get("startedAt") or "", n["displayName"]))
+        for node in nodes:
+            if node.get("type") in ("Pod", "Retry", "Skipped", "Suspend"):
+                message = f": {node['message']!r}" if node.get("message") else ""
+                lines.append(f"  step {node['displayName']}: {node.get('phase')}{message}")
+        pods = self.recorder.select(**{WORKFLOW_LABEL: name})
+        for job in self.recorder.jobs_of(name):
+            lines.append(f"  volcano job {job}: phases {' -> '.join(self.recorder.phases(job)) or '(none seen)'}")
+            pods += self.recorder.select(**{"volcano.sh/job-name": job})
+        lines += [f"  pod {p.describe()}" for p in pods]
+        return "\n".join(lines)
 
     def lines(self, name: str, container: str = "main") -> list[tuple[str, datetime, str]]:
         """(pod, time, text) of every log line of the workflow's pods, from ``argo logs --timestamps``."""
@@ -385,11 +425,16 @@ class Cluster:
         if names:
             self.argo("delete", *names, timeout=120)
 
-    def wait_for(self, check: Callable[[], bool], what: str, timeout: float = 120) -> None:
+    def wait_for(
+        self, check: Callable[[], bool], what: str, timeout: float = 120, seen: Callable[[], str] | None = None
+    ) -> None:
+        """Until ``check()``; after ``timeout`` seconds, AssertionError naming ``what`` it waited for and, with
+        ``seen``, what it saw then."""
         deadline = time.monotonic() + timeout
         while not check():
             if time.monotonic() > deadline:
-                raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+                saw = f"; saw:\n{seen()}" if seen is not None else ""
+                raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}{saw}")
             time.sleep(1)
 
     def close(self) -> None:
@@ -447,9 +492,14 @@ class Batch:
         threading.Thread(target=act, daemon=True).start()
         return entry
 
-    def get(self, key: str) -> Entry:
+    def get(self, key: str, timeout: float = 900) -> Entry:
+        """The entry once its action (if any) is done; its action's error is raised here, in the owning test."""
         entry = self.entries[key]
-        entry.done.wait(900)
+        if not entry.done.wait(timeout):
+            raise AssertionError(
+                f"timed out after {timeout:.0f} s waiting for the action on {key}; saw:\n"
+                + self.cluster.describe(entry.name)
+            )
         if entry.error is not None:
             raise entry.error
         return entry

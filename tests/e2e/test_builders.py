@@ -119,7 +119,9 @@ def torchrun_job() -> hv.VolcanoJob:
     # Debian's torch 1.13 on Python 3.11 (the cluster's stand-in image) fails in torchrun's default --redirects and
     # --tee ("0", which Python 3.11 no longer finds among its flags): stderr (2) tee'd keeps stdout as it is.
     command = hv.torchrun("--redirects=2", "--tee=2", "--no_python", "python3", "-c", pytorch_hello.PROGRAM)
-    return hv.pytorch_job(image=pytorch_hello.PYTORCH_IMAGE, command=command, generate_name="torchrun-")
+    return hv.pytorch_job(
+        image=pytorch_hello.PYTORCH_IMAGE, program=hv.Program.command(command), generate_name="torchrun-"
+    )
 
 
 def failing_rank_job() -> hv.VolcanoJob:
@@ -129,20 +131,23 @@ def failing_rank_job() -> hv.VolcanoJob:
 
 def tensorflow_job() -> hv.VolcanoJob:
     return hv.tensorflow_job(
-        image=pytorch_hello.PYTORCH_IMAGE, command=["python3", "-c", TF_PROGRAM], generate_name="tf-hello-"
+        image=pytorch_hello.PYTORCH_IMAGE,
+        program=hv.Program.command(["python3", "-c", TF_PROGRAM]),
+        generate_name="tf-hello-",
     )
 
 
 def mpi_settings_job() -> hv.VolcanoJob:
     return hv.mpi_job(
         image="volcanosh/example-mpi:0.0.3",
-        # no $(...): Kubernetes would look for a variable of that name in the command
-        command=[
-            "sh",
-            "-c",
-            'read -r FILE < /etc/greeting/greeting.txt; echo "rank $OMPI_COMM_WORLD_RANK: GREETING=$GREETING'
-            ' file=$FILE"',
-        ],
+        program=hv.Program.command(
+            [
+                "sh",
+                "-c",
+                'read -r FILE < /etc/greeting/greeting.txt; echo "rank $OMPI_COMM_WORLD_RANK: GREETING=$GREETING'
+                ' file=$FILE"',
+            ]
+        ),
         workers=2,
         service_account=SERVICE_ACCOUNT,
         generate_name="mpi-settings-",

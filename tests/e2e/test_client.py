@@ -181,3 +181,69 @@ def test_readme_client_examples_run(cluster: Cluster, monkeypatch: pytest.Monkey
         printed += run_python(block, tmp_path / str(i))
     assert hello_ranks(printed.splitlines()) == {0: 2, 1: 2}, printed
     assert "Succeeded" in printed and "Unschedulable" in printed, printed
+
+
+@pytest.mark.scenario("15.6 client: a CronWorkflow created by submit runs once with --from cronwf/NAME, then goes")
+def test_a_cron_workflow_created_by_submit_runs_once_with_from(cluster: Cluster, tmp_path: Path) -> None:
+    from hera.workflows import Container, CronWorkflow
+
+    name = "e2e-nightly-" + cluster.line.replace(".", "-")
+    # As a user writes it with Hera: suspended, so only --from runs it here (Argo's --from ignores suspend).
+    with CronWorkflow(
+        name=name,
+        namespace=NAMESPACE,
+        schedules=["0 3 * * *"],
+        cron_suspend=True,
+        entrypoint="main",
+        service_account_name=SERVICE_ACCOUNT,
+        arguments={"greeting": "hello"},
+    ) as cron:
+        Container(
+            name="main",
+            image="busybox:1.37.0",
+            command=["echo", "{{workflow.parameters.greeting}} at {{workflow.scheduledTime}}"],
+        )
+    path = tmp_path / "cron.yaml"
+    path.write_text(cron.to_yaml())
+    created = cli(cluster, "submit", str(path))
+    assert (created.code, created.out) == (0, f"{name}\n"), created
+    try:
+        ran = cli(
+            cluster,
+            "submit",
+            "--from",
+            f"cronwf/{name}",
+            "-n",
+            NAMESPACE,
+            "-p",
+            "greeting=hi",
+            "--wait",
+            "-q",
+            "-o",
+            "json",
+        )
+        assert ran.code == 0, ran
+        result = json.loads(ran.out)
+        assert result["phase"] == "Succeeded" and result["name"].startswith(f"{name}-"), result
+        run = json.loads(cluster.kubectl("-n", NAMESPACE, "get", "workflow", result["name"], "-o", "json").ok().out)
+        assert run["metadata"]["labels"]["workflows.argoproj.io/cron-workflow"] == name
+        [owner] = run["metadata"]["ownerReferences"]
+        assert (owner["kind"], owner["name"]) == ("CronWorkflow", name)
+        # {{workflow.scheduledTime}} resolved from the annotation submit wrote, as for a scheduled run.
+        assert re.search(r"hi at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", cluster.logs(result["name"])), result["name"]
+        mine = cluster.kubectl(
+            "-n", NAMESPACE, "get", "workflows", "-l", f"workflows.argoproj.io/cron-workflow={name}", "-o", "name"
+        )
+        assert mine.ok().out.split() == [f"workflow.argoproj.io/{result['name']}"], "one run, the one --from made"
+    finally:
+        cluster.kubectl("-n", NAMESPACE, "delete", "cronworkflow", name, "--wait=false")
+    # Owned by the CronWorkflow: deleting it deletes the run, as it deletes the runs of its schedule.
+    cluster.wait_for(
+        lambda: (
+            not cluster.kubectl(
+                "-n", NAMESPACE, "get", "workflow", result["name"], "--ignore-not-found", "-o", "name"
+            ).out.strip()
+        ),
+        f"workflow {result['name']} deleted with its CronWorkflow",
+        GONE,
+    )

@@ -30,7 +30,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -86,12 +86,12 @@ def gang(kind: str, workers: int, queue: str, work: int, priority: str | None = 
     pod = on_fake_nodes(work)
     if kind == "mpi":
         return hv.mpi_job(
-            image=KWOK_IMAGE, command=["true"], workers=workers, gpus_per_worker=1, queue=queue, pod=pod,
-            priority_class_name=priority,
+            image=KWOK_IMAGE, program=hv.Program.command(["true"]), workers=workers, queue=queue, pod=pod,
+            priority_class_name=priority, worker_pod=hv.PodSettings(gpus=1),
         )  # fmt: skip
     return hv.pytorch_job(
-        image=KWOK_IMAGE, command=["true"], workers=workers, queue=queue, pod=pod, priority_class_name=priority,
-        worker_pod=hv.PodSettings(gpus=1),
+        image=KWOK_IMAGE, program=hv.Program.command(["true"]), workers=workers, queue=queue, pod=pod,
+        priority_class_name=priority, worker_pod=hv.PodSettings(gpus=1),
     )  # fmt: skip
 
 
@@ -101,7 +101,7 @@ def workflow(name: str, job: hv.VolcanoJob, deadline: int = 1800, poll_seconds: 
     with Workflow(
         generate_name=f"{name}-", namespace=NAMESPACE, entrypoint="main", service_account_name=SERVICE_ACCOUNT
     ) as w:
-        run = hv.job_dag(job, name="gang", deadline=deadline, poll_seconds=poll_seconds)
+        run = hv.job_dag(replace(job, deadline=deadline), name="gang", poll_seconds=poll_seconds)
         with DAG(name="main"):
             run(name="gang")
         w.on_exit = hv.cleanup_on_failure()
@@ -116,7 +116,7 @@ def step_alone(name: str, job: hv.VolcanoJob, deadline: int = 1800) -> str:
     with Workflow(
         generate_name=f"{name}-", namespace=NAMESPACE, entrypoint="gang-job", service_account_name=SERVICE_ACCOUNT
     ) as w:
-        hv.job_template(job, name="gang-job", deadline=deadline)
+        hv.job_template(replace(job, deadline=deadline), name="gang-job")
     return hv.to_yaml(w)
 
 
@@ -362,7 +362,7 @@ def idle_follower(manifest: str) -> str:
         if any(e["name"] == "JOB_SELECTOR" for e in t.get("container", {}).get("env", []))
     ]  # fmt: skip
     assert len(followers) == 1, followers
-    followers[0]["args"] = ["sleep 1"]
+    followers[0]["args"] = ["import time; time.sleep(1)"]  # python3 -c
     return hv.to_yaml(doc)
 
 

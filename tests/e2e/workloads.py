@@ -47,18 +47,19 @@ def mpi_workflow(
 
     job = hv.mpi_job(
         image=MPI_IMAGE,
-        command=command,
+        program=hv.Program.command(command),
         workers=workers,
         service_account=service_account,
         wait_seconds=wait_seconds,
         generate_name=f"{name}-",
+        deadline=deadline,
     )
     if worker:
         job = _with_workers(job, worker)
     with Workflow(
         generate_name=f"{name}-", namespace="argo", entrypoint="main", service_account_name=service_account
     ) as w:
-        submit = hv.job_template(job, name="submit", job_label=LABEL, deadline=deadline, poll_seconds=poll_seconds)
+        submit = hv.job_template(job, name="submit", job_label=LABEL, poll_seconds=poll_seconds)
         follow = hv.follow_logs_template(name="follow", job_label=LABEL, timeout=follow_timeout or deadline + 60)
         with DAG(name="main"):
             submit(name="submit-job")

@@ -86,9 +86,12 @@ def test_mpi_hello_matches_upstream_shape(upstream: Path) -> None:
     my_worker = my_job["spec"]["tasks"][1]["template"]["spec"]["containers"][0]
     their_worker = their_job["spec"]["tasks"][1]["template"]["spec"]["containers"][0]
     assert my_worker["readinessProbe"]["tcpSocket"] == their_worker["readinessProbe"]["tcpSocket"]
-    for job in (their_job, my_job):
-        script = job["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["command"][-1]
-        assert "-np 2 mpi_hello_world" in script and "mpiworker.host" in script
+    their_script = their_job["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["command"][-1]
+    assert "-np 2 mpi_hello_world" in their_script and "mpiworker.host" in their_script
+    my_command = my_job["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["command"]
+    # Kubernetes expands $(VAR) in a command; ours writes every $ as $$ so the shell gets it unchanged.
+    script = my_command[2].replace("$$", "$")
+    assert '-np 2 "$@"' in script and "mpiworker.host" in script and my_command[4:] == ["mpi_hello_world"]
     submit = next(t for t in mine["spec"]["templates"] if "resource" in t)
     assert submit["resource"]["action"] == "create" and submit["resource"]["setOwnerReference"] is True
 

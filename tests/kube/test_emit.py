@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 import yaml
 
-from hera_volcano import to_yaml
-from hera_volcano.kube.emit import dump_manifest
+from hera_volcano import ValidationError, to_yaml
+from hera_volcano.kube.emit import dump_manifest, to_json
 from hera_volcano.shared.placeholders import Placeholder, Verbatim
 
 # What YAML 1.1 (go-yaml v2, behind kubectl and Argo) would read as something other than a string.
@@ -113,3 +115,12 @@ def test_verbatim_text_holds_no_argo_expression_and_reads_back_the_same(text: st
 def test_verbatim_text_without_braces_is_written_as_any_string() -> None:
     text = "def f():\n    return 1\n"
     assert dump_manifest({"v": Verbatim(text)}) == dump_manifest({"v": text}) == "v: |\n  def f():\n      return 1\n"
+
+
+@pytest.mark.parametrize("emit", [to_yaml, to_json])
+def test_text_no_utf8_can_hold_is_bad_input_naming_its_field(emit: Callable[..., str]) -> None:
+    # What Python makes of a command-line argument that is not UTF-8 (b"caf\xe9" in Latin-1).
+    with pytest.raises(
+        ValidationError, match=r"^spec\.args\[1\]: is not valid Unicode \(a lone surrogate in 'caf\\udce9'\)"
+    ):
+        emit({"spec": {"args": ["ok", "caf\udce9"]}})

@@ -46,11 +46,15 @@ def big() -> Any:
     for i in range(1000):
         after = [f"job-{j}" for j in (i - 1, i - 2) if j >= 0][: 1 + i % 2]
         jobs.append(
-            hv.batch_job(
+            hv.PipelineJob(
                 f"job-{i}",
-                image="ghcr.io/example/trainer:1.4",
-                command=["python", "train.py", f"--shard={i:03d}", "--lr", "1e-5", "--note", "y", "--about", ABOUT],
-                replicas=1 + i % 4,
+                hv.batch_job(
+                    image="ghcr.io/example/trainer:1.4",
+                    program=hv.Program.command(
+                        ["python", "train.py", f"--shard={i:03d}", "--lr", "1e-5", "--note", "y", "--about", ABOUT]
+                    ),
+                    replicas=1 + i % 4,
+                ),
                 after=after,
                 follow_logs=i % 100 == 0,
             )
@@ -152,7 +156,7 @@ def test_multiline_strings_are_block_scalars(big_yaml: str) -> None:
     out = hv.to_yaml({"script": "echo a\necho b\n", "args": ["x\ny"]})
     assert "script: |\n  echo a\n  echo b\n" in out
     assert "- |-\n  x\n  y\n" in out
-    assert re.search(r"\n *args:\n *- \|\n +SA_DIR=\$\{SA_DIR:-/var/run/secrets/", big_yaml), "the follower script"
+    assert re.search(r"\n *args:\n *- \|\n +# hera-volcano log follower", big_yaml), "the follower's program"
     assert "\n      manifest: |\n        apiVersion: batch.volcano.sh/v1alpha1\n" in big_yaml
 
 
@@ -175,4 +179,4 @@ def test_retyped_strings_are_quoted_inside_the_big_workflow(big_yaml: str) -> No
     assert "- '1e-5'" not in big_yaml  # inside the JSON argument, not a scalar of its own
     data = yaml.safe_load(big_yaml)
     manifest = data["spec"]["templates"][1]["resource"]["manifest"]
-    assert "{{inputs.parameters.command}}" in manifest
+    assert "toJson(sprig.mustFromJson(replace(inputs.parameters['command']" in manifest, "a list, read as JSON"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from hera_volcano import Placeholder, ValidationError
+from hera_volcano.kube import values
 from hera_volcano.kube.expansion import escape, escape_for_executor, runtime_text
 from tests.builders.podsim import kube_expand
 
@@ -39,20 +40,20 @@ def test_escaped_text_arrives_unchanged(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("placeholder", "expression"),
+    "placeholder",
     [
-        (Placeholder.input("lr", "0.1"), "=toJson(replace(inputs.parameters['lr'], '$', '$$'))"),
-        (Placeholder.input("max-lr", 3), "=toJson(replace(inputs.parameters['max-lr'], '$', '$$'))"),
-        (Placeholder.workflow_parameter("tag", "v1"), "=toJson(replace(workflow.parameters['tag'], '$', '$$'))"),
-        (Placeholder.workflow_parameter_json("tag", "v1"), "=toJson(replace(workflow.parameters['tag'], '$', '$$'))"),
+        Placeholder.input("lr", "0.1"),
+        Placeholder.input("max-lr", 3),
+        Placeholder.workflow_parameter("tag", "v1"),
     ],
 )
-def test_runtime_values_are_read_through_an_escaping_expression(placeholder: Placeholder, expression: str) -> None:
+def test_runtime_values_are_read_through_an_escaping_expression(placeholder: Placeholder) -> None:
     rewritten = runtime_text(placeholder, "f")
-    assert rewritten.expression == expression
-    assert rewritten.in_quotes is False, "toJson writes the quotes"
+    root, _, name = placeholder.expression.partition(".parameters.")
+    assert values.parse(rewritten.expression) == values.Value(root, name, "text", 1), "text, $ doubled for the pod"
+    assert rewritten.in_quotes is False, "the expression writes the quotes"
     assert rewritten.sample == (placeholder.sample if isinstance(placeholder.sample, str) else "3")
-    assert runtime_text(rewritten, "f") is rewritten, "rewriting is idempotent (settings are re-checked on replace)"
+    assert runtime_text(rewritten, "f") == rewritten, "rewriting is idempotent (settings are re-checked on replace)"
 
 
 @pytest.mark.parametrize("expression", ["workflow.name", "inputs.artifacts.data", "=sprig.upper('x')", "steps.a.id"])
@@ -71,7 +72,7 @@ def test_a_manifest_reaches_the_pods_through_the_executor_and_the_kubelet(text: 
     assert kube_expand(created.replace("{{inputs.parameters.n}}", "7"), ENV) == f"{text} 7 {text}"
 
 
-def test_a_run_time_value_is_escaped_for_the_executor_and_the_pod() -> None:
+def test_the_executor_escape_leaves_every_tag_to_argo() -> None:
     value = runtime_text(Placeholder.input("t", "x"), "f")
     manifest = escape_for_executor(f"env: {{{{{value.expression}}}}} $(X)")
-    assert manifest == "env: {{=toJson(replace(inputs.parameters['t'], '$', '$$$$'))}} $$(X)"
+    assert manifest == f"env: {{{{{value.expression}}}}} $$(X)", "the expression doubles its value's $ itself"

@@ -1,8 +1,7 @@
 """A stand-in for kubectl, run as ``kubectl`` by the pod scripts under test (see world.py, which drives it).
 
-It answers the calls the scripts make from a world held in a JSON file that the test changes as it goes: Volcano
-Jobs, pods (with their containers' state), log lines, and faults to inject (a call that fails, answers slowly,
-a watch the server ends, a log stream that ends at once, fails, drops, or never ends). Objects are served in the
+It answers the calls the MPI master's wait makes (``get pods``, ``wait pods``) from a world held in a JSON file that
+the test changes as it goes: pods, and faults to inject (a call that fails or answers slowly). Objects are served in the
 shape the API server gives them and printed through the script's own ``-o jsonpath=...`` template (a small
 evaluator of the subset kubectl's JSONPath the scripts use), so the templates are exercised too. Every call is
 appended to a calls file (its arguments, the time, the kubeconfig and discovery-cache variables it saw, and
@@ -35,56 +34,17 @@ def load() -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------------ objects
 
 
-def job_object(name: str, job: dict[str, Any]) -> dict[str, Any]:
-    obj: dict[str, Any] = {
-        "apiVersion": "batch.volcano.sh/v1alpha1",
-        "kind": "Job",
-        "metadata": {"name": name, "creationTimestamp": job["created"], "labels": job.get("labels", {})},
-        "spec": {"tasks": []},
-    }
-    if job.get("lead"):
-        obj["metadata"]["annotations"] = {"hera-volcano/lead-task": job["lead"]}
-    if job.get("phase"):
-        obj["status"] = {"state": {"phase": job["phase"]}}
-    return obj
-
-
 def pod_object(name: str, pod: dict[str, Any]) -> dict[str, Any]:
-    labels = dict(pod.get("labels", {}))
-    if pod.get("task"):
-        labels["volcano.sh/task-spec"] = pod["task"]
+    labels = {**pod.get("labels", {}), "volcano.sh/task-spec": pod["task"]}
     status: dict[str, Any] = {"phase": pod.get("phase", "Pending")}
-    statuses = []
-    for cname, c in pod.get("containers", {}).items():
-        state: dict[str, Any] = {"waiting": {"reason": "PodInitializing"}}
-        if c.get("running"):
-            state = {"running": {"startedAt": c["running"]}}
-        elif c.get("cid"):
-            state = {"terminated": {"exitCode": c.get("exit", 0)}}
-        entry: dict[str, Any] = {"name": cname, "state": state, "restartCount": c.get("restarts", 0)}
-        if c.get("cid"):
-            entry["containerID"] = c["cid"]
-        statuses.append(entry)
-    if statuses:
-        status["containerStatuses"] = statuses
-    inits = [{"name": n, "restartCount": r} for n, r in pod.get("inits", {}).items()]
-    if inits:
-        status["initContainerStatuses"] = inits
     if "ready" in pod:
         status["conditions"] = [{"type": "Ready", "status": "True" if pod["ready"] else "False"}]
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "creationTimestamp": pod.get("created", "2026-01-01T00:00:00Z"), "labels": labels},
-        "status": status,
-    }
+    meta = {"name": name, "creationTimestamp": "2026-01-01T00:00:00Z", "labels": labels}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "status": status}
 
 
 def objects(world: dict[str, Any], kind: str, selector: str | None) -> dict[str, dict[str, Any]]:
-    if kind.startswith("jobs"):
-        found = {n: job_object(n, j) for n, j in world.get("jobs", {}).items()}
-    else:
-        found = {n: pod_object(n, p) for n, p in world.get("pods", {}).items()}
+    found = {n: pod_object(n, p) for n, p in world.get("pods", {}).items()}
     return {n: o for n, o in found.items() if selected(o, selector)}
 
 
@@ -103,7 +63,7 @@ def selected(obj: dict[str, Any], selector: str | None) -> bool:
 
 def render(template: str, data: Any) -> str:
     """kubectl's JSONPath for the subset the scripts use: text, ``{.a.b}`` (``\\.`` escapes a dot), ``[*]``,
-    ``[?(@.k=="v")]``, ``{range ...}...{end}`` and string literals such as ``{"\\n"}``."""
+    ``[?(@.a.b=="v")]`` and ``!=``, ``{range ...}...{end}`` and string literals such as ``{"\\n"}``."""
     out, _ = _render(_tokens(template), 0, data, None)
     return out
 
@@ -167,7 +127,7 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-_STEP = re.compile(r"\.((?:\\\.|[^.\[])+)|\[\*\]|\[\?\(@\.([a-zA-Z]+)==\"([^\"]*)\"\)\]")
+_STEP = re.compile(r"\.((?:\\\.|[^.\[])+)|\[\*\]|\[\?\(@\.([a-zA-Z.]+)(==|!=)(\"[^\"]*\"|\d+)\)\]")
 
 
 def _select(path: str, data: Any) -> list[Any]:
@@ -187,7 +147,11 @@ def _select(path: str, data: Any) -> list[Any]:
                 if isinstance(node, list):
                     nxt.extend(node)
             elif isinstance(node, list):
-                nxt.extend(x for x in node if isinstance(x, dict) and str(x.get(m.group(2))) == m.group(3))
+                wanted = json.loads(m.group(4))
+                for x in node:
+                    found = _select("." + m.group(2), x)
+                    if len(found) == 1 and (found[0] == wanted) == (m.group(3) == "=="):
+                        nxt.append(x)
         current = nxt
     return current
 
@@ -245,91 +209,6 @@ def orphaned(parent: int) -> bool:
     return os.getppid() != parent
 
 
-def watch(args: list[str], kind: str) -> None:
-    template = (option(args, "-o") or "").removeprefix("jsonpath=")
-    selector = option(args, "-l")
-    parent = os.getppid()
-    world = load()
-    seen: dict[str, dict[str, Any]] = {}
-    expires = world.get("faults", {}).get(f"watch-{kind.split('.')[0]}", {}).get("expire_after")
-    sent = 0
-    version = -1
-    while True:
-        if world.get("version") != version:
-            version = world.get("version")
-            now = objects(world, kind, selector)
-            events = [("DELETED", seen[n]) for n in seen if n not in now]
-            events += [("ADDED" if n not in seen else "MODIFIED", o) for n, o in now.items() if seen.get(n) != o]
-            for event, obj in events:
-                print(render(template, {"type": event, "object": obj}), end="", flush=True)
-                sent += 1
-                if expires is not None and sent >= expires:
-                    return  # the server ends the watch
-            seen = now
-        if orphaned(parent):
-            return
-        time.sleep(POLL)
-        world = load()
-
-
-def log_lines(world: dict[str, Any], pod: str, container: str) -> tuple[dict[str, Any], list[list[str]]]:
-    spec = world.get("logs", {}).get(f"{pod}/{container}", {})
-    return spec, spec.get("lines", [])
-
-
-def running(world: dict[str, Any], pod: str, container: str) -> bool:
-    return bool(world.get("pods", {}).get(pod, {}).get("containers", {}).get(container, {}).get("running"))
-
-
-def logs(args: list[str]) -> None:
-    world = load()
-    pod = positional(args)[-1]
-    container = option(args, "-c") or ""
-    if "--previous" in args:
-        print(world.get("previous", {}).get(f"{pod}/{container}", ""))
-        return
-    if "--all-containers" in args:
-        spec = world.get("pods", {}).get(pod, {})
-        for cname in [*spec.get("inits", {}), *spec.get("containers", {})]:
-            for _, text in log_lines(world, pod, cname)[1][-20:]:
-                print(f"[pod/{pod}/{cname}] {text}")
-        return
-    spec, lines = log_lines(world, pod, container)
-    if spec.get("forbidden"):
-        print(
-            f'Error from server (Forbidden): pods "{pod}" is forbidden: cannot get resource "pods/log"', file=sys.stderr
-        )
-        sys.exit(1)
-    stamps = "--timestamps" in args
-    if "-f" not in args:
-        for stamp, text in lines:
-            print(f"{stamp} {text}" if stamps else text)
-        return
-    mode = spec.get("mode", "normal")
-    if mode == "end-at-once":
-        return
-    since = option(args, "--since-time")
-    parent = os.getppid()
-    printed = 0
-    drop_after = spec.get("drop_after")
-    while True:
-        world = load()
-        spec, lines = log_lines(world, pod, container)
-        for stamp, text in lines[printed:]:
-            printed += 1
-            if since is not None and stamp.split(".")[0].rstrip("Z") < since.rstrip("Z"):
-                continue
-            print(f"{stamp} {text}" if stamps else text, flush=True)
-            if drop_after is not None and printed >= drop_after:
-                update(lambda w: w["logs"][f"{pod}/{container}"].pop("drop_after", None))
-                return  # the connection dropped
-        if not running(world, pod, container) and mode != "never-end":
-            return
-        if orphaned(parent):
-            return
-        time.sleep(POLL)
-
-
 def wait(args: list[str]) -> None:
     """``kubectl wait pods -l SEL --for=condition=Ready --timeout=Ns``: until every selected pod is Ready."""
     parent = os.getppid()
@@ -385,21 +264,18 @@ def main(args: list[str]) -> None:
         }
         calls.write(json.dumps(record) + "\n")
     world = load()
-    if verb == "api-resources":
-        fault(world, "api-resources")
-        print("NAME  SHORTNAMES  APIVERSION  NAMESPACED  KIND\njobs  vcjob  batch.volcano.sh/v1alpha1  true  Job")
-    elif verb == "get" and "--watch" in args:
-        kind = words[1]
-        fault(world, f"watch-{kind.split('.')[0]}")
-        watch(args, kind)
-    elif verb == "get":
+    if verb == "get":
         kind = words[1]
         fault(world, f"get-{kind.split('.')[0]}")
-        data = {"kind": "List", "items": list(objects(world, kind, option(args, "-l")).values())}
+        found = objects(world, kind, option(args, "-l"))
+        if len(words) > 2:  # one object by name
+            if words[2] not in found:
+                print(f'Error from server (NotFound): {kind} "{words[2]}" not found', file=sys.stderr)
+                sys.exit(1)
+            data: Any = found[words[2]]
+        else:
+            data = {"kind": "List", "items": list(found.values())}
         print(render((option(args, "-o") or "").removeprefix("jsonpath="), data), end="")
-    elif verb == "logs":
-        fault(world, "logs")
-        logs(args)
     elif verb == "wait":
         fault(world, "wait")
         wait(args)

@@ -16,7 +16,6 @@ from hera_volcano.kube import pod_scripts  # noqa: E402
 
 #: (package, script, with the kubectl prelude, shell)
 SCRIPTS = (
-    ("hera_volcano.argo", "follow_logs.sh", True, "bash"),
     ("hera_volcano.builders", "wait_for_workers.sh", True, "bash"),
     ("hera_volcano.builders", "resolve_workers.sh", False, "sh"),
 )

@@ -26,9 +26,10 @@ def test_every_script_reaches_its_process_unchanged_through_kubernetes_expansion
     from tests.builders.podsim import kube_expand
 
     follower = hv.follow_logs_template(job_label="j", outputs=["loss"])
-    job = hv.mpi_job(image="x:1", command=["a"]).to_dict()
+    job = hv.mpi_job(image="x:1", program=hv.Program.command(["a"])).to_dict()
     [wait] = job["spec"]["tasks"][0]["template"]["spec"]["initContainers"]
     env = {e.name: "x" for e in follower.env} | {e["name"]: "x" for e in wait["env"]}
+    assert kube_expand(follower.args[0], env) == follower.args[0], "the log follower's program"
     for package, name, _, _ in SCRIPTS:
         text = pod_scripts.with_kubectl(package, name)
         assert kube_expand(text, env) == text, name

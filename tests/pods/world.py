@@ -1,13 +1,12 @@
 """Running a pod script for real, under bash, against the fake kubectl (fake_kubectl.py) and a world the test changes.
 
-``World`` holds the Volcano Jobs, pods, logs and faults the fake serves; ``Script`` runs one script in its own
+``World`` holds the pods and faults the fake serves; ``Script`` runs one script in its own
 process group (so nothing it starts outlives the test), records each line it prints with the time it came, and
 offers bounded waits: a regression fails the test instead of hanging it.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import signal
@@ -32,7 +31,7 @@ class World:
         self.path = folder / "world.json"
         self.calls_path = folder / "calls.jsonl"
         self.calls_path.write_text("")
-        self.state: dict[str, Any] = {"version": 0, "jobs": {}, "pods": {}, "logs": {}, "previous": {}, "faults": {}}
+        self.state: dict[str, Any] = {"version": 0, "pods": {}, "faults": {}}
         self._write()
 
     def _write(self) -> None:
@@ -47,65 +46,22 @@ class World:
         self.state["version"] += 1
         self._write()
 
-    def job(self, name: str, phase: str | None = None, *, lead: str = "mpimaster", created: int = 0) -> None:
-        def edit(s: dict[str, Any]) -> None:
-            s["jobs"][name] = {"created": stamp(created), "phase": phase, "lead": lead, "labels": JOB_LABELS}
-
-        self.change(edit)
-
-    def remove_job(self, name: str) -> None:
-        self.change(lambda s: s["jobs"].pop(name))
-
     def pod(
         self,
         name: str,
         *,
         task: str = "mpimaster",
         phase: str = "Pending",
-        cid: str = "",
-        running: bool = False,
-        created: int = 0,
-        inits: dict[str, int] | None = None,
         ready: bool | None = None,
         labels: dict[str, str] | None = None,
     ) -> None:
-        container = task or "main"
-        pod: dict[str, Any] = {
-            "created": stamp(created),
-            "task": task,
-            "phase": phase,
-            "labels": labels if labels is not None else POD_LABELS,
-            "containers": {container: {"cid": cid, "running": stamp(created + 1) if running else ""}},
-            "inits": inits or {},
-        }
+        """A pod of ``task``, Ready or not."""
+        pod: dict[str, Any] = {"task": task, "phase": phase, "labels": labels or {}}
         if ready is not None:
             pod["ready"] = ready
 
         def edit(s: dict[str, Any]) -> None:
             s["pods"][name] = pod
-
-        self.change(edit)
-
-    def step_pod(self, name: str = "wf-submit-1", phase: str = "Running") -> None:
-        self.pod(name, task="", phase=phase, labels={**POD_LABELS, **STEP_LABELS})
-
-    def remove_pod(self, name: str) -> None:
-        self.change(lambda s: s["pods"].pop(name))
-
-    def log(
-        self, pod: str, container: str, *texts: str, at: float = 10.0, restarted: bool = False, **spec: Any
-    ) -> None:
-        """Append lines (timestamped ``at`` seconds on, 1 ms apart) to a container's log (``restarted``: a new run's
-        log instead); ``spec`` sets its mode: ``mode`` (normal, end-at-once, never-end), ``forbidden``,
-        ``drop_after`` (lines, then the stream drops)."""
-
-        def edit(s: dict[str, Any]) -> None:
-            if restarted:
-                s["logs"].pop(f"{pod}/{container}", None)
-            entry = s["logs"].setdefault(f"{pod}/{container}", {"lines": []})
-            start = len(entry["lines"])
-            entry["lines"] += [[stamp(at, (start + i) * 1000), t] for i, t in enumerate(texts)]
-            entry.update(spec)
 
         self.change(edit)
 
@@ -124,42 +80,11 @@ class World:
     def calls(self) -> list[dict[str, Any]]:
         return [json.loads(line) for line in self.calls_path.read_text().splitlines() if line]
 
-    def snapshot(self) -> dict[str, Any]:
-        return copy.deepcopy(self.state)
-
-
-JOB_LABELS = {"workflows.argoproj.io/workflow": "wf", "hera-volcano/job": "mpi"}
-POD_LABELS = {"hera-volcano/workflow": "wf", "hera-volcano/job": "mpi"}
-#: Argo's label, which the step's pod has and the job's pods have not.
-STEP_LABELS = {"workflows.argoproj.io/workflow": "wf"}
-#: The follower's environment for the world's labels, with short timings (tests pass others on top).
-FOLLOW_ENV = {
-    "JOB_SELECTOR": "workflows.argoproj.io/workflow=wf,hera-volcano/job=mpi",
-    "POD_SELECTOR": "hera-volcano/workflow=wf,hera-volcano/job=mpi",
-    "TASK": "",
-    "CONTAINER": "",
-    "FOLLOW_SECONDS": "60",
-    "GRACE_SECONDS": "30",
-    "NAMESPACE": "ns",
-    "TICK_SECONDS": "0.2",
-    "DRAIN_SECONDS": "1",
-    "STEP_GRACE_SECONDS": "2",
-    "BACKOFF_MAX_SECONDS": "2",
-}
-
-
-def stamp(seconds: float, nanos: int = 0) -> str:
-    """An RFC 3339 time ``seconds`` after 2026-01-01T00:00:00Z (nanoseconds as the kubelet writes them)."""
-    whole = int(seconds)
-    base = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(1767225600 + whole))
-    nanos += round((seconds - whole) * 1e9)
-    return f"{base}.{nanos:09d}".rstrip("0").rstrip(".") + "Z"
-
 
 class Script:
     """One script run under bash against the fake kubectl of ``world``, in its own process group."""
 
-    def __init__(self, script: str, world: World, env: dict[str, str], reaper: Path | None = None) -> None:
+    def __init__(self, script: str, world: World, env: dict[str, str]) -> None:
         bin_dir = world.folder / "bin"
         bin_dir.mkdir(exist_ok=True)
         kubectl = bin_dir / "kubectl"
@@ -177,10 +102,8 @@ class Script:
         self.lines: list[tuple[float, str]] = []
         self.errors: list[str] = []
         self.started = time.monotonic()
-        # With ``reaper`` (a report file), bash runs under reaper.py, as under argoexec's emissary in a pod.
-        wrapper = [sys.executable, str(HERE / "reaper.py"), str(reaper)] if reaper else []
         self.proc = subprocess.Popen(
-            [*wrapper, "bash", "-c", script],
+            ["bash", "-c", script],
             env=self.env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -262,8 +185,8 @@ def group_alive(pid: int) -> bool:
 
 
 @contextmanager
-def running(script: str, world: World, env: dict[str, str], reaper: Path | None = None) -> Iterator[Script]:
-    run = Script(script, world, env, reaper)
+def running(script: str, world: World, env: dict[str, str]) -> Iterator[Script]:
+    run = Script(script, world, env)
     try:
         yield run
     finally:

@@ -616,6 +616,23 @@ def test_undeclared_workflow_parameters_are_errors_in_workflows_only() -> None:
     assert errors(changed(declare)) == {}
 
 
+@pytest.mark.parametrize("value", ["{{workflow.name}}", "{{=sprig.fail(}}", "a\x00b"])
+@pytest.mark.parametrize("kind", ["Workflow", "WorkflowTemplate"])
+def test_a_workflow_argument_argo_would_substitute_again_is_an_error(value: str, kind: str) -> None:
+    def give(doc: dict[str, Any]) -> None:
+        spec(doc)["arguments"] = {"parameters": [{"name": "message", "value": value}]}
+
+    found = errors(changed(give, kind))
+    assert "a submitted value must be plain text" in found["spec.arguments.parameters[0].value"]
+
+
+def test_a_task_argument_may_reference_what_argo_gives() -> None:
+    def call(doc: dict[str, Any]) -> None:
+        spec(doc)["arguments"] = {"parameters": [{"name": "message", "value": "it's $(plain) }}"}]}
+
+    assert errors(changed(call)) == {}
+
+
 def test_undeclared_workflow_parameters_inside_manifests_are_errors() -> None:
     manifest = changed(lambda d: resource(d).__setitem__("manifest", job(name="{{workflow.parameters.job}}")))
     assert "{{workflow.parameters.job}} is not declared" in errors(manifest)[f"{R}.manifest"]
@@ -636,6 +653,7 @@ def test_undeclared_input_parameters_are_errors_in_every_kind() -> None:
     assert errors(changed(declare)) == {}
 
     def pass_through(doc: dict[str, Any]) -> None:
+        declare(doc)
         template(doc, 0)["inputs"] = {"parameters": [{"name": "message", "value": "hi"}]}
         arguments = {"parameters": [{"name": "message", "value": "{{inputs.parameters.message}}"}]}
         template(doc, 0)["dag"]["tasks"].append({"name": "say", "template": "echo", "arguments": arguments})
@@ -1049,7 +1067,7 @@ def test_alias_bombs_are_refused_quickly() -> None:
     lines = ['a0: &a0 ["x","x","x","x","x","x","x","x","x","x"]']
     lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]
     findings = lint_text("\n".join(lines) + "\nkind: Workflow\n", "bomb.yaml")
-    assert [f.message for f in findings if "aliases expand" in f.message]
+    assert [f.message for f in findings if "aliases and merge keys (<<) expand" in f.message]
 
 
 def test_a_dangling_symlink_in_a_folder_is_a_finding(tmp_path: Path) -> None:
@@ -1139,7 +1157,9 @@ def test_values_only_known_at_run_time_are_not_type_checked() -> None:
         data = yaml.safe_load(JOB)
         data["spec"]["minAvailable"] = "{{inputs.parameters.n}}"
         data["spec"]["tasks"][0]["replicas"] = "{{inputs.parameters.n}}"
-        template(doc, 1)["inputs"] = {"parameters": [{"name": "n"}]}  # no default: only a submission gives one
+        template(doc, 1)["inputs"] = {"parameters": [{"name": "n"}]}
+        # Known only when the workflow is submitted.
+        tasks(doc)[0]["arguments"] = {"parameters": [{"name": "n", "value": "{{workflow.parameters.n}}"}]}
         resource(doc)["manifest"] = yaml.safe_dump(data, sort_keys=False).replace("'{{", "{{").replace("}}'", "}}")
         resource(doc)["successCondition"] = (
             "status.state.phase == Completed, status.minAvailable > {{inputs.parameters.n}}"

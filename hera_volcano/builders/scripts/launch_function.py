@@ -35,6 +35,8 @@ import types
 from typing import Any, NoReturn
 
 PREFIX = "hera-volcano:output "
+#: What starts an Argo tag (written so that this text holds none).
+TAG_START = "{" * 2
 NAME = re.compile(r"[a-zA-Z0-9_-]{1,63}")
 MAX_LINE = 4096
 RESERVED = frozenset({"job-name", "job-phase"})
@@ -47,6 +49,8 @@ RANK_VARIABLES = {
     "mpi": ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"),
     "replica": ("VC_TASK_INDEX",),
 }
+#: The roles of a TensorFlow job in the order of their global ranks (the chief is rank 0; without one, worker 0 is).
+TF_ROLES = ("chief", "worker", "ps", "evaluator")
 
 
 class LaunchError(Exception):
@@ -91,10 +95,28 @@ def arguments() -> dict[str, Any]:
     return args
 
 
+def tensorflow_rank() -> int:
+    """The place of this pod in TF_CONFIG (set by the tensorflow plugin of Volcano): the roles in the order of TF_ROLES,
+    each by its index."""
+    config = json_variable("TF_CONFIG")
+    cluster = config.get("cluster") if isinstance(config, dict) else None
+    task = config.get("task") if isinstance(config, dict) else None
+    if not isinstance(cluster, dict) or not isinstance(task, dict) or task.get("type") not in TF_ROLES:
+        raise LaunchError("TF_CONFIG names no task of " + ", ".join(TF_ROLES))
+    before = TF_ROLES[: TF_ROLES.index(task["type"])]
+    index = task.get("index")
+    if not isinstance(index, int):
+        raise LaunchError("the task in TF_CONFIG has no index")
+    return sum(len(cluster.get(role) or []) for role in before) + index
+
+
 def rank(kind: str) -> int:
     """The global rank of this process."""
+    if kind == "tensorflow":
+        return tensorflow_rank()
     if kind not in RANK_VARIABLES:
-        raise LaunchError("unknown launch " + repr(kind) + ": one of " + ", ".join(sorted(RANK_VARIABLES)))
+        kinds = sorted([*RANK_VARIABLES, "tensorflow"])
+        raise LaunchError("unknown launch " + repr(kind) + ": one of " + ", ".join(kinds))
     for variable in RANK_VARIABLES[kind]:
         text = os.environ.get(variable)
         if text is not None:
@@ -112,6 +134,16 @@ def rank(kind: str) -> int:
     raise LaunchError("cannot tell the rank of this process: none of " + ", ".join(RANK_VARIABLES[kind]) + " is set")
 
 
+def unsayable(char: str) -> bool:
+    """What the quoting of Argo, when it passes a value on, writes as an escape JSON lacks (the node fails)."""
+    code = ord(char)
+    return (
+        (code < 0x20 and char not in "\t\n\r\b\f" and code != 0)
+        or code == 0x7F
+        or (code > 0xFFFF and not char.isprintable())
+    )
+
+
 def report_line(name: object, value: object) -> bytes:
     """One report line with its line break, as UTF-8, or LaunchError saying why the value cannot be reported."""
     if not isinstance(name, str) or not NAME.fullmatch(name):
@@ -127,6 +159,14 @@ def report_line(name: object, value: object) -> bytes:
             raise LaunchError("output " + repr(name) + " is not a JSON value: " + str(e)) from None
         for char in SEPARATORS:  # inside JSON strings only: escaped, no reader splits the line there
             text = text.replace(char, "\\u" + format(ord(char), "04x"))
+        # Only ever inside a JSON string: the same value, written so that Argo passes it on unchanged.
+        text = text.replace(TAG_START, "{\\u007b")
+        text = "".join(json.dumps(char)[1:-1] if unsayable(char) else char for char in text)
+    if TAG_START in text or "\x00" in text or any(unsayable(char) for char in text):
+        raise LaunchError(
+            "output " + repr(name) + ": the value holds two opening braces, NUL or a control character, which Argo"
+            " cannot pass on unchanged (the next template would substitute the tag or fail)"
+        )
     if "\n" in text or "\r" in text:
         raise LaunchError("output " + repr(name) + ": the value must be one line (report a path for larger data)")
     try:

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# The prelude of every script we run in a pod that calls kubectl (the log follower, the MPI master's wait).
+# The prelude of every script we run in a pod that calls kubectl (the MPI master's wait for its workers).
 #
 # kubectl inside a pod ignores its in-cluster configuration as soon as a client flag such as --request-timeout is
 # given, and dials localhost:8080 instead (kubernetes/kubernetes#93474): write the in-cluster configuration out as

@@ -7,22 +7,55 @@ from typing import Any
 
 from hera_volcano.argo.parameters import check_parameters
 from hera_volcano.kube import names
-from hera_volcano.shared.findings import Finding, error
+from hera_volcano.shared.findings import Finding, as_map, error
+from hera_volcano.shared.suggestions import did_you_mean
+from hera_volcano.tools.lint.arguments import check_arguments
 from hera_volcano.tools.lint.context import Workflow
 
 
 def check_call(call: Mapping[str, Any], path: str, wf: Workflow) -> Iterator[Finding]:
-    """A step or task runs a template of this workflow (templateRef and inline templates are not followed)."""
+    """A step or task runs a template of this workflow, and passes it the inputs it declares (templateRef and inline
+    templates are not followed)."""
     yield from check_parameters(call.get("arguments"), f"{path}.arguments", values="required")
-    if call.get("templateRef") is not None or call.get("inline") is not None:
+    if call.get("templateRef") is not None:
+        yield from _check_reference(call, path, wf)
+        return
+    if call.get("inline") is not None:
         return
     target = call.get("template")
     if target in (None, ""):
         yield error(f"{path}.template", "is required: the name of the template to run (or templateRef)")
     elif not isinstance(target, str):
         yield error(f"{path}.template", "must be a string: the name of a template")
-    elif "{{" not in target and target not in wf.template_names:
-        yield error(f"{path}.template", f"must name a template of {wf.spec_path}.templates; there is no {target!r}")
+    elif "{{" not in target:
+        called = wf.templates.get(target)
+        if called is None:
+            yield error(f"{path}.template", f"must name a template of {wf.spec_path}.templates; there is no {target!r}")
+        else:
+            yield from check_arguments(call, path, f"template {target!r}", called)
+
+
+def _check_reference(call: Mapping[str, Any], path: str, wf: Workflow) -> Iterator[Finding]:
+    """A call through ``templateRef`` to a WorkflowTemplate linted in the same stream: the template it names exists
+    there, and gets its inputs. Templates lint did not see (on the cluster, in other files) are not judged."""
+    ref = as_map(call.get("templateRef"))
+    name, template, cluster = ref.get("name"), ref.get("template"), ref.get("clusterScope") is True
+    if not isinstance(name, str) or not isinstance(template, str) or "{{" in name + template:
+        return
+    stored = wf.stored.get((cluster, name))
+    if stored is None:
+        return
+    if not cluster and None not in (stored.namespace, wf.namespace) and stored.namespace != wf.namespace:
+        return  # Argo looks in the workflow's namespace: this one is another WorkflowTemplate of that name
+    called = stored.templates.get(template)
+    if called is None:
+        meant = did_you_mean(template, stored.templates)
+        yield error(
+            f"{path}.templateRef.template",
+            f"must name a template of {stored.kind} {name!r}; there is no {template!r}{meant}",
+        )
+    else:
+        yield from check_arguments(call, path, f"template {template!r} of {stored.kind} {name!r}", called)
 
 
 def check_call_name(call: Mapping[str, Any], path: str, seen: dict[str, str], what: str) -> Iterator[Finding]:

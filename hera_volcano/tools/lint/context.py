@@ -3,16 +3,57 @@ facts every rule about its templates needs."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
+
+from hera_volcano.shared.findings import as_list, as_map
 
 #: Separates the path of a resource manifest from the path of a field inside the object it holds:
 #: ``spec.templates[1].resource.manifest::spec.tasks[0].name``.
 MANIFEST_SEPARATOR: Final = "::"
 #: Kinds whose parameters and job names are final when submitted (as opposed to templates).
 _RUNNABLE_KINDS: Final = frozenset({"Workflow", "CronWorkflow"})
+_STORED_KINDS: Final = {"WorkflowTemplate": False, "ClusterWorkflowTemplate": True}  # kind: cluster-scoped
+
+
+def templates_by_name(spec: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """A workflow spec's templates by name; the first of a name, which is the one Argo's lookup finds."""
+    found: dict[str, Mapping[str, Any]] = {}
+    for template in as_list(spec.get("templates")):
+        if isinstance(template, Mapping) and isinstance(template.get("name"), str):
+            found.setdefault(template["name"], template)
+    return found
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A WorkflowTemplate or ClusterWorkflowTemplate linted in the same run, which a ``templateRef`` may name."""
+
+    kind: str
+    namespace: str | None
+    templates: Mapping[str, Mapping[str, Any]]
+
+
+#: Stored templates by (cluster-scoped, name); None for a name given to more than one.
+StoredTemplates = Mapping[tuple[bool, str], Stored | None]
+
+
+def stored_templates(docs: Iterable[object]) -> dict[tuple[bool, str], Stored | None]:
+    """The WorkflowTemplates and ClusterWorkflowTemplates among ``docs``, for the calls of the others."""
+    found: dict[tuple[bool, str], Stored | None] = {}
+    for doc in docs:
+        if not isinstance(doc, Mapping) or doc.get("apiVersion") != "argoproj.io/v1alpha1":
+            continue
+        kind, metadata = doc.get("kind"), as_map(doc.get("metadata"))
+        name, namespace = metadata.get("name"), metadata.get("namespace")
+        if kind not in _STORED_KINDS or not isinstance(name, str) or not name:
+            continue
+        key = (_STORED_KINDS[kind], name)
+        own = namespace if isinstance(namespace, str) and namespace else None
+        found[key] = None if key in found else Stored(kind, own, templates_by_name(as_map(doc.get("spec"))))
+    return found
 
 
 @dataclass(frozen=True)
@@ -23,6 +64,8 @@ class Source:
     file: str = ""
     directory: Path | None = None
     allow_unknown: bool = False
+    #: The templates of the same stream that a ``templateRef`` may call.
+    stored: StoredTemplates = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -33,8 +76,11 @@ class Workflow:
     metadata: Mapping[str, Any]
     spec: Mapping[str, Any]
     spec_path: str
-    template_names: frozenset[str]
+    #: The templates by name (the first of a name: Argo's lookup finds it).
+    templates: Mapping[str, Mapping[str, Any]]
     defaults: Mapping[str, Any]
+    #: The templates of the same stream that a ``templateRef`` may call.
+    stored: StoredTemplates = field(default_factory=dict)
 
     @property
     def runnable(self) -> bool:

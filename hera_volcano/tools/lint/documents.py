@@ -8,6 +8,7 @@ YAML that does not parse, a key written twice, an empty file, a document so malf
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Final
 
@@ -15,9 +16,9 @@ import yaml
 
 from hera_volcano.kube.loading import DuplicateKey, describe_error, load_all
 from hera_volcano.shared.findings import Finding, error, join
-from hera_volcano.tools.lint.context import Source
+from hera_volcano.tools.lint.context import Source, stored_templates
 from hera_volcano.tools.lint.kinds import EXPECTED, check_document, unknown
-from hera_volcano.tools.lint.locations import Locator, duplicate_finding
+from hera_volcano.tools.lint.locations import Locator
 from hera_volcano.tools.lint.report import LintFinding
 
 _TAB_HINT: Final = ": YAML indents with spaces, never tabs"
@@ -31,6 +32,8 @@ def lint_file(path: Path | str, display: str | None = None, *, allow_unknown: bo
         data = Path(path).read_bytes()
     except OSError as e:
         return [LintFinding(name, "[0]", "error", f"cannot read: {e.strerror or e}")]
+    except MemoryError:
+        return [LintFinding(name, "[0]", "error", "cannot read: the file is larger than the memory available")]
     return lint_bytes(data, name, allow_unknown=allow_unknown, directory=Path(path).parent)
 
 
@@ -59,7 +62,7 @@ def lint_text(text: str, file: str, *, allow_unknown: bool = False, directory: P
     except Exception as e:  # PyYAML raises more than YAMLError on odd input (e.g. IndexError for `a: !!int`)
         message = f"not valid YAML: {describe_error(e)}"
         message += _TAB_HINT if _tab(text, e) else ""
-        problem = LintFinding(file, f"[{len(docs)}]", "error", message, _line(e))
+        problem = LintFinding(file, f"[{len(docs)}]", "error", message, _line(e, text))
     found = lint_documents(docs, source)
     if problem is None and all(doc is None for doc in docs):
         message = f"holds no YAML document (nothing but blank lines or comments): expected {EXPECTED}"
@@ -67,8 +70,7 @@ def lint_text(text: str, file: str, *, allow_unknown: bool = False, directory: P
     locator = Locator(text)  # composes the text only if a finding needs a line
     # A finding about nothing in the file (an empty file) is on its first line.
     out = [LintFinding(file, f.path, f.severity, f.message, locator.line(f.path) or 1) for f in found]
-    for d in duplicates:
-        f = duplicate_finding(text, d, f"[{d.document}]")
+    for d, f in zip(duplicates, locator.duplicates(duplicates, lambda document: f"[{document}]"), strict=True):
         out.append(LintFinding(file, f.path, f.severity, f.message, d.line))
     return out if problem is None else [*out, problem]
 
@@ -80,17 +82,24 @@ def _tab(text: str, e: BaseException) -> bool:
     return mark is not None and mark.line < len(lines) and "\t" in lines[mark.line]
 
 
-def _line(e: BaseException) -> int | None:
+def _line(e: BaseException, text: str) -> int:
+    """The line a parse error is on: its mark's, the character's a reader error names, else the first."""
     if isinstance(e, yaml.MarkedYAMLError):
         mark = e.problem_mark or e.context_mark
-        return None if mark is None else mark.line + 1
-    return None
+        return 1 if mark is None else mark.line + 1
+    if isinstance(e, yaml.reader.ReaderError):  # libyaml's position counts UTF-8 bytes
+        return text.encode("utf-8", "surrogatepass").count(b"\n", 0, e.position) + 1
+    return 1
 
 
 def lint_documents(docs: Iterable[object], source: Source) -> list[Finding]:
-    """Findings for parsed documents, with paths from ``[i]``. A document so malformed that a check trips over it
-    (a map where a list belongs, nesting deep enough to exhaust the stack) is one error finding, so one bad file never
-    stops a run over many."""
+    """Findings for parsed documents, with paths from ``[i]``; a call through ``templateRef`` to a WorkflowTemplate
+    among them is checked against it. A document so malformed that a check trips over it (a map where a list belongs,
+    nesting deep enough to exhaust the stack) is one error finding, so one bad file never stops a run over many."""
+    docs = list(docs)
+    stored = stored_templates(docs)
+    if stored:
+        source = replace(source, stored=stored)
     found: list[Finding] = []
     for i, doc in enumerate(docs):
         try:

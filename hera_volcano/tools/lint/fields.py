@@ -22,6 +22,7 @@ _SCALARS: Final[Mapping[str, str]] = {
     "bool": "true or false",
     "int-or-str": "an integer or a string",
     "quantity": "a quantity such as 500m or 1Gi",
+    "any-scalar": "a string, a number or true/false",
 }
 #: How to write what people most often get wrong.
 _HINTS: Final[Mapping[str, str]] = {
@@ -58,6 +59,40 @@ def _what(name: str) -> str:
 
 #: Plain YAML scalars: nothing to walk into (checked first: most values are these).
 _PLAIN: Final = (str, int, bool, float)
+#: A field Argo decodes from any scalar (``AnyString``): a parameter's value may be written 3 or true.
+_ANY_SCALAR: Final = "any-scalar"
+
+
+def _loosen(kind: Any) -> Any:
+    """An AnyString field's kind: its strings (a list's items too, as ``enum``'s) take any scalar."""
+    if kind == "str":
+        return _ANY_SCALAR
+    return {"list": _loosen(kind["list"])} if isinstance(kind, Mapping) and "list" in kind else kind
+
+
+def _decodes(value: object, kind: str) -> bool:
+    """Whether Go's JSON decoding (what Argo's strict parser does after YAML) takes the scalar ``value`` for a field
+    of ``kind``. YAML writes a whole float such as ``2.0`` as the integer 2, so it passes as one."""
+    if kind == "str":
+        return isinstance(value, str)
+    if kind == "bool":
+        return isinstance(value, bool)
+    whole = (isinstance(value, int) and not isinstance(value, bool)) or (
+        isinstance(value, float) and value.is_integer()
+    )
+    if kind == "int":
+        return whole
+    if kind == "int-or-str":
+        return whole or isinstance(value, str)
+    return True  # quantities have rules of their own; "any" and any-scalar take every scalar
+
+
+def _scalar(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f"the string {value[:40]!r}"
+    return f"the number {value}"
 
 
 class _Walker:
@@ -82,6 +117,9 @@ class _Walker:
             if not isinstance(value, _PLAIN) and isinstance(value, (Mapping, list)):
                 field = str(self.parts[-1]) if self.parts else ""
                 message = f"must be {_SCALARS.get(kind, 'a scalar')}, not {_shape(value)}{_HINTS.get(field, '')}"
+                self.found.types.append(error(self.path(), message))
+            elif not _decodes(value, kind):
+                message = f"must be {_SCALARS[kind]}, not {_scalar(value)}: Argo's strict decoding refuses the workflow"
                 self.found.types.append(error(self.path(), message))
             return
         if "list" in kind:
@@ -109,6 +147,7 @@ class _Walker:
         fields = workflow_fields.model(name)
         removed = workflow_fields.ARGO_37_ONLY.get(name, {})
         added = workflow_fields.ARGO_4_ONLY.get(name, ())
+        any_scalar = workflow_fields.ANY_SCALAR.get(name, ())
         for key, item in value.items():
             self.parts.append(str(key))
             if key in added:
@@ -116,7 +155,7 @@ class _Walker:
                     warning(self.path(), "is new in Argo 4: Argo 3.7 refuses it as an unknown field")
                 )
             if key in fields:
-                self.walk(item, fields[key])
+                self.walk(item, _loosen(fields[key]) if key in any_scalar else fields[key])
             elif key in removed:
                 self.found.names.append(
                     warning(

@@ -56,6 +56,10 @@ KINDS: Final[tuple[Kind, ...]] = (
         for k in ("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")
     ),
     Kind("v1", "ServiceAccount", None),
+    *(
+        Kind("admissionregistration.k8s.io/v1", k, None)
+        for k in ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
+    ),
 )
 _BY_TYPE: Final[Mapping[tuple[str, str], Kind]] = {(k.api_version, k.kind): k for k in KINDS}
 _API_VERSIONS: Final[Mapping[str, tuple[str, ...]]] = {

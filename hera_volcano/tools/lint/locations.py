@@ -10,7 +10,7 @@ literal block (``manifest: |``), whose lines are the file's; otherwise the line 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Final
 
 import yaml
@@ -25,6 +25,8 @@ _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _SEGMENT: Final = re.compile(r"\[([^\]]*)\]|\.?([^.\[\]]+)")
 #: What a placeholder becomes before a manifest is composed: a plain word keeps the YAML valid and the lines.
 _PLACEHOLDER: Final = re.compile(r"\{\{[^{}\n]*\}\}")
+#: A mapping node's scalar keys (by id of the node): the key node and the value node of each.
+_KeyIndex = dict[int, dict[str, tuple[Node, Node]]]
 
 
 def segments(path: str) -> list[str]:
@@ -41,15 +43,21 @@ def _empty(node: Node | None) -> bool:
     return node is None or (isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:null" and not node.value)
 
 
-def _follow(node: Node, keys: list[str]) -> tuple[Node, int, int]:
-    """The deepest node along ``keys``, its line (0-based: a key's line for a map entry) and how many keys matched."""
+def _follow(node: Node, keys: list[str], index: _KeyIndex | None = None) -> tuple[Node, int, int]:
+    """The deepest node along ``keys``, its line (0-based: a key's line for a map entry) and how many keys matched.
+    ``index`` keeps each mapping's keys once looked up, so that many findings in one wide mapping cost one pass."""
+    index = {} if index is None else index
     line = node.start_mark.line
     for depth, key in enumerate(keys):
         child: Node | None = None
         if isinstance(node, MappingNode):
-            for key_node, value_node in node.value:  # the last of repeated keys: its value is the one loaded
-                if isinstance(key_node, ScalarNode) and key_node.value == key:
-                    child, line = value_node, key_node.start_mark.line
+            entries = index.get(id(node))
+            if entries is None:
+                # The last of repeated keys: its value is the one loaded.
+                entries = index[id(node)] = {k.value: (k, v) for k, v in node.value if isinstance(k, ScalarNode)}
+            found = entries.get(key)
+            if found is not None:
+                child, line = found[1], found[0].start_mark.line
         elif isinstance(node, SequenceNode) and key.isdigit() and int(key) < len(node.value):
             child = node.value[int(key)]
             line = child.start_mark.line
@@ -65,6 +73,9 @@ class Locator:
     def __init__(self, text: str) -> None:
         self._text = text
         self._documents: list[Node | None] | None = None
+        self._keys: _KeyIndex = {}
+        self._manifests: dict[int, Node | None] = {}  # a literal manifest's object, composed once
+        self._duplicates: dict[int, dict[tuple[int, str], str]] = {}
 
     def _document(self, index: int) -> Node | None:
         if self._documents is None:
@@ -85,32 +96,51 @@ class Locator:
         root = self._document(int(keys[0]))
         if root is None:
             return None
-        node, line, matched = _follow(root, keys[1:])
+        node, line, matched = _follow(root, keys[1:], self._keys)
         if inner and matched == len(keys) - 1 and isinstance(node, ScalarNode) and node.style == "|":
-            inside = _manifest_line(node.value, segments(inner))
-            if inside is not None:
-                return node.start_mark.line + 2 + inside
+            if id(node) not in self._manifests:
+                self._manifests[id(node)] = _manifest_root(node.value)
+            manifest = self._manifests[id(node)]
+            if manifest is not None:
+                return node.start_mark.line + 2 + _follow(manifest, segments(inner), self._keys)[1]
         return line + 1
 
+    def duplicates(self, keys: Iterable[DuplicateKey], prefix: Callable[[int], str]) -> list[Finding]:
+        """An error for each key written twice, at its path; ``prefix(document)`` is the path of a document: ``[i]``
+        in a file, ``...manifest::`` in a manifest. The text is composed once and each document's keys are walked
+        once, however many keys repeat."""
+        found: list[Finding] = []
+        for key in keys:
+            paths = self._duplicates.get(key.document)
+            if paths is None:
+                root = self._document(key.document)
+                paths = self._duplicates[key.document] = {} if root is None else _key_paths(root)
+            relative = paths.get((key.line, key.key), key.key)
+            at = prefix(key.document)
+            in_manifest = at.endswith(MANIFEST_SEPARATOR)
+            where = "the manifest" if in_manifest else "the file"
+            message = _DUPLICATE.format(key=key.key, first=key.first_line, where=where)
+            found.append(error(at + relative if in_manifest else join(at, relative), message))
+        return found
 
-def _manifest_line(text: str, keys: list[str]) -> int | None:
-    """The 0-based line, within a manifest's text, of the field ``keys`` name."""
+
+def _manifest_root(text: str) -> Node | None:
+    """The one object a manifest's text holds, composed (None if it does not parse or holds another number)."""
     try:
         documents = [d for d in _compose_all(_PLACEHOLDER.sub("x", text)) if d is not None]
     except Exception:  # a manifest that does not parse is reported as such, at the manifest's line
         return None
-    if len(documents) != 1:
-        return None
-    return _follow(documents[0], keys)[1]
+    return documents[0] if len(documents) == 1 else None
 
 
-def key_path(root: Node, key: DuplicateKey) -> str:
-    """The path, within its document, of the repeated key."""
+def _key_paths(root: Node) -> dict[tuple[int, str], str]:
+    """The path of every scalar key under ``root`` by its 1-based line and text (the first one found of a line)."""
+    paths: dict[tuple[int, str], str] = {}
     for path, node in _mappings(root):
         for key_node, _ in node.value:
-            if key_node.start_mark.line + 1 == key.line and key_node.value == key.key:
-                return entry(path, key.key)
-    return key.key
+            if isinstance(key_node, ScalarNode):
+                paths.setdefault((key_node.start_mark.line + 1, key_node.value), entry(path, key_node.value))
+    return paths
 
 
 def _mappings(root: Node) -> Iterator[tuple[str, MappingNode]]:
@@ -135,14 +165,6 @@ _DUPLICATE: Final = (
 )
 
 
-def duplicate_finding(text: str, key: DuplicateKey, prefix: str) -> Finding:
-    """An error for a key written twice in document ``key.document`` of ``text``; ``prefix`` is the path of that
-    document: ``[0]`` in a file, ``...manifest::`` in a manifest."""
-    in_manifest = prefix.endswith(MANIFEST_SEPARATOR)
-    message = _DUPLICATE.format(key=key.key, first=key.first_line, where="the manifest" if in_manifest else "the file")
-    try:
-        root = _compose_all(text)[key.document]
-    except Exception:  # cannot happen for text that loaded; the finding then names the document only
-        root = None
-    relative = key.key if root is None else key_path(root, key)
-    return error(prefix + relative if in_manifest else join(prefix, relative), message)
+def duplicate_findings(text: str, keys: Iterable[DuplicateKey], prefix: Callable[[int], str]) -> list[Finding]:
+    """Errors for keys written twice in ``text`` (see :meth:`Locator.duplicates`)."""
+    return Locator(text).duplicates(keys, prefix)

@@ -5,14 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from hera_volcano.shared.findings import Finding, Severity
+from hera_volcano.shared.findings import Finding, Severity, printable
 
 
 @dataclass(frozen=True)
 class LintFinding:
     """A finding in a file: the line ``FILE:LINE: PATH: SEVERITY: MESSAGE`` of ``hera-volcano lint``.
 
-    ``line`` counts from 1; it is None when the file has no such line (it cannot be read, say)."""
+    ``line`` counts from 1; it is None when the file has no such line (it cannot be read, say). The text form
+    escapes control characters; the JSON form keeps the text as it is (JSON escapes them itself)."""
 
     file: str
     path: str
@@ -21,8 +22,9 @@ class LintFinding:
     line: int | None = None
 
     def __str__(self) -> str:
+        """One line whatever the file name, keys and values hold (control characters are escaped)."""
         where = self.file if self.line is None else f"{self.file}:{self.line}"
-        return f"{where}: {self.path}: {self.severity}: {self.message}"
+        return printable(f"{where}: {self.path}: {self.severity}: {self.message}")
 
     def to_dict(self) -> dict[str, str | int | None]:
         """The JSON form: ``{file, line, path, severity, message}``."""

@@ -9,12 +9,13 @@ from typing import Any, Final
 
 import yaml
 
+from hera_volcano.argo.labels import JOB_LABEL
 from hera_volcano.kube.loading import DuplicateKey, describe_error, load_all
 from hera_volcano.shared.findings import Finding, as_list, as_map, error, warning
 from hera_volcano.tools.lint.conditions import Conditions, check_job_conditions, parse_conditions
 from hera_volcano.tools.lint.context import MANIFEST_SEPARATOR, Workflow
 from hera_volcano.tools.lint.jobs import is_volcano_job, misplaced_volcano_job
-from hera_volcano.tools.lint.locations import duplicate_finding
+from hera_volcano.tools.lint.locations import duplicate_findings
 from hera_volcano.volcano.rules import check_job
 
 RESOURCE_ACTIONS: Final = ("get", "create", "apply", "delete", "replace", "patch")
@@ -64,11 +65,12 @@ def check_resource(template: Mapping[str, Any], path: str, wf: Workflow, manifes
         misplaced = misplaced_volcano_job(obj)
         if misplaced is not None:
             yield error(f"{at}.manifest{MANIFEST_SEPARATOR}apiVersion", misplaced)
-    if (resource.get("successCondition") or resource.get("failureCondition")) and not _has_deadline(template, wf):
+    conditioned = resource.get("successCondition") or resource.get("failureCondition")
+    if conditioned and not _has_deadline(template, wf) and not _start_limited(template, wf):
         yield warning(
             path,
-            "a resource step polls its conditions until they hold, with no time limit:"
-            " set activeDeadlineSeconds or timeout on this template",
+            "a resource step polls its conditions until they hold, with no time limit: set activeDeadlineSeconds"
+            " or timeout on this template, or follow its job with a start limit (job_dag's start_limit)",
         )
 
 
@@ -78,6 +80,26 @@ def _has_deadline(template: Mapping[str, Any], wf: Workflow) -> bool:
         for source in (template, wf.defaults)
         for key in ("activeDeadlineSeconds", "timeout")
     )
+
+
+def _start_limited(template: Mapping[str, Any], wf: Workflow) -> bool:
+    """A job step of this library (labelled ``hera-volcano/job: LABEL``) whose job a follower of the same workflow
+    ends when it has not started within its start limit (``START_SECONDS``): the step cannot wait for ever."""
+    label = as_map(as_map(template.get("metadata")).get("labels")).get(JOB_LABEL)
+    if not isinstance(label, str) or not label:
+        return False
+    for other in map(as_map, as_list(wf.spec.get("templates"))):
+        env = {e.get("name"): e.get("value") for e in map(as_map, as_list(as_map(other.get("container")).get("env")))}
+        selector, start = env.get("JOB_SELECTOR"), env.get("START_SECONDS")
+        if (
+            isinstance(selector, str)
+            and f"{JOB_LABEL}={label}" in selector.split(",")
+            and isinstance(start, str)
+            and start.isdigit()
+            and int(start) > 0
+        ):
+            return True
+    return False
 
 
 def _manifest_object(text: str, path: str) -> tuple[Mapping[str, Any] | None, list[Finding]]:
@@ -92,7 +114,7 @@ def _manifest_object(text: str, path: str) -> tuple[Mapping[str, Any] | None, li
         return None, [error(path, f"must hold exactly one object, not {len(docs)}: Argo creates one per step")]
     if not isinstance(docs[0], Mapping):
         return None, [error(path, "must hold a Kubernetes object (a mapping)")]
-    found = [duplicate_finding(text, d, f"{path}{MANIFEST_SEPARATOR}") for d in duplicates]
+    found = duplicate_findings(text, duplicates, lambda _: f"{path}{MANIFEST_SEPARATOR}")
     return docs[0], found
 
 

@@ -12,15 +12,20 @@ from hera_volcano.argo import samples
 from hera_volcano.argo.limits import MAX_TEMPLATES, WORKFLOW_KINDS
 from hera_volcano.argo.parameters import Values, check_parameters
 from hera_volcano.kube import names
+from hera_volcano.kube.images import image_problem
+from hera_volcano.kube.metadata import labels_and_annotations
 from hera_volcano.kube.quantities import is_go_duration
 from hera_volcano.shared.checks import INT32_MAX, INT32_MIN
 from hera_volcano.shared.findings import Finding, as_list, as_map, error
+from hera_volcano.tools.lint.arguments import check_entry_inputs
 from hera_volcano.tools.lint.calls import check_steps
-from hera_volcano.tools.lint.context import Source, Workflow
+from hera_volcano.tools.lint.context import Source, Workflow, templates_by_name
 from hera_volcano.tools.lint.dags import check_dag
 from hera_volcano.tools.lint.fields import check_fields
+from hera_volcano.tools.lint.followers import check_followers
 from hera_volcano.tools.lint.references import check_input_references, check_workflow_parameters
 from hera_volcano.tools.lint.resources import check_resource
+from hera_volcano.tools.lint.sizes import check_size
 
 _TEMPLATE_TYPES: Final = (
     "container",
@@ -46,7 +51,7 @@ def check_workflow(doc: Mapping[str, Any], source: Source) -> list[Finding]:
     The specific rules come first; the field check adds every unknown field, and a wrong type only where no
     specific rule said something about that field already."""
     kind = str(doc["kind"])
-    found = list(_lint_workflow(doc, kind))
+    found = [*check_size(doc, kind), *_lint_workflow(doc, kind, source)]
     fields = check_fields(doc, kind)
     said = {f.path for f in found if f.severity == "error"}
     found.extend(fields.names)
@@ -54,7 +59,7 @@ def check_workflow(doc: Mapping[str, Any], source: Source) -> list[Finding]:
     return found
 
 
-def _lint_workflow(doc: Mapping[str, Any], kind: str) -> Iterator[Finding]:
+def _lint_workflow(doc: Mapping[str, Any], kind: str, source: Source) -> Iterator[Finding]:
     metadata = doc.get("metadata")
     if not isinstance(metadata, Mapping):
         yield error("metadata", "is required: a mapping with name or generateName")
@@ -67,13 +72,11 @@ def _lint_workflow(doc: Mapping[str, Any], kind: str) -> Iterator[Finding]:
     if not isinstance(spec, Mapping):
         yield error(spec_path, "is required: a mapping")
         return
-    templates = as_list(spec.get("templates"))
-    template_names = frozenset(
-        t["name"] for t in templates if isinstance(t, Mapping) and isinstance(t.get("name"), str)
-    )
-    wf = Workflow(kind, metadata, spec, spec_path, template_names, as_map(spec.get("templateDefaults")))
+    defaults = as_map(spec.get("templateDefaults"))
+    wf = Workflow(kind, metadata, spec, spec_path, templates_by_name(spec), defaults, source.stored)
     yield from _check_entrypoint(wf)
     yield from _check_templates(wf)
+    yield from check_followers(wf)
     if spec.get("workflowTemplateRef") is None:
         # With a workflowTemplateRef, Argo merges these arguments with the template's, which lint cannot see.
         arguments = spec.get("arguments")
@@ -102,6 +105,7 @@ def _check_metadata(metadata: Mapping[str, Any], max_length: int, kind: str) -> 
             yield error("metadata.generateName", f"{message} (a trailing '-' is allowed)")
     else:
         yield error("metadata.name", "is required (or metadata.generateName)")
+    yield from labels_and_annotations(metadata, "metadata")
 
 
 def _check_entrypoint(wf: Workflow) -> Iterator[Finding]:
@@ -113,9 +117,14 @@ def _check_entrypoint(wf: Workflow) -> Iterator[Finding]:
                 yield error(path, f"is required in a {wf.kind}: the name of the template to run first")
         elif not isinstance(value, str):
             yield error(path, "must be a string: the name of a template")
-        elif "{{" not in value and value not in wf.template_names and wf.spec.get("workflowTemplateRef") is None:
-            # With a workflowTemplateRef, Argo looks the name up in the referenced template, which lint cannot see.
+        elif "{{" in value or wf.spec.get("workflowTemplateRef") is not None:
+            continue  # with a workflowTemplateRef, Argo looks the name up in the referenced template: not seen here
+        elif value not in wf.templates:
             yield error(path, f"must name a template of {wf.spec_path}.templates; there is no template {value!r}")
+        elif wf.runnable:  # a template's arguments may still come with the Workflow that references it
+            called = f"the {key} template {value!r}"
+            arguments = wf.spec.get("arguments")
+            yield from check_entry_inputs(wf.templates[value], arguments, f"{wf.spec_path}.arguments", called)
 
 
 def _check_templates(wf: Workflow) -> Iterator[Finding]:
@@ -233,3 +242,7 @@ def _check_image(template: Mapping[str, Any], path: str, kind: str, wf: Workflow
             f"{path}.{kind}.image",
             f"is required (or set {wf.spec_path}.templateDefaults.{kind}.image): Argo refuses a {kind} without one",
         )
+    image = body.get("image")
+    problem = image_problem(image) if isinstance(image, str) and image and "{{" not in image else None
+    if problem:  # {{...}}: Argo fills it in when the step runs
+        yield error(f"{path}.{kind}.image", problem)

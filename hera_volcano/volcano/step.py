@@ -1,4 +1,5 @@
-"""Retries of a pipeline's job, explicit and exclusive: Argo creates the job again, or Volcano restarts it."""
+"""How the step that runs a job treats it, set on the job itself: its time limits and its retries (explicit and
+exclusive: Argo creates the job again, or Volcano restarts it)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,12 @@ from dataclasses import dataclass
 
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
+
+#: How long a job's follower lets it wait to start by default (seconds): a day. Waiting in a Volcano queue for hours
+#: is normal on a shared GPU rack, so the limit is long; a gang that has not started within a day is stuck, not
+#: queued, and a nightly run must not still be waiting when the next one is submitted. No default ends a job that
+#: runs.
+DEFAULT_START_LIMIT = 86400
 
 
 @dataclass(frozen=True)
@@ -33,7 +40,7 @@ class VolcanoRetry:
     restart_on: Sequence[str] = ("PodEvicted", "PodFailed")
 
     def __post_init__(self) -> None:
-        # a tuple: hashable, as shapes are shared by settings
+        # a tuple: hashable, as jobs that render alike share a template
         object.__setattr__(
             self, "restart_on", tuple(checks.strings("retry.restart_on", self.restart_on, non_empty=True))
         )

@@ -1,0 +1,79 @@
+"""Calls of this library's templates, checked when they are made: a misspelt or forgotten argument is an error here,
+not a job that runs on an empty value.
+
+Argo accepts a task argument that names no input of its template (it is dropped), so a misspelt argument leaves the
+input to its default, or unset. The templates :func:`~hera_volcano.job_template` and :func:`~hera_volcano.job_dag`
+return are :class:`JobStep` and :class:`JobDAG`: Hera's own classes, whose call (``template(name=..., arguments=...)``
+inside a DAG or Steps) first checks the arguments against the template's inputs.
+
+This module imports ``hera.workflows`` (slow); ``import hera_volcano`` reaches it only when it is used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from hera.workflows import DAG, Artifact, Parameter, Resource
+from hera.workflows.models import Arguments
+
+from hera_volcano.shared.errors import ValidationError
+from hera_volcano.shared.suggestions import did_you_mean
+
+
+def argument_names(arguments: object) -> list[str]:
+    """The parameter names a call passes, however Hera lets it be written (a mapping of names to values, one
+    Parameter, a list of Parameters and Artifacts, or Argo's Arguments model); artifacts are not parameters."""
+    if arguments is None:
+        return []
+    if isinstance(arguments, Mapping):
+        return [str(k) for k in arguments]
+    if isinstance(arguments, Arguments):
+        return [str(p.name) for p in arguments.parameters or []]
+    items = arguments if isinstance(arguments, list | tuple) else [arguments]
+    found = []
+    for item in items:
+        if isinstance(item, Mapping):
+            found += [str(k) for k in item]
+        elif isinstance(item, Parameter):
+            found.append(str(item.name))
+        elif not isinstance(item, Artifact):
+            raise ValidationError("arguments", f"must map input names to values, or be Parameters; got {item!r}")
+    return found
+
+
+def check_call(template: str, inputs: object, arguments: object) -> None:
+    """Each argument names an input of ``template``, and every input without a default is given."""
+    declared = [p for p in inputs if isinstance(p, Parameter) and p.name] if isinstance(inputs, list) else []
+    known = [str(p.name) for p in declared]
+    passed = argument_names(arguments)
+    for name in passed:
+        if name not in known:
+            choices = f"; its inputs are {', '.join(known)}" if known else "; it has no inputs"
+            raise ValidationError(
+                f"arguments.{name}",
+                f"names no input of template {template!r}{did_you_mean(name, known)}{choices}",
+            )
+    missing = [str(p.name) for p in declared if p.default is None and p.value is None and p.name not in passed]
+    if missing:
+        raise ValidationError(
+            "arguments",
+            f"must give the input{'s' if len(missing) > 1 else ''} {', '.join(missing)} of template {template!r}:"
+            " it has no default",
+        )
+
+
+class JobStep(Resource):
+    """The resource template of :func:`~hera_volcano.job_template`; calling it checks the arguments."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        check_call(str(self.name), self.inputs, kwargs.get("arguments"))
+        return super().__call__(*args, **kwargs)
+
+
+class JobDAG(DAG):
+    """The DAG template of :func:`~hera_volcano.job_dag`; calling it checks the arguments."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        check_call(str(self.name), self.inputs, kwargs.get("arguments"))
+        return super().__call__(*args, **kwargs)

@@ -1,0 +1,145 @@
+"""Time limits on the real cluster (issue 32): no default ends a job that runs; a gang that cannot start is ended at
+its start limit with the scheduler's reason in its task's message; a job killed before its rank 0 reports leaves
+its task Failed, and the step that needs the value never runs. Each a user's own DAG: ``job_dag`` then a step that
+prints the value it was given. All in the batch of every batched scenario (harness.Batch)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from harness import NAMESPACE, SERVICE_ACCOUNT, Batch, Cluster, Entry, Record, took
+
+import hera_volcano as hv
+
+MPI_IMAGE = "volcanosh/example-mpi:0.0.3"
+#: Short for the test: a job that starts later than this is ended. The jobs that run start within about 20 s when
+#: alone, later in the loaded batch: the limit leaves them room.
+START_LIMIT = 120
+#: How long the job that starts in time runs: well past its start limit.
+RUNS = 180
+#: What rank 0 reports.
+VALUE = "42"
+
+
+def with_downstream(name: str, job: hv.VolcanoJob, *, start_limit: int) -> str:
+    """The user's DAG: the job's task (reporting ``value``), then a step printing it."""
+    from hera.workflows import DAG, Container, Parameter, Workflow
+
+    with Workflow(
+        generate_name=f"{name}-", namespace=NAMESPACE, entrypoint="main", service_account_name=SERVICE_ACCOUNT
+    ) as w:
+        run = hv.job_dag(replace(job, start_limit=start_limit), name="run", outputs=["value"])
+        show = Container(
+            name="show",
+            image="busybox:1.37.0",
+            command=["sh", "-c", 'printf "downstream got: [%s]\\n" "$VALUE"'],
+            inputs=[Parameter(name="value")],
+            env={"VALUE": "{{inputs.parameters.value}}"},
+        )
+        with DAG(name="main"):
+            run(name="ranks") >> show(name="show", arguments={"value": "{{tasks.ranks.outputs.parameters.value}}"})
+        w.on_exit = hv.cleanup_on_failure()
+    return hv.to_yaml(w)
+
+
+def mpi(command: str, *, workers: int = 2, cpu: str | None = None) -> hv.VolcanoJob:
+    return hv.mpi_job(
+        image=MPI_IMAGE,
+        program=hv.Program.command(["sh", "-c", command]),
+        workers=workers,
+        service_account=SERVICE_ACCOUNT,
+        worker_pod=hv.PodSettings(cpu=cpu) if cpu else None,
+    )
+
+
+def submit_batch(b: Batch, cluster: Cluster) -> None:
+    report = f"echo hera-volcano:output value={VALUE}"
+    b.submit("runs long", with_downstream("runs-long", mpi(f"sleep {RUNS}; {report}"), start_limit=START_LIMIT))
+    # 3 workers asking for a whole CPU each: more than the node's 2. The gang (4 pods) is all or nothing.
+    b.submit(
+        "never starts",
+        with_downstream("never-starts", mpi(report, workers=3, cpu="1"), start_limit=START_LIMIT),
+    )
+
+    def kill_master(entry: Entry) -> None:
+        job = running(cluster, entry.name)
+        entry.acted = time.time()
+        cluster.core.delete_namespaced_pod(f"{job}-mpimaster-0", NAMESPACE)
+
+    b.submit("killed", with_downstream("killed", mpi(f"sleep 600; {report}"), start_limit=START_LIMIT), kill_master)
+
+
+def running(cluster: Cluster, workflow: str, timeout: float = 240) -> str:
+    """The workflow's Volcano Job once its master runs; its name."""
+    found: dict[str, str] = {}
+
+    def master_runs() -> bool:
+        for job in cluster.recorder.jobs_of(workflow):
+            pods = [p for p in cluster.job_pods(job) if p.metadata.name == f"{job}-mpimaster-0"]
+            if pods and pods[0].status.phase == "Running":
+                found["job"] = job
+                return True
+        return False
+
+    cluster.wait_for(master_runs, f"the master of {workflow}'s job Running", timeout)
+    return found["job"]
+
+
+def nodes(wf: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {n["displayName"]: n for n in wf["status"]["nodes"].values()}
+
+
+def shown(wf: dict[str, Any]) -> str:
+    """What the test saw, for a failure message: each node's phase and message."""
+    return "; ".join(f"{k}: {n.get('phase')} {n.get('message', '')}".strip() for k, n in sorted(nodes(wf).items()))
+
+
+@pytest.mark.batch
+@pytest.mark.scenario(f"32.3 a job that started in time runs {RUNS} s, past its {START_LIMIT} s start limit: not ended")
+def test_a_job_that_started_in_time_is_not_ended_by_its_start_limit(
+    cluster: Cluster, batch: Batch, record_property: Record
+) -> None:
+    entry, wf = batch.finish("runs long")
+    record_property("took", took(wf, entry.submitted))
+    assert wf["status"]["phase"] == "Succeeded", shown(wf)
+    assert took(wf, entry.submitted) > RUNS, "the job really ran past its start limit"
+    value = next(p["value"] for p in nodes(wf)["ranks"]["outputs"]["parameters"] if p["name"] == "value")
+    assert value == VALUE, (value, shown(wf))
+    assert any(f"downstream got: [{VALUE}]" in text for _, _, text in cluster.lines(entry.name)), shown(wf)
+
+
+@pytest.mark.batch
+@pytest.mark.scenario(f"32.3 a gang that cannot start is ended at its {START_LIMIT} s start limit, saying why")
+def test_a_gang_that_cannot_start_is_ended_at_its_start_limit_with_the_schedulers_reason(
+    cluster: Cluster, batch: Batch, record_property: Record
+) -> None:
+    entry, wf = batch.finish("never starts", timeout=START_LIMIT + 300)
+    record_property("took", took(wf, entry.submitted))
+    assert wf["status"]["phase"] == "Failed", shown(wf)
+    found = nodes(wf)
+    message = found["logs"].get("message", "")
+    assert found["logs"]["phase"] == "Failed" and f"did not start within {START_LIMIT} s" in message, shown(wf)
+    assert "PodGroup" in message and ("Unschedulable" in message or "Pending" in message), message
+    assert found.get("show", {}).get("phase") in (None, "Omitted"), "the downstream step never ran"
+    [job] = cluster.recorder.jobs_of(entry.name)
+    assert not any(p.node for p in cluster.recorder.select(**{"volcano.sh/job-name": job})), "no pod was bound"
+    cluster.wait_for(lambda: not cluster.job_exists(job), f"job {job} deleted at its start limit", 60)
+    assert took(wf, entry.submitted) < START_LIMIT + 180, shown(wf)
+
+
+@pytest.mark.batch
+@pytest.mark.scenario("32.3 a job killed before rank 0 reports: its task Failed, the downstream step never ran")
+def test_a_job_killed_before_it_reports_fails_its_task_and_stops_the_downstream_step(
+    cluster: Cluster, batch: Batch, record_property: Record
+) -> None:
+    entry, wf = batch.finish("killed")
+    record_property("took", took(wf, entry.submitted))
+    assert wf["status"]["phase"] == "Failed", shown(wf)
+    found = nodes(wf)
+    assert found["ranks"]["phase"] == "Failed" and found["logs"]["phase"] == "Failed", shown(wf)
+    assert found.get("show", {}).get("phase") in (None, "Omitted"), "the downstream step never ran on an empty value"
+    out = "\n".join(text for pod, _, text in cluster.lines(entry.name) if "-logs-" in pod)
+    assert "No values for: value (the job did not complete)" in out, out

@@ -1,0 +1,57 @@
+"""The admission policy `hera-volcano rbac` applies beside the workflows' Role, on the real cluster (issue 34).
+
+The cluster got it with the bundled RBAC (conftest: `python -m hera_volcano.rbac | kubectl apply -f -`), so every
+other scenario runs under it: the bundled workflows' jobs pass it. Here: kube-controller-manager type-checked its
+expressions against the Volcano Job CRD's schema without a warning, and a job that names another account, created
+as the workflows' account, is refused while the same job without it is not.
+"""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from harness import NAMESPACE, SERVICE_ACCOUNT, Cluster
+from kubernetes import client
+
+from hera_volcano.tools.job_policy import policy_name
+
+#: How long kube-controller-manager may take to write the policy's type-checking status.
+TYPE_CHECKED = 60
+
+
+def _job(**pod: object) -> str:
+    container = {"name": "main", "image": "busybox:1.37.0", "command": ["true"]}
+    job = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"generateName": "policy-"},
+        "spec": {
+            "schedulerName": "volcano",
+            "minAvailable": 1,
+            "tasks": [{"name": "work", "replicas": 1, "template": {"spec": {"containers": [container], **pod}}}],
+        },
+    }
+    return yaml.safe_dump(job)
+
+
+@pytest.mark.scenario("34 admission policy: type-checked against the Job CRD; another account refused, own accepted")
+def test_the_policy_type_checks_and_refuses_a_job_naming_another_account(cluster: Cluster) -> None:
+    name = policy_name(NAMESPACE, SERVICE_ACCOUNT)
+    admission = client.AdmissionregistrationV1Api(cluster.api_client)
+
+    def type_checked() -> bool:
+        status = admission.read_validating_admission_policy(name).status
+        return status is not None and status.type_checking is not None
+
+    cluster.wait_for(type_checked, f"the type checking of {name}", TYPE_CHECKED)
+    checked = admission.read_validating_admission_policy(name).status.type_checking
+    assert not checked.expression_warnings, [(w.field_ref, w.warning) for w in checked.expression_warnings]
+
+    account = f"system:serviceaccount:{NAMESPACE}:{SERVICE_ACCOUNT}"
+    create = ("create", "-n", NAMESPACE, "--dry-run=server", f"--as={account}", "-o", "name", "-f", "-")
+    refused = cluster.kubectl(*create, input=_job(serviceAccountName="argo"))
+    assert refused.code != 0 and "service account other than" in refused.err and "task work" in refused.err, refused
+    accepted = cluster.kubectl(*create, input=_job(serviceAccountName=SERVICE_ACCOUNT))
+    assert accepted.code == 0, accepted
+    # The policy binds that account only: the cluster admin creates the same job.
+    assert cluster.kubectl(*create[:4], "-o", "name", "-f", "-", input=_job(serviceAccountName="argo")).code == 0

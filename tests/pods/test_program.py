@@ -1,0 +1,181 @@
+"""The follower's program as a pod runs it: the modules of hera_volcano/pods joined into one ``python3 -c`` source,
+run here in a process of its own (no hera_volcano importable: ``-I`` and another working folder) against the
+stand-in API server over HTTPS, as its service account."""
+
+from __future__ import annotations
+
+import ast
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hera_volcano.pods import program
+from tests.pods.https_server import Reply, Request, Server, serving
+
+JOB = "j-1"
+MASTER = "j-1-mpimaster-0"
+
+
+def test_the_program_is_the_modules_joined_and_survives_argo_and_kubernetes_substitutions() -> None:
+    text = program.source()
+    assert text.startswith(program.MARKER)
+    assert "{{" not in text and "$" not in text
+    ast.parse(text)
+    defined: dict[str, str] = {}
+    for name in program.MODULES:
+        tree = ast.parse(program.module_source(name))
+        for node in tree.body:
+            targets: list[str] = []
+            if isinstance(node, ast.FunctionDef | ast.ClassDef):
+                targets = [node.name]
+            elif isinstance(node, ast.Assign):
+                targets = [t.id for t in node.targets if isinstance(t, ast.Name)]
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                targets = [node.target.id]
+            for target in targets:
+                assert target not in defined, f"{target} is defined in {defined[target]} and {name}: one namespace"
+                defined[target] = name
+
+
+def job(phase: str) -> dict[str, Any]:
+    return {
+        "metadata": {"name": JOB, "uid": "u1", "creationTimestamp": "2026-01-01T00:00:00Z"},
+        "status": {"state": {"phase": phase}},
+    }
+
+
+def master(running: bool) -> dict[str, Any]:
+    state = {"running": {"startedAt": "2026-01-01T00:00:01Z"}} if running else {"terminated": {"exitCode": 0}}
+    return {
+        "metadata": {
+            "name": MASTER,
+            "uid": "p1",
+            "creationTimestamp": "2026-01-01T00:00:00Z",
+            "labels": {"volcano.sh/task-spec": "mpimaster", "volcano.sh/job-name": JOB},
+        },
+        "spec": {"containers": [{"name": "mpimaster"}]},
+        "status": {
+            "phase": "Running" if running else "Succeeded",
+            "containerStatuses": [{"name": "mpimaster", "containerID": "c1", "state": state}],
+        },
+    }
+
+
+class Cluster:
+    """A cluster of one job and its master, as the stand-in serves it; watches stay open and quiet."""
+
+    def __init__(self, phase: str, running: bool, log: list[bytes], log_forever: bool = False) -> None:
+        self.phase, self.running, self.log, self.log_forever = phase, running, log, log_forever
+        self.over = threading.Event()
+
+    def quiet(self) -> Iterator[bytes]:
+        self.over.wait(30)  # an open watch that brings nothing
+        yield from ()
+
+    def __call__(self, r: Request) -> Reply:
+        if r.query.get("watch") == "true":
+            return Reply(chunks=self.quiet())
+        if r.path.endswith("/jobs"):
+            return Reply(body={"metadata": {"resourceVersion": "5"}, "items": [job(self.phase)]})
+        if r.path.endswith("/pods"):
+            return Reply(body={"metadata": {"resourceVersion": "5"}, "items": [master(self.running)]})
+        if r.path.endswith(f"/pods/{MASTER}/log"):
+            lines = self.log
+
+            def chunks() -> Iterator[bytes]:
+                yield from lines
+                if self.log_forever:
+                    self.over.wait(30)
+
+            return Reply(chunks=chunks())
+        return Reply(404, {"kind": "Status", "reason": "NotFound", "code": 404})
+
+
+def start(server: Server, tmp_path: Path, **env: str) -> subprocess.Popen[str]:
+    environment = {
+        "PATH": os.environ.get("PATH", ""),
+        **server.env(),
+        "SA_DIR": str(server.account),
+        "JOB_SELECTOR": "hera-volcano/job=mpi",
+        "POD_SELECTOR": "hera-volcano/job=mpi",
+        "TERMINATION_LOG": str(tmp_path / "termination-log"),
+        **env,
+    }
+    return subprocess.Popen(
+        [sys.executable, "-I", "-c", program.source()],
+        env=environment,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def test_the_program_follows_a_job_over_https_and_gives_what_rank_0_reported(tmp_path: Path) -> None:
+    log = [b"2026-01-01T00:00:02.1Z Hello from rank 0\n", b"2026-01-01T00:00:02.2Z hera-volcano:output loss=0.5\n"]
+    cluster = Cluster("Completed", running=False, log=log)
+    out = tmp_path / "out"
+    (tmp_path / "api").mkdir()
+    with serving(tmp_path / "api") as server:
+        server.handler = cluster
+        proc = start(server, tmp_path, OUTPUTS="loss", OUTPUT_DIR=str(out), TICK_SECONDS="0.1")
+        try:
+            stdout, stderr = proc.communicate(timeout=30)
+        finally:
+            cluster.over.set()
+    assert proc.returncode == 0, stderr
+    assert stdout.splitlines() == [
+        "Following the leading task of the job labelled hera-volcano/job=mpi",
+        f"=== logs of {MASTER} (Succeeded)",
+        "Hello from rank 0",
+        "hera-volcano:output loss=0.5",
+        f"Job {JOB} is Completed",
+    ]
+    assert (out / "loss").read_text() == "0.5"
+    assert {r.token for r in server.requests} == {"token-1"}
+
+
+def test_sigterm_ends_the_program_at_once(tmp_path: Path) -> None:
+    cluster = Cluster("Running", running=True, log=[b"2026-01-01T00:00:02Z streaming\n"], log_forever=True)
+    (tmp_path / "api").mkdir()
+    with serving(tmp_path / "api") as server:
+        server.handler = cluster
+        proc = start(server, tmp_path, TICK_SECONDS="0.1")
+        try:
+            assert proc.stdout is not None
+            deadline = time.monotonic() + 20
+            lines = []
+            while "streaming" not in lines and time.monotonic() < deadline:
+                lines.append(proc.stdout.readline().rstrip("\n"))
+            assert "streaming" in lines, lines
+            sent = time.monotonic()
+            proc.send_signal(signal.SIGTERM)
+            code = proc.wait(5)
+            assert code == 143 and time.monotonic() - sent < 2
+        finally:
+            cluster.over.set()
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("outputs", ["", "loss"])
+def test_outside_a_cluster_it_says_so_and_fails_only_with_values_to_give(tmp_path: Path, outputs: str) -> None:
+    r = subprocess.run(
+        [sys.executable, "-I", "-c", program.source()],
+        env={"JOB_SELECTOR": "a=b", "POD_SELECTOR": "a=b", "OUTPUTS": outputs},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=tmp_path,
+    )
+    assert "KUBERNETES_SERVICE_HOST is not set" in r.stderr
+    assert r.returncode == (1 if outputs else 0)
