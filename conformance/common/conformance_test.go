@@ -43,21 +43,27 @@ func TestExpand(t *testing.T) {
 	}
 	s := scope{wf: &wf, tmpl: &wf.Spec.Templates[1]}
 	for in, want := range map[string]string{
-		"{{workflow.name}}/{{workflow.uid}}":        "sample-workflow/00000000-0000-0000-0000-000000000000",
-		"{{ workflow.namespace }}":                  "research",
-		"{{workflow.parameters.workers}}":           "3", // a YAML number, as Argo prints it
-		"{{workflow.parameters.queue}}":             "q-sample-workflow",
-		"{{workflow.parameters.empty}}":             "sample",
-		"{{workflow.parameters.undeclared}}":        "sample",
-		"{{inputs.parameters.size}}":                "3", // first call site, then resolved once more
-		"{{inputs.parameters.mode}}":                "second",
-		"{{inputs.parameters.pinned}}":              "fixed",
-		"{{inputs.parameters.nested}}":              "sample", // inputs inside a value mean nothing
-		"{{inputs.parameters.missing}}":             "sample",
-		"{{=sprig.trim(workflow.name)}} {{x}}":      "sample sample",
-		"{{=toJson(workflow.parameters['queue'])}}": `"q-sample-workflow"`,
-		"{{=toJson(workflow.parameters['none'])}}":  `"sample"`,
-		"no placeholder {{ unterminated":            "no placeholder {{ unterminated",
+		"{{workflow.name}}/{{workflow.uid}}":         "sample-workflow/00000000-0000-0000-0000-000000000000",
+		"{{ workflow.namespace }}":                   "research",
+		"{{workflow.parameters.workers}}":            "3", // a YAML number, as Argo prints it
+		"{{workflow.parameters.queue}}":              "q-sample-workflow",
+		"{{workflow.parameters.empty}}":              "sample",
+		"{{workflow.parameters.undeclared}}":         "sample",
+		"{{inputs.parameters.size}}":                 "3", // first call site, then resolved once more
+		"{{inputs.parameters.mode}}":                 "second",
+		"{{inputs.parameters.pinned}}":               "fixed",
+		"{{inputs.parameters.nested}}":               "sample", // inputs inside a value mean nothing
+		"{{inputs.parameters.missing}}":              "sample",
+		"{{=sprig.trim(workflow.name)}} {{x}}":       "sample sample",
+		"{{=toJson(workflow.parameters['queue'])}}":  `"q-sample-workflow"`,
+		"{{=toJson(workflow.parameters['none'])}}":   `"sample"`,
+		"{{=asInt(workflow.parameters['workers'])}}": "3",
+		"{{=asInt(inputs.parameters['size'])}}":      "3",
+		"{{=asInt(workflow.parameters['none'])}}":    "1",
+		"{{=asInt(inputs.parameters['missing'])}}":   "1",
+		`{{=replace(replace(toJson(sprig.mustFromJson(replace(inputs.parameters['size'], '$', '$$'))), 'x', 'y'), 'z', 'w')}}`: "3",
+		`{{=replace(replace(toJson(sprig.mustFromJson(workflow.parameters['none'])), 'x', 'y'), 'z', 'w')}}`:                   `["sample"]`,
+		"no placeholder {{ unterminated": "no placeholder {{ unterminated",
 	} {
 		if got := s.expand(in, false); got != want {
 			t.Errorf("expand(%q) = %q, want %q", in, got, want)
@@ -131,7 +137,7 @@ spec:
 # only a comment
 ---
 apiVersion: v1
-kind: Secret
+kind: ConfigMap
 `)
 	write("notes.txt", "not YAML, not walked")
 	var out strings.Builder
@@ -143,7 +149,7 @@ kind: Secret
 	want := []string{
 		"FAIL kustomization.yaml#0 Kustomization - (argo test): listed file \"gone.yaml\"",
 		"FAIL wf.yaml#0 WorkflowTemplate t (argo test): template j: manifest:", // "sample" is no int32
-		"FAIL wf.yaml#2 Secret - (argo test): unsupported kind",
+		"FAIL wf.yaml#2 ConfigMap - (argo test): unsupported kind",
 		"argo test: 3 documents, 3 failed",
 	}
 	if failed != 3 || len(lines) != len(want) {

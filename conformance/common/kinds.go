@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -50,7 +51,14 @@ var kinds = map[string]func() any{
 	"rbac.authorization.k8s.io/v1 ClusterRole":        func() any { return new(rbacv1.ClusterRole) },
 	"rbac.authorization.k8s.io/v1 ClusterRoleBinding": func() any { return new(rbacv1.ClusterRoleBinding) },
 	"v1 ServiceAccount":                               func() any { return new(corev1.ServiceAccount) },
-	"batch.volcano.sh/v1alpha1 Job":                   func() any { return new(batchv1alpha1.Job) },
+	"v1 Secret":                                       func() any { return new(corev1.Secret) },
+	"admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy": func() any {
+		return new(admissionv1.ValidatingAdmissionPolicy)
+	},
+	"admissionregistration.k8s.io/v1 ValidatingAdmissionPolicyBinding": func() any {
+		return new(admissionv1.ValidatingAdmissionPolicyBinding)
+	},
+	"batch.volcano.sh/v1alpha1 Job": func() any { return new(batchv1alpha1.Job) },
 }
 
 // checkOther checks a document that is not an Argo Workflow/WorkflowTemplate.

@@ -96,6 +96,21 @@ var placeholder = regexp.MustCompile(`\{\{\s*([^{}]*?)\s*\}\}`)
 // parameter written as a JSON string by Argo's toJson.
 var jsonParameter = regexp.MustCompile(`^=toJson\(workflow\.parameters\['([^']+)'\]\)$`)
 
+// intParameter matches an integer field's expression (hera_volcano.kube.values):
+// a workflow parameter or template input read by asInt, which Argo writes as a number.
+var intParameter = regexp.MustCompile(`^=asInt\((workflow|inputs)\.parameters\['([^']+)'\]\)$`)
+
+// listParameter matches a list field's expression (hera_volcano.kube.values):
+// a parameter holding JSON, read by mustFromJson and written again by toJson.
+var listParameter = regexp.MustCompile(`^=replace\(replace\(toJson\(sprig\.mustFromJson\((?:replace\()?(workflow|inputs)\.parameters\['([^']+)'\]`)
+
+// SampleInt and SampleList stand for an integer and a list whose values are
+// not known here.
+const (
+	SampleInt  = "1"
+	SampleList = `["sample"]`
+)
+
 // expand replaces every placeholder in text with a sample value:
 //
 //	workflow.name, workflow.uid  fixed samples
@@ -104,6 +119,10 @@ var jsonParameter = regexp.MustCompile(`^=toJson\(workflow\.parameters\['([^']+)
 //	inputs.parameters.X          the value the first call site passes, else the
 //	                             input's value, else its default, else "sample"
 //	=toJson(workflow.parameters['X'])  that value (or "sample") as a JSON string
+//	=asInt(workflow.parameters['X']), =asInt(inputs.parameters['X'])
+//	                             that value as written (a number), else "1"
+//	=replace(replace(toJson(sprig.mustFromJson(...X...)) ...)
+//	                             that value as written (JSON), else ["sample"]
 //	anything else                "sample"
 //
 // A parameter value is itself expanded once more (nested), so that a call
@@ -135,12 +154,32 @@ func (s scope) expand(text string, nested bool) string {
 			}
 			quoted, _ := json.Marshal(s.again(v, ok, nested))
 			return string(quoted)
+		case intParameter.MatchString(expr):
+			return s.typed(intParameter.FindStringSubmatch(expr), SampleInt, nested)
+		case listParameter.MatchString(expr):
+			return s.typed(listParameter.FindStringSubmatch(expr), SampleList, nested)
 		case strings.HasPrefix(expr, "inputs.parameters.") && !nested:
 			v, ok := s.input(strings.TrimPrefix(expr, "inputs.parameters."))
 			return s.again(v, ok, nested)
 		}
 		return SampleValue
 	})
+}
+
+// typed is the value of the parameter a typed expression reads (groups: the
+// root, workflow or inputs, and the name) as written, else sample.
+func (s scope) typed(groups []string, sample string, nested bool) string {
+	v, ok := "", false
+	switch {
+	case groups[1] == "workflow" && s.wf != nil:
+		v, ok = s.wf.Spec.Arguments.lookup(groups[2])
+	case groups[1] == "inputs" && !nested:
+		v, ok = s.input(groups[2])
+	}
+	if !ok {
+		return sample
+	}
+	return s.again(v, ok, nested)
 }
 
 func (s scope) again(v string, ok, nested bool) string {
