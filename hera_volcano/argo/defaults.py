@@ -11,3 +11,6 @@ from typing import Final
 
 NAMESPACE: Final = "argo"
 SERVICE_ACCOUNT: Final = "volcano-workflows"
+#: The account Argo's own containers run as in a step whose code gets no API token: the workflow's (Argo
+#: substitutes it when it makes the pod), so the step reports its outputs with the rights the workflow already has.
+EXECUTOR_ACCOUNT: Final = "{{workflow.serviceAccountName}}"

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from hera_volcano.argo.defaults import NAMESPACE, SERVICE_ACCOUNT
+from hera_volcano.argo.defaults import EXECUTOR_ACCOUNT, NAMESPACE, SERVICE_ACCOUNT
 from hera_volcano.argo.job_dag import JOB_OUTPUTS
 from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
 from hera_volcano.argo.limits import MAX_DAG_TASKS
@@ -391,11 +391,21 @@ class Pipeline:
         return runs, followers
 
     def _step_template(self, step: PipelineStep) -> Any:
-        """The step's template, with the workspace mounted (a copy: the user's own stays as it was)."""
-        if self.workspace is None or not hasattr(step.template, "volumes"):
+        """The step's template with the workspace mounted and, unless ``api_token``, no API token for its code (a
+        copy: the user's own stays as it was)."""
+        mount = self.workspace is not None and hasattr(step.template, "volumes")
+        untoken = not step.api_token and getattr(step.template, "automount_service_account_token", True) is None
+        if not mount and not untoken:
             return step.template
         template = copy.deepcopy(step.template)
-        template.volumes = [*(template.volumes or []), self.workspace.hera_volume()]
+        if mount and self.workspace is not None:
+            template.volumes = [*(template.volumes or []), self.workspace.hera_volume()]
+        if untoken:
+            from hera.workflows.models import ExecutorConfig
+
+            template.automount_service_account_token = False
+            if template.executor is None:
+                template.executor = ExecutorConfig(service_account_name=EXECUTOR_ACCOUNT)
         return template
 
     def add_tasks(self) -> dict[str, Task]:

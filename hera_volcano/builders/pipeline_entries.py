@@ -118,12 +118,19 @@ _PARAMETER = re.compile(r"[-a-zA-Z0-9_]+")
 class PipelineStep:
     """An ordinary step of a pipeline: a Hera template of yours (a ``Container`` or ``Script``: preparing data,
     evaluating a model), called with ``arguments`` (values, or :class:`StepOutput` of earlier steps, for its input
-    parameters) after the steps named in ``after``. With the pipeline's workspace, its pod mounts it too."""
+    parameters) after the steps named in ``after``. With the pipeline's workspace, its pod mounts it too.
+
+    Its code (and every dependency it imports) gets no API token unless ``api_token``: the workflow's account may
+    create Volcano Jobs, which a step that only reads and writes data has no use for. Argo's own containers in the
+    pod still report the step's outputs, as the workflow's account (``executor.serviceAccountName``; ``hera-volcano
+    rbac`` renders the token Secret Argo mounts for them). A template that sets ``automount_service_account_token``
+    itself is left as it is."""
 
     name: str
     template: Any
     arguments: Mapping[str, Any] = field(default_factory=dict)
     after: Sequence[str] = ()
+    api_token: bool = False
 
     def __post_init__(self) -> None:
         if not callable(getattr(self.template, "_build_template", None)) or not isinstance(
@@ -132,6 +139,8 @@ class PipelineStep:
             raise ValidationError("template", "must be a named Hera template (Container, Script...)")
         if not isinstance(self.arguments, Mapping):
             raise ValidationError("arguments", "must be a mapping of input names to values")
+        if not isinstance(self.api_token, bool):
+            raise ValidationError("api_token", "must be True or False")
         object.__setattr__(self, "after", tuple(checks.strings("after", self.after)))
         twice = sorted({dep for dep in self.after if self.after.count(dep) > 1})
         if twice:

@@ -12,9 +12,10 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from hera_volcano.argo.defaults import EXECUTOR_ACCOUNT
 from hera_volcano.argo.limits import WORKFLOW_KINDS
 from hera_volcano.client.resources import CLUSTER_READS, CRONS, SUBMITTER, TEMPLATES, Permission
 from hera_volcano.kube import names
@@ -91,6 +92,8 @@ class _Need:
     namespace: str | None = None
     account_namespace: str | None = None
     pod_accounts: tuple[str, ...] = ()
+    #: Argo's containers run as this account from a token Secret: the pod mounts no token of its own.
+    executor_token: bool = False
 
 
 def _scripts(container: Mapping[str, Any]) -> str:
@@ -265,7 +268,13 @@ _DEFAULT_ACCOUNT = "would run as the namespace's `default` account, which is not
 
 
 def _template_needs(
-    wf_name: str, template: Mapping[str, Any], default_sa: str | None, owner_permissions: bool, i: int, j: int
+    wf_name: str,
+    template: Mapping[str, Any],
+    spec: Mapping[str, Any],
+    default_sa: str | None,
+    owner_permissions: bool,
+    i: int,
+    j: int,
 ) -> list[_Need]:
     name = template.get("name", f"templates[{j}]")
     why = f"{wf_name}/{name}"
@@ -278,7 +287,10 @@ def _template_needs(
             f"is not set (nor on template {name}), so its pods {_DEFAULT_ACCOUNT}: name the account on the workflow"
             " (or each template), or pass service_account= (--service-account)",
         )
-    needs = [_Need(sa, "argoproj.io", "workflowtaskresults", ("create", "patch"), why)]
+    executor = _executor_account(template, spec, default_sa, why)
+    needs = [_Need(executor or sa, "argoproj.io", "workflowtaskresults", ("create", "patch"), why)]
+    if executor is not None:
+        needs[0] = replace(needs[0], executor_token=True)
     containers = [template[k] for k in ("container", "script") if isinstance(template.get(k), Mapping)]
     containers += [c for c in as_list(template.get("initContainers")) if isinstance(c, Mapping)]
     containers += [c for c in as_list(template.get("sidecars")) if isinstance(c, Mapping)]
@@ -306,6 +318,43 @@ def _template_needs(
                 needs.append(_Need(sa, "argoproj.io", "workflows/finalizers", ("update",), why))
             needs += _volcano_pod_needs(obj, why, where)
     return needs
+
+
+def _executor_account(
+    template: Mapping[str, Any], spec: Mapping[str, Any], default_sa: str | None, why: str
+) -> str | None:
+    """The account Argo's own containers of the template's pod run as, when not the pod's: its executor's, or the
+    workflow's (``{{workflow.serviceAccountName}}``). A pod without a token of its own must name one, as Argo
+    requires before it makes the pod."""
+    for where, holder in ((f"{why}.executor", template), ("spec.executor", spec)):
+        value = as_map(holder.get("executor")).get("serviceAccountName")
+        if value == EXECUTOR_ACCOUNT:
+            return default_sa
+        account = _service_account(value, f"{where}.serviceAccountName")
+        if account is not None:
+            return account
+    automount = template.get("automountServiceAccountToken", spec.get("automountServiceAccountToken"))
+    if automount is False:
+        raise ValidationError(
+            f"{why}.executor.serviceAccountName",
+            "must be set when automountServiceAccountToken is false: Argo refuses to make the pod otherwise",
+        )
+    return None
+
+
+def _token_secret(namespace: str, account: str) -> dict[str, Any]:
+    """The long-lived token Argo mounts for an executor account (``ACCOUNT.service-account-token``, the name
+    Argo looks for); Kubernetes fills it in once the account exists."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "kubernetes.io/service-account-token",
+        "metadata": {
+            "name": f"{account}.service-account-token",
+            "namespace": namespace,
+            "annotations": {"kubernetes.io/service-account.name": account},
+        },
+    }
 
 
 def _manifest_namespace(obj: Mapping[str, Any], field: str) -> str | None:
@@ -440,7 +489,7 @@ def rbac_for(
         for j, template in enumerate(templates):
             if not isinstance(template, Mapping):
                 raise ValidationError(f"workflows[{i}].spec.templates[{j}]", "must be a mapping: a template")
-            for need in _template_needs(wf_name, template, default_sa, owner_reference_permissions, i, j):
+            for need in _template_needs(wf_name, template, spec, default_sa, owner_reference_permissions, i, j):
                 scope = (need.namespace or ns, need.account_namespace or ns, need.service_account)
                 by_scope.setdefault(scope, []).append(need)
     objects: list[dict[str, Any]] = []
@@ -449,6 +498,8 @@ def rbac_for(
         for obj in _role_and_binding(ns, account_ns, sa, needs, service_accounts):
             if obj not in objects:  # an account's ServiceAccount, once for all the namespaces it has rules in
                 objects.append(obj)
+        if any(need.executor_token for need in needs) and _token_secret(account_ns, sa) not in objects:
+            objects.append(_token_secret(account_ns, sa))
         if job_policy is not None and _creates_jobs(needs):
             accounts = {a for need in needs for a in need.pod_accounts} | ({sa} if ns == account_ns else set())
             objects += policies.job_policy(ns, sa, account_ns, accounts, job_policy)

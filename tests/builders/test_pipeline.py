@@ -280,3 +280,27 @@ def test_the_pipeline_template_name_cannot_shadow_a_job_template(as_steps: bool)
     with Workflow(name="w"), pytest.raises(ValidationError) as bad:
         pipeline.steps("Bad_name") if as_steps else pipeline.dag("Bad_name")
     assert bad.value.field == "name"
+
+
+def test_a_pipelines_own_steps_get_no_api_token_unless_they_ask() -> None:
+    """A user's step runs their code and its dependencies: no token for them; Argo's containers report its outputs
+    as the workflow's account."""
+    from hera_volcano import PipelineStep
+
+    def step(name: str, **extra: Any) -> Container:
+        return Container(name=name, image="busybox", command=["true"], **extra)
+
+    pipeline = Pipeline(
+        [
+            PipelineStep("plain", step("plain")),
+            PipelineStep("caller", step("caller"), api_token=True),
+            PipelineStep("own", step("own", automount_service_account_token=True)),
+        ]
+    )
+    templates = {t["name"]: t for t in yaml.safe_load(to_yaml(pipeline.workflow("p")))["spec"]["templates"]}
+    assert templates["plain"]["automountServiceAccountToken"] is False
+    assert templates["plain"]["executor"] == {"serviceAccountName": "{{workflow.serviceAccountName}}"}
+    assert "automountServiceAccountToken" not in templates["caller"] and "executor" not in templates["caller"]
+    assert templates["own"]["automountServiceAccountToken"] is True and "executor" not in templates["own"]
+    with pytest.raises(ValidationError, match="api_token: must be True or False"):
+        PipelineStep("x", step("x"), api_token="yes")  # type: ignore[arg-type]

@@ -55,6 +55,7 @@ def test_render_writes_workflows_rbac_and_kustomizations(tmp_path: Path) -> None
         "ServiceAccount",
         "Role",
         "RoleBinding",
+        "Secret",  # the data pipeline's steps have no token: Argo's containers use this one
         "ValidatingAdmissionPolicy",
         "ValidatingAdmissionPolicyBinding",
     ]

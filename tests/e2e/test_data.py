@@ -82,6 +82,29 @@ def submit_batch(b: Batch, cluster: Cluster) -> None:
     )
     manifest = with_downstream(verbatim, ["text"], "verbatim", "{{tasks.ranks.outputs.parameters.text}}", "text")
     b.submit("verbatim", manifest, args=["-p", f"text={TRICKY}"])
+    b.submit("tokens", hv.to_yaml(token_pipeline()))
+
+
+#: Where the kubelet mounts a pod's API token.
+TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+
+
+def token_pipeline() -> Any:
+    """A user's pipeline of two ordinary steps: one passes a value on as an output (which Argo's own containers
+    report without the pod's token), the other asks for the API token (``api_token=True``)."""
+    from hera.workflows import Container, Parameter
+    from hera.workflows.models import ValueFrom
+
+    says = f'if [ -e {TOKEN} ]; then echo "api token: yes"; else echo "api token: no"; fi'
+    sealed = Container(
+        name="sealed",
+        image="busybox:1.37.0",
+        command=["sh", "-c", f"{says}; echo 'passed on' > /tmp/out"],
+        outputs=[Parameter(name="out", value_from=ValueFrom(path="/tmp/out"))],
+    )
+    caller = Container(name="caller", image="busybox:1.37.0", command=["sh", "-c", says])
+    steps = [hv.PipelineStep("sealed", sealed), hv.PipelineStep("caller", caller, api_token=True)]
+    return hv.Pipeline(steps).workflow("tokens", service_account=SERVICE_ACCOUNT)
 
 
 def nodes(wf: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -114,6 +137,16 @@ def test_the_data_pipeline_flows(cluster: Cluster, batch: Batch, record_property
     [job] = cluster.recorder.jobs_of(entry.name)
     pods = cluster.recorder.select(**{"volcano.sh/job-name": job})
     assert len(pods) == 3 and all(p.scheduler == "volcano" for p in pods), "one gang of 1 master + 2 workers"
+
+
+@pytest.mark.batch
+@pytest.mark.scenario("34.6 a pipeline's own steps get no API token unless they ask; their outputs still flow")
+def test_pipeline_steps_get_no_api_token_unless_they_ask(cluster: Cluster, batch: Batch) -> None:
+    entry, wf = batch.finish("tokens", timeout=600)
+    assert wf["status"]["phase"] == "Succeeded", wf["status"].get("message")
+    assert output(nodes(wf)["sealed"], "out").strip() == "passed on", "Argo's containers reported it without the token"
+    assert "api token: no" in log_of(cluster, entry.name, "sealed")
+    assert "api token: yes" in log_of(cluster, entry.name, "caller")
 
 
 @pytest.mark.batch

@@ -54,6 +54,29 @@ def test_every_pod_gets_task_results_only() -> None:
     assert got == {("argoproj.io", "workflowtaskresults"): ["create", "patch"]}
 
 
+def test_a_pod_without_a_token_gets_its_executors_token_secret_and_task_results_for_that_account() -> None:
+    sealed = {"name": "c", "container": {"image": "alpine"}, "automountServiceAccountToken": False}
+    objects = rbac_for(wf([{**sealed, "executor": {"serviceAccountName": "{{workflow.serviceAccountName}}"}}]))
+    [secret] = [o for o in objects if o["kind"] == "Secret"]
+    assert secret["type"] == "kubernetes.io/service-account-token"
+    assert secret["metadata"] == {
+        "name": "runner.service-account-token",  # the name Argo looks for
+        "namespace": "ns",
+        "annotations": {"kubernetes.io/service-account.name": "runner"},
+    }
+    assert rules(objects) == {("argoproj.io", "workflowtaskresults"): ["create", "patch"]}
+    other = rbac_for(wf([{**sealed, "executor": {"serviceAccountName": "reporter"}}]))
+    assert rules(other, "reporter") == {("argoproj.io", "workflowtaskresults"): ["create", "patch"]}
+    assert [o["metadata"]["name"] for o in other if o["kind"] == "Secret"] == ["reporter.service-account-token"]
+    assert not [o for o in rbac_for(wf([{"name": "c", "container": {"image": "a"}}])) if o["kind"] == "Secret"]
+
+
+def test_a_pod_without_a_token_and_no_executor_account_is_refused_as_argo_would() -> None:
+    sealed = {"name": "c", "container": {"image": "alpine"}, "automountServiceAccountToken": False}
+    with pytest.raises(ValidationError, match=r"w/c\.executor\.serviceAccountName: must be set"):
+        rbac_for(wf([sealed]))
+
+
 def test_dag_and_steps_templates_run_no_pod() -> None:
     objects = rbac_for(wf([{"name": "d", "dag": {"tasks": [{"name": "a", "template": "c"}]}},
                            {"name": "c", "container": {"image": "alpine"}}]))  # fmt: skip

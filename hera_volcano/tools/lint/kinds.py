@@ -56,6 +56,7 @@ KINDS: Final[tuple[Kind, ...]] = (
         for k in ("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")
     ),
     Kind("v1", "ServiceAccount", None),
+    Kind("v1", "Secret", None),  # the token Argo mounts for the containers of a pod that has none of its own
     *(
         Kind("admissionregistration.k8s.io/v1", k, None)
         for k in ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
