@@ -483,6 +483,34 @@ def bench_lint(r: Runner) -> list[list[str]]:
     ]
 
 
+#: Issue 33's targets for the rendered bundled workflows, in KB (1000 bytes).
+SIZE_TARGETS = {"mpi_hello": 12, "pytorch_hello": 12, "data_pipeline": 24}
+
+
+def bench_sizes(r: Runner) -> list[list[str]]:
+    """The rendered workflows' sizes; the follower's program is not in them but in a ConfigMap, once per namespace."""
+    import importlib
+
+    from hera_volcano.kube.emit import to_yaml
+    from hera_volcano.pods.program import config_map
+
+    installed = len(to_yaml(config_map("argo")).encode())
+    rows = []
+    for name, target in SIZE_TARGETS.items():
+        size = len(importlib.import_module(f"hera_volcano.examples.{name}").render().encode())
+        rows.append(
+            [
+                "6",
+                f"Size of the rendered `{name}` Workflow (YAML bytes)",
+                f"{size / 1000:.1f} KB (the follower's program: {installed / 1000:.1f} KB once per namespace, in the"
+                " ConfigMap `hera-volcano rbac` renders)",
+                f"<= {target} KB",
+                verdict(size <= target * 1000),
+            ]
+        )
+    return rows
+
+
 def table(rows: list[list[str]]) -> list[str]:
     head = ["#", "Benchmark", "Measured (medians)", "Target", "Result"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
@@ -506,7 +534,7 @@ def main(argv: Sequence[str]) -> int:
     rows: list[list[str]] = []
     with tempfile.TemporaryDirectory(prefix="hera-volcano-pycache-") as cache:
         r = Runner(cache)
-        for bench in (bench_cli, bench_import, bench_render, bench_emit, bench_lint):
+        for bench in (bench_cli, bench_import, bench_render, bench_emit, bench_lint, bench_sizes):
             rows += bench(r)
             print(f"  {bench.__name__} done ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
     lines = [*header, f"Total benchmark time {time.perf_counter() - started:.0f} s.", "", *table(rows)]

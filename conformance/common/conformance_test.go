@@ -137,7 +137,7 @@ spec:
 # only a comment
 ---
 apiVersion: v1
-kind: ConfigMap
+kind: Pod
 `)
 	write("notes.txt", "not YAML, not walked")
 	var out strings.Builder
@@ -149,7 +149,7 @@ kind: ConfigMap
 	want := []string{
 		"FAIL kustomization.yaml#0 Kustomization - (argo test): listed file \"gone.yaml\"",
 		"FAIL wf.yaml#0 WorkflowTemplate t (argo test): template j: manifest:", // "sample" is no int32
-		"FAIL wf.yaml#2 ConfigMap - (argo test): unsupported kind",
+		"FAIL wf.yaml#2 Pod - (argo test): unsupported kind",
 		"argo test: 3 documents, 3 failed",
 	}
 	if failed != 3 || len(lines) != len(want) {

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hera.workflows import Container, Env, FieldEnv, Parameter
+from hera.workflows import ConfigMapVolume, Container, Env, FieldEnv, Parameter
 from hera.workflows.models import ContinueOn, ValueFrom
 
 from hera_volcano.argo.conditions import DEFAULT_START_LIMIT
@@ -41,9 +41,11 @@ def follow_logs_template(
     collects the values its rank 0 reports (``outputs``).
 
     It runs ``python3`` in ``image`` (Python's standard library is all it needs): the program of
-    :mod:`hera_volcano.pods`, written into the template as readable source, which talks to the API server as the
-    pod's service account (no kubectl). It finds the job, its pods and the pod of the step that creates it by labels
-    (the job's name may be generated; see :func:`job_template`), waiting on watches; with its own Argo node name it
+    :mod:`hera_volcano.pods`, from the ConfigMap ``hera-volcano-follower-DIGEST`` that ``hera-volcano rbac``
+    renders for the namespace (:func:`hera_volcano.pods.program.config_map`), which talks to the API server as the
+    pod's service account (no kubectl). Without the ConfigMap the follower fails at once, naming it. It finds the
+    job, its pods and the pod of the step that creates it by labels (the job's name may be generated; see
+    :func:`job_template`), waiting on watches; with its own Argo node name it
     follows exactly the job its sibling step created (in a loop, after an Argo retry, beside jobs that share its
     label). ``task`` (default: the task the job's ``hera-volcano/lead-task``
     annotation names, the MPI master, PyTorch master or TensorFlow chief of our builders) and ``container``
@@ -108,8 +110,9 @@ def follow_logs_template(
         name=name,
         image=image,
         command=["python3", "-c"],
-        args=[program.source()],
+        args=[program.bootstrap()],
         env=env,
+        volumes=[ConfigMapVolume(name=program.config_map_name(), mount_path=program.MOUNT_DIR, optional=True)],
         service_account_name=service_account,
         inputs=inputs or None,
         outputs=[

@@ -31,6 +31,7 @@ QUEUES: Final = Resource("scheduling.volcano.sh", "v1beta1", "queues", namespace
 PODS: Final = Resource("", "v1", "pods")
 EVENTS: Final = Resource("", "v1", "events")
 NODES: Final = Resource("", "v1", "nodes", namespaced=False)
+CONFIG_MAPS: Final = Resource("", "v1", "configmaps")
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ SUBMITTER: Final = (
     Permission("", "pods", ("get", "list", "watch"), "logs finds the master's pod, explain the pending ones"),
     Permission("", "pods/log", ("get",), "logs streams the master's output"),
     Permission("", "events", ("list",), "explain reads the scheduler's events"),
+    Permission("", "configmaps", ("get",), "submit checks the log follower's program is installed"),
 )
 #: With the WorkflowTemplates (submit_from reads the template it refers to).
 TEMPLATES: Final = (Permission("argoproj.io", "workflowtemplates", ("get", "list"), "submit_from reads the template"),)

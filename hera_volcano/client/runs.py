@@ -4,6 +4,7 @@ stop and delete them, straight through the API server (no Argo Server, no ``argo
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import shutil
@@ -23,6 +24,7 @@ from hera_volcano.client.patience import Failing, Patience, retrying
 from hera_volcano.client.progress import ProgressView
 from hera_volcano.client.report import format_explanation
 from hera_volcano.client.resources import (
+    CONFIG_MAPS,
     CRON_WORKFLOWS,
     EVENTS,
     JOBS,
@@ -113,6 +115,7 @@ class Client:
         body = submission.from_template(template, parameters or {}, self.namespace)
         found = retrying(lambda: self._api.get(WORKFLOW_TEMPLATES, self.namespace, template), self._patience)
         submission.check_parameters(found, parameters or {})
+        self._check_programs(as_map(found.get("spec")), self.namespace)
         return self._create(body, self.namespace)
 
     def create_cron(self, cron: object) -> dict[str, Any]:
@@ -139,7 +142,31 @@ class Client:
         ``CRON-xxxxx`` (:func:`~hera_volcano.client.submission.from_cron`); its schedule is left as it was."""
         return self._create(self.cron_run(cron, parameters), self.namespace)
 
+    def _check_programs(self, spec: Mapping[str, Any], namespace: str) -> None:
+        """The workflow's log followers run their program from a ConfigMap of its namespace: one missing there is
+        said now, not by each follower at run time. A submitter who may not read ConfigMaps (a Role from before
+        this check) is not stopped: the follower says it then."""
+        for name in submission.follower_programs(spec):
+            try:
+                retrying(functools.partial(self._api.get, CONFIG_MAPS, namespace, name), self._patience)
+            except ClusterError as e:
+                if e.reason == "Forbidden":
+                    continue
+                if e.reason == "NotFound":
+                    raise ClusterError(
+                        f"the log follower's program (ConfigMap {name}) is not in namespace {namespace}: apply what"
+                        " `hera-volcano rbac` renders for this workflow first",
+                        reason="NotFound",
+                        status=404,
+                        resource=CONFIG_MAPS.plural,
+                        group="",
+                        namespace=namespace,
+                    ) from None
+                raise
+
     def _create(self, body: dict[str, Any], namespace: str) -> Run:
+        if "workflowTemplateRef" not in as_map(body.get("spec")):
+            self._check_programs(as_map(body.get("spec")), namespace)
         created = self._api.create(WORKFLOWS, namespace, body)
         return Run(self._api, namespace, str(as_map(created.get("metadata")).get("name")), patience=self._patience)
 

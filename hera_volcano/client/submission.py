@@ -12,8 +12,9 @@ from typing import Any
 from hera_volcano.kube import names
 from hera_volcano.kube.emit import plain
 from hera_volcano.kube.loading import describe_error, load_all
+from hera_volcano.pods import program
 from hera_volcano.shared.errors import ValidationError
-from hera_volcano.shared.findings import as_map
+from hera_volcano.shared.findings import as_list, as_map
 from hera_volcano.shared.placeholders import carried
 
 API_VERSION = "argoproj.io/v1alpha1"
@@ -186,3 +187,14 @@ def check_parameters(template: Mapping[str, Any], parameters: Mapping[str, objec
         name = meta.get("name") or meta.get("generateName") or "the workflow"
         offered = ", ".join(sorted(declared)) or "none"
         raise ValidationError("parameters", f"{', '.join(unknown)}: not declared by {name} (it declares {offered})")
+
+
+def follower_programs(spec: Mapping[str, Any]) -> list[str]:
+    """The ConfigMaps of the log follower's program that the templates of a Workflow's (or WorkflowTemplate's)
+    ``spec`` mount: they must be in its namespace before it runs."""
+    found = {
+        as_map(as_map(volume).get("configMap")).get("name")
+        for template in as_list(spec.get("templates"))
+        for volume in as_list(as_map(template).get("volumes"))
+    }
+    return sorted(str(name) for name in found if program.is_config_map_name(name))

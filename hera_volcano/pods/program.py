@@ -1,17 +1,22 @@
-"""The log follower as one Python program, for a container to run with ``python3 -c``: the modules of this package
-it needs, joined in order, their imports of each other taken out (they share one namespace), so that the workflow
-holds readable source and the pod needs no package but Python's own.
+"""The log follower as one Python program: the modules of this package it needs, joined in order, their imports of
+each other taken out (they share one namespace), so that the pod needs no package but Python's own.
 
-The program must survive two substitutions on its way into the container: Argo replaces ``{{...}}`` tags in every
-template field, and Kubernetes expands ``$(NAME)`` (and ``$$``) in a container's command and arguments. Neither
-appears in the source (:func:`source` checks).
+The program is installed once per namespace, beside the RBAC, as a ConfigMap whose name carries a digest of it
+(:func:`config_map`: two versions coexist); a follower's pod mounts it and runs a few lines (:data:`BOOTSTRAP`)
+that start it, or say what to apply when it is missing. A workflow holds those few lines, not the program.
+
+Neither the program nor the lines may hold what Argo or Kubernetes would substitute on their way into a
+container: Argo replaces ``{{...}}`` tags in every template field, Kubernetes expands ``$(NAME)`` (and ``$$``) in a
+container's command and arguments (:func:`source` checks).
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
 from functools import cache
 from importlib import resources
+from typing import Any, Final
 
 #: The modules of the program, each after those it imports.
 MODULES = ("labels", "reports", "kubeapi", "follow", "run")
@@ -57,4 +62,55 @@ def source() -> str:
     for forbidden, why in (("{{", "Argo substitutes it"), ("$", "Kubernetes expands $(NAME) and $$")):
         if forbidden in text:
             raise AssertionError(f"the follower's program holds {forbidden!r}, which {why}")
+    return text
+
+
+#: Where a follower's pod mounts the program's ConfigMap, and the file it holds.
+MOUNT_DIR: Final = "/etc/hera-volcano"
+PROGRAM_FILE: Final = "follower.py"
+_PREFIX: Final = "hera-volcano-follower-"
+
+
+@cache
+def config_map_name() -> str:
+    """``hera-volcano-follower-DIGEST``: the digest (of the program) is the version; another version, another name."""
+    return _PREFIX + hashlib.sha256(source().encode()).hexdigest()[:12]
+
+
+def is_config_map_name(name: object) -> bool:
+    """A follower program's ConfigMap, of this version or another."""
+    return isinstance(name, str) and name.startswith(_PREFIX)
+
+
+def config_map(namespace: str) -> dict[str, Any]:
+    """The ConfigMap holding the program, for ``namespace`` (``hera-volcano rbac`` renders it beside the Role)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": config_map_name(),
+            "namespace": namespace,
+            "labels": {"app.kubernetes.io/name": "hera-volcano", "app.kubernetes.io/component": "log-follower"},
+        },
+        "data": {PROGRAM_FILE: source()},
+    }
+
+
+def bootstrap() -> str:
+    """What the follower's container runs with ``python3 -c``: the program from its ConfigMap, mounted as an
+    optional volume (a missing one leaves the directory empty rather than the pod waiting for it), or a message
+    saying what to apply, and exit 1."""
+    path = f"{MOUNT_DIR}/{PROGRAM_FILE}"
+    text = (
+        f"{MARKER}: runs the program of ConfigMap {config_map_name()}\n"
+        "import os, runpy, sys\n"
+        f"path = os.environ.get('FOLLOWER_PROGRAM') or '{path}'\n"
+        "if not os.path.isfile(path):\n"
+        f"    sys.exit('hera-volcano follower: ConfigMap {config_map_name()} (the follower program) is not in this'\n"
+        "             ' namespace: apply what hera-volcano rbac renders for this workflow (it holds it)')\n"
+        "runpy.run_path(path, run_name='__main__')\n"
+    )
+    for forbidden in ("{{", "$"):
+        if forbidden in text:
+            raise AssertionError(f"the follower's bootstrap holds {forbidden!r}")
     return text

@@ -21,6 +21,7 @@ from hera_volcano.client.resources import CLUSTER_READS, CRONS, SUBMITTER, TEMPL
 from hera_volcano.kube import names
 from hera_volcano.kube.emit import plain
 from hera_volcano.kube.loading import describe_error, load_all
+from hera_volcano.pods import program as follower_program
 from hera_volcano.pods.program import MARKER
 from hera_volcano.pods.run import CALLS
 from hera_volcano.shared import checks
@@ -320,6 +321,25 @@ def _template_needs(
     return needs
 
 
+def _mounts_follower_program(template: Mapping[str, Any], why: str) -> bool:
+    """The template's pod mounts our log follower's program (this version's: another's is an error, as its
+    ConfigMap is not what this version renders)."""
+    mounted = False
+    for volume in as_list(template.get("volumes")):
+        name = as_map(as_map(volume).get("configMap")).get("name")
+        if not follower_program.is_config_map_name(name):
+            continue
+        if name != follower_program.config_map_name():
+            raise ValidationError(
+                f"{why}.volumes",
+                f"mounts the follower program {name}, of another hera-volcano version (this one installs"
+                f" {follower_program.config_map_name()}): render the workflow again with this version, or its RBAC"
+                " with that one",
+            )
+        mounted = True
+    return mounted
+
+
 def _executor_account(
     template: Mapping[str, Any], spec: Mapping[str, Any], default_sa: str | None, why: str
 ) -> str | None:
@@ -465,6 +485,7 @@ def rbac_for(
     by_scope: dict[tuple[str, str, str], list[_Need]] = {}
     namespaces: set[str] = set()
     templates_used = crons_used = False
+    programs: set[str] = set()  # the namespaces whose followers mount the follower's program
     for i, workflow in enumerate(workflows):
         wf = plain(workflow, "workflow")
         kind = wf.get("kind")
@@ -489,6 +510,8 @@ def rbac_for(
         for j, template in enumerate(templates):
             if not isinstance(template, Mapping):
                 raise ValidationError(f"workflows[{i}].spec.templates[{j}]", "must be a mapping: a template")
+            if _mounts_follower_program(template, f"{wf_name}/{template.get('name', j)}"):
+                programs.add(ns)
             for need in _template_needs(wf_name, template, spec, default_sa, owner_reference_permissions, i, j):
                 scope = (need.namespace or ns, need.account_namespace or ns, need.service_account)
                 by_scope.setdefault(scope, []).append(need)
@@ -503,6 +526,7 @@ def rbac_for(
         if job_policy is not None and _creates_jobs(needs):
             accounts = {a for need in needs for a in need.pod_accounts} | ({sa} if ns == account_ns else set())
             objects += policies.job_policy(ns, sa, account_ns, accounts, job_policy)
+    objects += [follower_program.config_map(ns) for ns in sorted(programs)]
     if subjects:
         extra = [*(TEMPLATES if templates_used else ()), *(CRONS if crons_used else ())]
         objects += _submitter_objects(subjects, sorted(namespaces), extra, cluster_reads, service_accounts)

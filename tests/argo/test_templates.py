@@ -167,8 +167,13 @@ def test_follower_finds_the_job_and_its_pods_by_labels_and_bounds_itself() -> No
     assert "activeDeadlineSeconds" not in f, "a deadline would fail the step; the script bounds itself"
     assert f["container"]["command"] == ["python3", "-c"] and f["container"]["image"] == PYTHON_IMAGE
     script = f["container"]["args"][0]
-    assert script == program.source(), "the program of hera_volcano/pods, as the client runs its modules"
+    assert script == program.bootstrap(), "a few lines that start the program of hera_volcano/pods"
     assert "{{" not in script and "$" not in script, "constant text: values come from the environment"
+    # The program itself comes from the namespace's ConfigMap (rendered with the RBAC), mounted optional: a missing
+    # one fails the follower with a message rather than holding its pod in ContainerCreating.
+    name = program.config_map_name()
+    assert f["volumes"] == [{"name": name, "configMap": {"name": name, "optional": True}}]
+    assert f["container"]["volumeMounts"] == [{"name": name, "mountPath": program.MOUNT_DIR}]
 
 
 def test_follower_collects_the_values_rank_0_reports_as_its_outputs() -> None:

@@ -63,7 +63,7 @@ def test_a_job_dag_carries_what_rank_0_reports_and_the_job_s_name_and_phase() ->
     follower = found["train-logs"]
     env = {e["name"]: e.get("value") for e in follower["container"]["env"]}
     assert env["OUTPUTS"] == "loss note"
-    assert follower["container"]["args"] == [program.source()]
+    assert follower["container"]["args"] == [program.bootstrap()]
     assert manifest(found["train-job"])["metadata"]["labels"]["hera-volcano/job"] == "train"
 
 

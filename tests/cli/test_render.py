@@ -58,6 +58,7 @@ def test_render_writes_workflows_rbac_and_kustomizations(tmp_path: Path) -> None
         "Secret",  # the data pipeline's steps have no token: Argo's containers use this one
         "ValidatingAdmissionPolicy",
         "ValidatingAdmissionPolicyBinding",
+        "ConfigMap",  # the log follower's program, which the workflows' followers mount
     ]
     assert yaml.safe_load((tmp_path / "rbac" / "kustomization.yaml").read_text())["resources"] == ["rbac.yaml"]
     again = run("hera_volcano", "render", "--bundled", "--out", str(tmp_path))

@@ -45,6 +45,30 @@ def test_submit_from_reads_the_template_first(world: World) -> None:
     assert created["spec"]["workflowTemplateRef"] == {"name": "volcano-mpi-hello"}
 
 
+def test_submit_says_when_the_follower_program_is_not_installed_and_creates_nothing(world: World) -> None:
+    """The workflow's followers mount the follower's program from a ConfigMap: submitting where it is missing is
+    refused at once (each follower would fail at run time); with it, or without the right to read it, it goes."""
+    import hera_volcano as hv
+    from hera_volcano.client.resources import CONFIG_MAPS
+    from hera_volcano.pods import program
+
+    with Workflow(generate_name="hello-", namespace="argo", entrypoint="follow") as w:
+        hv.follow_logs_template(name="follow", job_label="train")
+    c = client(world)
+    with pytest.raises(ClusterError, match=f"ConfigMap {program.config_map_name()}\\) is not in namespace argo"):
+        c.submit(w)
+    template = {"metadata": {"name": "follows"}, "spec": w.to_dict()["spec"]}
+    world.put(WORKFLOW_TEMPLATES, template)
+    with pytest.raises(ClusterError, match="hera-volcano rbac"):
+        c.submit_from("follows")
+    assert WORKFLOWS not in world.objects, "nothing was created"
+    world.put(CONFIG_MAPS, program.config_map("argo"))
+    assert c.submit(w).name.startswith("hello-") and c.submit_from("follows").name
+    world.remove(CONFIG_MAPS, program.config_map_name())
+    world.refuse("get", CONFIG_MAPS)
+    assert c.submit(w).name, "a submitter who may not read ConfigMaps is not stopped: the follower says it"
+
+
 def test_wait_follows_the_watches_to_the_end_and_keeps_jobs_the_exit_handler_deleted(world: World) -> None:
     run = run_of(world, "running")
     [job] = items("running", "jobs")

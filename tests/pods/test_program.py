@@ -5,6 +5,7 @@ stand-in API server over HTTPS, as its service account."""
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
 import signal
 import subprocess
@@ -99,6 +100,34 @@ class Cluster:
         return Reply(404, {"kind": "Status", "reason": "NotFound", "code": 404})
 
 
+def installed(folder: Path) -> Path:
+    """The program as the kubelet mounts it from the ConfigMap ``hera-volcano rbac`` renders."""
+    data = program.config_map("ns")["data"]
+    path = folder / program.PROGRAM_FILE
+    path.write_text(data[program.PROGRAM_FILE], encoding="utf-8")
+    return path
+
+
+def test_without_its_config_map_the_follower_fails_at_once_naming_it(tmp_path: Path) -> None:
+    missing = tmp_path / "nothing-mounted" / program.PROGRAM_FILE
+    env = {"PATH": os.environ.get("PATH", ""), "FOLLOWER_PROGRAM": str(missing)}
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", program.bootstrap()], env=env, capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 1 and done.stdout == ""
+    assert f"ConfigMap {program.config_map_name()} (the follower program) is not in this namespace" in done.stderr
+    assert "hera-volcano rbac" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_config_map_holds_the_program_under_a_name_that_changes_with_it() -> None:
+    made = program.config_map("team-a")
+    assert made["metadata"]["namespace"] == "team-a" and made["metadata"]["name"] == program.config_map_name()
+    assert made["data"] == {program.PROGRAM_FILE: program.source()}
+    digest = hashlib.sha256(program.source().encode()).hexdigest()[:12]
+    assert program.config_map_name() == f"hera-volcano-follower-{digest}"
+    assert program.is_config_map_name(program.config_map_name()) and not program.is_config_map_name("other")
+
+
 def start(server: Server, tmp_path: Path, **env: str) -> subprocess.Popen[str]:
     environment = {
         "PATH": os.environ.get("PATH", ""),
@@ -107,10 +136,12 @@ def start(server: Server, tmp_path: Path, **env: str) -> subprocess.Popen[str]:
         "JOB_SELECTOR": "hera-volcano/job=mpi",
         "POD_SELECTOR": "hera-volcano/job=mpi",
         "TERMINATION_LOG": str(tmp_path / "termination-log"),
+        # As the pod has it: the ConfigMap's file, started by the container's few lines.
+        "FOLLOWER_PROGRAM": str(installed(tmp_path)),
         **env,
     }
     return subprocess.Popen(
-        [sys.executable, "-I", "-c", program.source()],
+        [sys.executable, "-I", "-c", program.bootstrap()],
         env=environment,
         cwd=tmp_path,
         stdout=subprocess.PIPE,

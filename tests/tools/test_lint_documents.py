@@ -74,7 +74,7 @@ def test_near_misses_of_known_kinds_are_errors_even_with_allow_unknown(text: str
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n",
         "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec: {template: {}}\n",
         "apiVersion: argoproj.io/v1alpha1\nkind: WorkflowEventBinding\nmetadata: {name: e}\n",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n",
     ],
 )
 def test_other_kinds_are_errors_or_with_allow_unknown_warnings(text: str) -> None:

@@ -137,6 +137,19 @@ def test_our_log_follower_gets_exactly_the_calls_it_declares() -> None:
     assert both[("", "pods/log")] == ["get"] and both[("", "pods")] == ["get", "list", "watch"]
 
 
+def test_the_follower_programs_config_map_comes_with_the_rbac_of_each_namespace_whose_followers_mount_it() -> None:
+    from hera_volcano.pods import program
+
+    follower = resource_of(follow_logs_template(name="f", job_label="train"))
+    plain_step = {"name": "c", "container": {"image": "alpine"}}
+    objects = rbac_for(wf([follower]), {**wf([follower]), "metadata": {"name": "v", "namespace": "team-b"}})
+    assert [o for o in objects if o["kind"] == "ConfigMap"] == [program.config_map("ns"), program.config_map("team-b")]
+    assert not [o for o in rbac_for(wf([plain_step])) if o["kind"] == "ConfigMap"], "no follower, no program"
+    older = {**follower, "volumes": [{"name": "p", "configMap": {"name": "hera-volcano-follower-000000000000"}}]}
+    with pytest.raises(ValidationError, match=r"w/f\.volumes: mounts the follower program hera-volcano-follower-0+,"):
+        rbac_for(wf([older]))
+
+
 @pytest.mark.parametrize("kind", ["jobs.batch.volcano.sh", "jobs.v1alpha1.batch.volcano.sh"])
 def test_kubectl_get_of_a_qualified_resource_lists_what_it_selects_and_gets_what_it_names(kind: str) -> None:
     script = f"kubectl --request-timeout=30s get {kind} -l x=y -o name"
