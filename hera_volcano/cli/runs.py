@@ -121,7 +121,7 @@ def _print_result(result: Result, fmt: str | None) -> None:
 
 
 def _print_logs(run: Run, args: argparse.Namespace, follow: bool) -> None:
-    for line in run.logs(follow=follow, task=args.task, job=args.job, container=args.container):
+    for line in run.logs(follow=follow, task=args.task, job=args.job, job_name=args.job_name, container=args.container):
         c.emit(line + "\n", None)
 
 
@@ -135,6 +135,12 @@ def _log_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--job", type=c.named(names.label_value), metavar="LABEL", help="only the job labelled hera-volcano/job=LABEL"
+    )
+    p.add_argument(
+        "--job-name",
+        type=c.named(names.dns1123_subdomain),
+        metavar="NAME",
+        help="only the Volcano Job NAME, as status lists it (one iteration of a loop, one attempt of a retry)",
     )
     p.add_argument("--container", type=label, metavar="NAME", help="the container (default: the task's name)")
 

@@ -259,22 +259,24 @@ class Run:
         follow: bool = True,
         task: str | None = None,
         job: str | None = None,
+        job_name: str | None = None,
         container: str | None = None,
         timeout: float | None = None,
     ) -> Iterator[str]:
-        """The output of ``task``'s pod line by line, as it comes; without ``task``, the pod of the task that leads
-        the run's newest Volcano Job (its ``hera-volcano/lead-task`` annotation: ``mpimaster``, PyTorch's
-        ``master``, TensorFlow's ``chief``...; ``mpimaster`` for a job that names none).
+        """The output of ``task``'s pod line by line, as it comes; without ``task``, the pod of the task that leads the
+        run's newest Volcano Job (its ``hera-volcano/lead-task`` annotation: ``mpimaster``, PyTorch's ``master``,
+        TensorFlow's ``chief``...; ``mpimaster`` for a job that names none).
 
         Pods are found by labels (the workflow's, ``volcano.sh/task-spec: TASK``, and ``hera-volcano/job: JOB`` when
-        given), so a generated job name needs no knowing; the container is the task's namesake unless ``container``
-        names another. With ``follow`` it follows the newest such pod across restarts (a new pod or a restarted
-        container each start with a ``=== logs of POD`` line) and across dropped streams (reattached without
-        repeating or losing a line), and ends when the job has finished, when no job appears within two minutes, or
-        when the workflow has finished; lines that start with ``===`` are the follower's, as in the workflow's own
-        log follower. It raises TimeoutError after ``timeout`` seconds of following (a stream in progress is cut
-        then), ClusterError when the API server refuses a read or keeps failing past ``patience.grace``. Without
-        ``follow`` it gives what the newest pod's container has written so far."""
+        given), so a generated job name needs no knowing; ``job_name`` narrows them to one Volcano Job by its name (as
+        :meth:`status` lists it: one iteration of a loop, one attempt of a retried step, whose jobs share their label);
+        the container is the task's namesake unless ``container`` names another. With ``follow`` it follows the newest
+        such pod across restarts (a new pod or a restarted container each start with a ``=== logs of POD`` line) and
+        across dropped streams (reattached without repeating or losing a line), and ends when the job has finished, when
+        no job appears within two minutes, or when the workflow has finished; lines that start with ``===`` are the
+        follower's, as in the workflow's own log follower. It raises TimeoutError after ``timeout`` seconds of following
+        (a stream in progress is cut then), ClusterError when the API server refuses a read or keeps failing past
+        ``patience.grace``. Without ``follow`` it gives what the newest pod's container has written so far."""
         if task is not None:
             names.check("task", task, names.dns1123_label)
         if container is not None:
@@ -282,12 +284,17 @@ class Run:
         if job is not None:
             names.check("job", job, names.label_value)
         jobs, pods = self._jobs_selector(job), self._pods_selector(job)
+        if job_name is not None:
+            names.check("job_name", job_name, names.dns1123_subdomain)
+            pods += f",{JOB_NAME_LABEL}={job_name}"
         if follow:
-            return self._follow(jobs, pods, task, container, timeout)
-        return self._logs_now(jobs, pods, task, container)
+            return self._follow(jobs, pods, task, container, timeout, job_name)
+        return self._logs_now(jobs, pods, task, container, job_name)
 
-    def _logs_now(self, jobs: str, pods: str, task: str | None, container: str | None) -> Iterator[str]:
-        job = newest(self._list(JOBS, jobs))
+    def _logs_now(
+        self, jobs: str, pods: str, task: str | None, container: str | None, job_name: str | None
+    ) -> Iterator[str]:
+        job = newest([j for j in self._list(JOBS, jobs) if job_name is None or name_of(j) == job_name])
         lead = task or lead_task(job)
         found = self._list(PODS, f"{pods},{TASK_LABEL}={lead}")
         if job is not None:  # the newest job's own pods (an earlier attempt's may still be there)
@@ -306,13 +313,19 @@ class Run:
             yield from self._tails(state.name, state.containers)
 
     def _follow(
-        self, jobs: str, pods: str, task: str | None, container: str | None, timeout: float | None
+        self,
+        jobs: str,
+        pods: str,
+        task: str | None,
+        container: str | None,
+        timeout: float | None,
+        job_name: str | None,
     ) -> Iterator[str]:
         """The follower's state machine (:mod:`hera_volcano.pods.follow`, the one the workflow's follower runs),
         driven by the client's watches."""
         queries = {
             "workflow": self._workflow_query(),
-            "jobs": Query(JOBS, labels=jobs),
+            "jobs": Query(JOBS, labels=jobs, fields=None if job_name is None else f"metadata.name={job_name}"),
             # Every pod of the run's jobs (the followed job's lead task is known as it comes) and of their steps.
             "pods": Query(PODS, labels=pods),
         }

@@ -118,7 +118,9 @@ def test_bad_workflow_input_is_refused_before_anything_is_sent(tmp_path: Path) -
         assert "parameters[size]:" in tag and "cannot reach" not in tag
 
 
-@pytest.mark.parametrize(("option", "value"), [("--task", "BAD_"), ("--container", "x" * 64), ("--job", "-bad")])
+@pytest.mark.parametrize(
+    ("option", "value"), [("--task", "BAD_"), ("--container", "x" * 64), ("--job", "-bad"), ("--job-name", "Bad_Name")]
+)
 def test_bad_log_options_are_refused_before_connecting(tmp_path: Path, option: str, value: str) -> None:
     line = _one_line(hv("logs", "wf", option, value, "--kubeconfig", str(tmp_path / "missing")))
     assert f"argument {option}:" in line and "configuration" not in line

@@ -240,6 +240,32 @@ def test_logs_follow_the_task_the_newest_job_names_its_lead(world: World) -> Non
     assert list(run.logs(follow=False)) == ["from the chief"], "the newest job's lead"
 
 
+def test_logs_of_one_job_by_name_among_jobs_that_share_their_label(world: World) -> None:
+    """A loop's iterations (or a retried step's attempts) create jobs with one label: job_name picks one of them,
+    as status names it, where the newest alone would be shown otherwise."""
+    run = run_of(world, "running")
+    [job] = items("running", "jobs")
+    first = job["metadata"]["name"]
+    lead(world, job, "master", "2026-12-01T18:15:00Z the first iteration")
+    second = lead(world, job, "chief", "the second iteration", created="2099-01-01T00:00:00Z")
+    assert list(run.logs(follow=False)) == ["the second iteration"], "the newest by default"
+    assert list(run.logs(follow=False, job_name=first)) == ["2026-12-01T18:15:00Z the first iteration"]
+    assert list(run.logs(follow=False, job_name=second.removesuffix("-chief-0"))) == ["the second iteration"]
+    assert list(run.logs(follow=False, job_name="no-such-job")) == []
+
+    def complete() -> None:
+        done = copy.deepcopy(world.objects[JOBS][first])
+        done["status"]["state"]["phase"] = "Completed"
+        world.put(JOBS, done)
+
+    world.after_log[(f"{first}-master-0", "master")] = complete
+    followed = list(run.logs(job_name=first))
+    assert "the first iteration" in followed and f"Job {first} is Completed" in followed, followed
+    assert not any("second" in line for line in followed), followed
+    with pytest.raises(ValidationError, match="job_name"):
+        run.logs(job_name="Not A Name")
+
+
 def test_logs_of_a_job_that_names_no_lead_follow_the_mpi_master(world: World) -> None:
     run = run_of(world, "running")
     for job in items("running", "jobs"):  # as a job made before jobs named their lead

@@ -122,6 +122,14 @@ def test_each_iteration_of_a_sweep_reports_its_own_value(
             followed.setdefault(pod, set()).add(text.removeprefix("trial with lr="))
     assert sorted(v for values in followed.values() for v in values) == sorted(RATES), followed
     assert all(len(values) == 1 for values in followed.values()), followed
+    # The client shows each iteration's job by its name, as status lists them.
+    with hv.Client(namespace=NAMESPACE, kubeconfig=cluster.node.paths.kubeconfig) as c:
+        run = c.get(entry.name)
+        listed = [job.name for job in run.status().jobs]
+        assert sorted(listed) == sorted(jobs), listed
+        trials = {name: [t for t in run.logs(follow=False, job_name=name) if "trial with lr=" in t] for name in listed}
+    shown_rates = sorted(line.split("trial with lr=")[1].strip() for lines in trials.values() for line in lines)
+    assert shown_rates == sorted(RATES), trials
 
 
 @pytest.mark.batch
