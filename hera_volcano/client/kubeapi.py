@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from hera_volcano.client import failures
-from hera_volcano.client.resources import EVENTS, NODES, PODS, Resource
+from hera_volcano.client.resources import CONFIG_MAPS, EVENTS, NODES, PODS, Resource
 from hera_volcano.shared.errors import ClusterError
 
 #: (connect, read) seconds for a request that answers at once.
@@ -169,6 +169,7 @@ class KubeApi:
             ("list", EVENTS): "list_namespaced_event",
             ("list", NODES): "list_node",
             ("read", NODES): "read_node",
+            ("read", CONFIG_MAPS): "read_namespaced_config_map",
         }
         function: Callable[..., Any] = getattr(self._core, names[(action, resource)])
         return function

@@ -125,6 +125,17 @@ def test_objects_come_as_the_plain_json_the_server_sent(server: Server, api: Kub
     assert api.list(NODES, None) == {"items": [], "metadata": {"resourceVersion": "7"}}
 
 
+def test_every_core_read_the_client_makes_goes_through_the_kubernetes_package(server: Server, api: KubeApi) -> None:
+    """Each core resource the client reads by name has its CoreV1Api call (the recorded API of the other tests
+    does not go through the kubernetes package)."""
+    from hera_volcano.client.resources import CONFIG_MAPS, PODS
+
+    for resource, name in ((PODS, "p"), (CONFIG_MAPS, "hera-volcano-follower-x")):
+        body = {"kind": "X", "metadata": {"name": name}}
+        server.routes[f"/api/v1/namespaces/argo/{resource.plural}/{name}"] = answer(200, json.dumps(body))
+        assert api.get(resource, "argo", name) == body
+
+
 @pytest.mark.parametrize(
     ("code", "body", "content_type", "message", "reason"),
     [
