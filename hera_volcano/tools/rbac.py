@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from hera_volcano.argo.defaults import EXECUTOR_ACCOUNT
@@ -289,9 +289,8 @@ def _template_needs(
             " (or each template), or pass service_account= (--service-account)",
         )
     executor = _executor_account(template, spec, default_sa, why)
-    needs = [_Need(executor or sa, "argoproj.io", "workflowtaskresults", ("create", "patch"), why)]
-    if executor is not None:
-        needs[0] = replace(needs[0], executor_token=True)
+    reports = ("argoproj.io", "workflowtaskresults", ("create", "patch"))
+    needs = [_Need(executor or sa, *reports, why, executor_token=executor is not None)]
     containers = [template[k] for k in ("container", "script") if isinstance(template.get(k), Mapping)]
     containers += [c for c in as_list(template.get("initContainers")) if isinstance(c, Mapping)]
     containers += [c for c in as_list(template.get("sidecars")) if isinstance(c, Mapping)]
