@@ -42,6 +42,8 @@ class Pod:
     #: error, for most of the back-off) or "backoff" (CrashLoopBackOff, just before the restart)
     backoff: str = ""
     init_state: str = "backoff"
+    #: the kubelet has no previous run of the init containers yet, though their restarts are counted
+    no_previous: bool = False
 
 
 @dataclass(frozen=True)
@@ -207,6 +209,26 @@ CASES = (
             Job("j-1", "Running"),
             Log(MASTER, "wait-for-workers", ("Only 0 of 2 workers Ready",)),
             Pod(MASTER, inits=(("wait-for-workers", 1),)),
+            Await("Only 0 of 2 workers Ready"),
+            Job("j-1", "Terminated"),
+        ),
+        (
+            f"=== {MASTER}: init container wait-for-workers failed (restart 1); the end of its output:",
+            "Only 0 of 2 workers Ready",
+            "Job j-1 is Terminated",
+            f"=== mpimaster never started in {MASTER}",
+            f"[pod/{MASTER}/wait-for-workers] Only 0 of 2 workers Ready",
+        ),
+        start_after=2,
+    ),
+    Case(
+        # The status counts the restart before the kubelet that answers has the failed run as its previous one.
+        "shows an init container's failure from its current log when the kubelet has no previous run yet",
+        (
+            Step(),
+            Job("j-1", "Running"),
+            Log(MASTER, "wait-for-workers", ("Only 0 of 2 workers Ready",)),
+            Pod(MASTER, inits=(("wait-for-workers", 1),), no_previous=True),
             Await("Only 0 of 2 workers Ready"),
             Job("j-1", "Terminated"),
         ),

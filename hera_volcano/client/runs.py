@@ -365,7 +365,10 @@ class Run:
                     if isinstance(step, ShowInit):
                         yield step.header
                         shown = list(self._tail(step.pod, step.container, previous=step.previous))
-                        if not step.previous and self._restarted(every, step.pod, name, step.container):
+                        if step.previous and not shown:
+                            # Said restarted, but the kubelet may not have the earlier run as its previous one yet.
+                            shown = list(self._tail(step.pod, step.container))
+                        elif not step.previous and self._restarted(every, step.pod, name, step.container):
                             # Restarted while its log was read (the first back-off can be a fraction of a second):
                             # that may be the new attempt's, and the failure's is now the previous one.
                             shown = list(self._tail(step.pod, step.container, previous=True))

@@ -345,24 +345,33 @@ class FollowLogs:
         run = self.follower.streamed or (step.pod, "")
         self._streaming = _Streaming(self, step, self._cursors.setdefault(run, LineCursor()))
 
-    def _lines(self, pod: str, container: str, **options: Any) -> list[str] | None:
-        """A container's log read at once (not followed), or None when it cannot be read."""
+    def _lines(self, pod: str, container: str, quiet: bool = False, **options: Any) -> list[str] | None:
+        """A container's log read at once (not followed), or None when it cannot be read (said unless ``quiet``)."""
         try:
             with self.api.log(pod, container, **options) as stream:
                 return list(stream)
         except ApiError as e:
-            self.report(f"logs of {pod}/{container}: {e}")
+            if not quiet:
+                self.report(f"logs of {pod}/{container}: {e}")
             return None
 
     def _show_init(self, step: ShowInit) -> None:
         """An init container that failed (say, the master's wait for its workers gave up) is restarted by the
         kubelet: show why, once per failure, while the pod and the log of that attempt still exist."""
         self.say(step.header)
-        lines = self._lines(step.pod, step.container, previous=step.previous, tail=TAIL_LINES)
-        if not step.previous and (lines is None or self._restarted(step, lines)):
-            # The kubelet restarted it while the log was read (the first back-off can be a fraction of a second), or
-            # is replacing it (the current container's log is not there yet): the failure's log is the previous one.
-            lines = self._lines(step.pod, step.container, previous=True, tail=TAIL_LINES)
+        pod, container = step.pod, step.container
+        if step.previous:
+            # The status said it was restarted, but the kubelet that answers may not have the earlier run as its
+            # previous one yet: its current log is then still the failure's.
+            lines = self._lines(pod, container, quiet=True, previous=True, tail=TAIL_LINES)
+            if lines is None:
+                lines = self._lines(pod, container, previous=False, tail=TAIL_LINES)
+        else:
+            lines = self._lines(pod, container, previous=False, tail=TAIL_LINES)
+            if lines is None or self._restarted(step, lines):
+                # The kubelet restarted it while the log was read (the first back-off can be a fraction of a
+                # second), or is replacing it (the current log is not there yet): the failure's log is the previous.
+                lines = self._lines(pod, container, previous=True, tail=TAIL_LINES)
         for line in lines or []:
             self.say(line)
 

@@ -117,6 +117,11 @@ class Driver:
         main = (pod.name, pod.task)
         for key in [k for k in self.pending if k[0] == pod.name and k[1] != pod.task]:
             self.world.logs[key] = self.pending.pop(key)  # an init container's attempt
+        for name, _ in pod.inits:
+            if pod.no_previous:
+                self.world.no_previous.add((pod.name, name))
+            else:
+                self.world.no_previous.discard((pod.name, name))
         if pod.cid and self.runs.get(pod.name) != pod.cid:
             self.world.logs[main] = self.pending.pop(main, [])  # a new run's log starts afresh
             self.runs[pod.name] = pod.cid

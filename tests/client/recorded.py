@@ -185,6 +185,8 @@ class World:
         self.objects: dict[Resource, dict[str, dict[str, Any]]] = {}
         self.refused: dict[tuple[str, Resource], ClusterError] = {}
         self.logs: dict[tuple[str, str], list[str]] = {}
+        #: Containers whose kubelet has no previous run yet (a log asked ``previous`` is refused, 400).
+        self.no_previous: set[tuple[str, str]] = set()
         self.after_log: dict[tuple[str, str], Callable[[], None]] = {}
         self.calls: list[tuple[str, Resource, str | None]] = []
         #: Each watch request: what it watched and from which version.
@@ -431,7 +433,7 @@ class World:
             opened = self._open_logs.pop(key, None)
         if opened is not None:
             return opened
-        if key not in self.logs:
+        if key not in self.logs or (options.get("previous") and key in self.no_previous):
             raise failures.from_answer(400, "{}", verb="get", resource=PODS, namespace=namespace, name=pod)
         return Lines(list(self.logs[key]), lambda: self._after_log(key), fault=fault, host=self.host)
 

@@ -182,8 +182,9 @@ def test_readme_examples_run(cluster: Cluster, batch: Batch, record_property: Re
     for key in keys:
         entry, wf = batch.finish(key)
         slowest = max(slowest, took(wf, entry.submitted))
-        assert wf["status"]["phase"] == "Succeeded", (wf["metadata"]["name"], wf["status"].get("message"))
-        assert cluster.jobs(wf["metadata"]["name"]), "each example runs Volcano jobs"
+        name = wf["metadata"]["name"]
+        assert wf["status"]["phase"] == "Succeeded", f"{key}: {cluster.describe(name)}\n{cluster.logs(name)}"
+        assert cluster.jobs(name), "each example runs Volcano jobs"
         if wf["metadata"]["name"].startswith("sums-"):  # what the README says the example prints
             assert "the ranks summed to 30" in cluster.logs(wf["metadata"]["name"])
     record_property("took", slowest)
