@@ -53,7 +53,7 @@ test-cluster: $(STAMP)
 test-e2e: $(STAMP)
 	@$(PY) cluster/e2e/cli.py check
 	bash cluster/build.sh node
-	$(VENV)/bin/pytest tests/e2e
+	$(VENV)/bin/pytest tests/e2e --durations=20
 
 ## test-scale: the scale scenarios at full size (64 fake GPU nodes, 40 gangs, 30 waiting; tests/e2e/test_scale.py)
 test-scale: $(STAMP)

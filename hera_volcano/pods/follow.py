@@ -34,8 +34,10 @@ from hera_volcano.pods.labels import (
 
 #: Phases of a Volcano Job that will not run again.
 JOB_FINISHED = ("Completed", "Failed", "Terminated", "Aborted")
-#: Seconds to wait while neither the job's step nor a Volcano Job exists.
-DEFAULT_GRACE = 600
+#: Seconds to wait while neither the job's step nor a Volcano Job exists. Argo starts the follower and the job's step
+#: together, so the step's pod exists seconds after the follower's; without one by then, Argo refused the step before
+#: creating a pod (say, a substituted value made its manifest invalid) and the workflow waits on the follower alone.
+DEFAULT_GRACE = 120
 #: Seconds after the job's step ended (its pod finished or went) before concluding the job will not finish.
 STEP_GRACE = 15.0
 #: The same while Argo retries the step: its next attempt has this long to create the next job.
