@@ -310,6 +310,9 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # As a terminal's Ctrl-C finds it, whatever started this suite: a shell's background job (`make test &`)
+        # ignores SIGINT, and Python keeps an ignored SIGINT ignored, so the child would wait forever.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     with fifo.open("w"):  # opens once lint has opened it to read: it is running, and waits for the text
         child.send_signal(signal.SIGINT)

@@ -1,0 +1,53 @@
+"""How the pods' program starts (``python3 -c BOOTSTRAP [wait-for-workers]``, see :mod:`hera_volcano.pods.program`):
+the log follower (:mod:`hera_volcano.pods.run`), or with ``wait-for-workers`` the MPI master's wait for its workers
+(:mod:`hera_volcano.pods.workers`), each as the pod's service account. SIGTERM (or SIGINT) ends either at once, 143.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Mapping, Sequence
+
+from hera_volcano.pods.kubeapi import SERVICE_ACCOUNT_DIR, Api, ApiError
+from hera_volcano.pods.run import FollowLogs, Settings
+from hera_volcano.pods.workers import WAIT_COMMAND, Workers, wait_for_workers
+
+#: The exit status after SIGTERM, as for a process it killed.
+TERMINATED = 143
+
+
+class Terminated(Exception):
+    """SIGTERM (or SIGINT) arrived: stop at once."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+def start(argv: Sequence[str], env: Mapping[str, str] = os.environ) -> int:
+    """Run what ``argv`` (after the program's own name) asks. A follower that cannot reach the API server exits 0
+    unless it has values to give (a log follower must not fail a workflow); the wait exits 1, so the kubelet tries
+    again."""
+    signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGINT, _terminate)
+    waiting = list(argv[1:]) == [WAIT_COMMAND]
+    try:
+        settings = Workers.from_env(env) if waiting else Settings.from_env(env)
+        api = Api.in_cluster(env, env.get("SA_DIR") or SERVICE_ACCOUNT_DIR)
+        if isinstance(settings, Workers):
+            return wait_for_workers(api, settings)
+        return FollowLogs(api, settings).run()
+    except Terminated:
+        return TERMINATED
+    except (KeyError, ValueError) as e:  # a template that sets the environment wrongly
+        print(f"hera-volcano {WAIT_COMMAND if waiting else 'follower'}: bad environment: {e}", file=sys.stderr)
+        return 1
+    except ApiError as e:
+        print(f"hera-volcano {WAIT_COMMAND if waiting else 'follower'}: {e}", file=sys.stderr)
+        return 1 if waiting or (env.get("OUTPUTS") or "").split() else 0
+
+
+if __name__ == "__main__":
+    sys.exit(start(sys.argv))
