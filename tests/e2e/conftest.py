@@ -62,6 +62,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
     outcome = yield
     report = outcome.get_result()
+    if report.when == "call":
+        _describe_batched(item, report)
     if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
         marker = item.get_closest_marker("scenario")
         title = marker.args[0] if marker else item.name
@@ -73,6 +75,28 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         RESULTS.append((params.get("cluster", "?"), title, report.outcome, float(seconds)))
         if report.failed:
             FAILURES.append((params.get("cluster", "?"), title, item.nodeid, _first_lines(report)))
+
+
+#: How much of a failed batched workflow's `argo logs` its report repeats (the end, where the failure is).
+LOG_LINES = 40
+
+
+def _describe_batched(item: pytest.Item, report: pytest.TestReport) -> None:
+    """A batched scenario that failed: what each workflow it finished did (steps, messages, jobs, pods, the end of its
+    logs), in its report, so that the CI log alone explains a failure whose message is only a phase."""
+    batch = getattr(item, "funcargs", {}).get("batch")
+    cluster = getattr(item, "funcargs", {}).get("cluster")
+    if batch is None or cluster is None:
+        return
+    opened, batch.opened = batch.opened, []
+    if not report.failed:
+        return
+    for name in opened:
+        try:
+            logs = cluster.logs(name).splitlines()[-LOG_LINES:]
+        except Exception as e:  # the argo CLI failed: say so, and describe the rest
+            logs = [f"argo logs {name}: {type(e).__name__}: {e}"]
+        report.sections.append((f"workflow {name}", cluster.describe(name) + "\n" + "\n".join(logs)))
 
 
 def _first_lines(report: pytest.TestReport) -> str:

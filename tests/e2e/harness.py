@@ -465,6 +465,8 @@ class Batch:
         self.cluster = cluster
         self.entries: dict[str, Entry] = {}
         self.teardowns: list[Callable[[], object]] = []
+        #: The workflows the running test has finished: a failing test's report describes them (conftest.py).
+        self.opened: list[str] = []
 
     def submit(
         self, key: str, manifest: str | None, action: Callable[[Entry], None] | None = None, args: Sequence[str] = ()
@@ -507,6 +509,7 @@ class Batch:
     def finish(self, key: str, timeout: float = 900) -> tuple[Entry, dict[str, Any]]:
         """The entry and its workflow once finished."""
         entry = self.get(key)
+        self.opened.append(entry.name)
         return entry, self.cluster.wait(entry.name, timeout=timeout)
 
     def close(self) -> None:
