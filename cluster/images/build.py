@@ -333,7 +333,7 @@ def images(argo_versions: Iterable[str]) -> list[Image]:
                 recipe=kubectl_recipe,
                 files=lambda inputs: (inputs.bin / "kubectl",),
             )
-            # Ours (hera_volcano.kube.images), and the one Volcano's upstream example names (the side-by-side tests).
+            # The tests' kubectl probes', and the one Volcano's upstream example names (the side-by-side tests).
             for name in ("docker.io/alpine/k8s:1.37.2", "mcr.microsoft.com/oss/kubernetes/kubectl:v1.26.3")
         ),
         Image(

@@ -11,7 +11,9 @@ from hera_volcano.builders.pod import PodSettings, apply_settings, check_setting
 from hera_volcano.builders.program import Program, check_env
 from hera_volcano.builders.program import check as check_program
 from hera_volcano.kube import pod_scripts
-from hera_volcano.kube.images import KUBECTL_IMAGE, check_image
+from hera_volcano.kube.images import PYTHON_IMAGE, check_image
+from hera_volcano.pods import program as pods_program
+from hera_volcano.pods.workers import WAIT_COMMAND
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder
@@ -25,8 +27,8 @@ WORKER = "mpiworker"
 RDMA = "rdma/ib"
 MAX_SLOTS = 4096  # ranks per worker: more cores than any node has
 
-# The master waits in an init container until every worker is Ready (scripts/wait_for_workers.sh), then, in its
-# own container, until their names resolve (scripts/resolve_workers.sh): see those files.
+# The master waits in an init container until every worker is Ready (hera_volcano/pods/workers.py, from the pods'
+# program's ConfigMap), then, in its own container, until their names resolve (scripts/resolve_workers.sh).
 _SCRIPTS = "hera_volcano.builders"
 
 API_ACCESS = "kube-api-access"
@@ -46,6 +48,13 @@ def _api_access_volume() -> dict[str, Any]:
             ]
         },
     }
+
+
+def _program_volume() -> dict[str, Any]:
+    """The pods' program's ConfigMap, optional: without it the wait says what to apply, rather than the pod waiting
+    for the volume."""
+    name = pods_program.config_map_name()
+    return {"name": name, "configMap": {"name": name, "optional": True}}
 
 
 def _host_list(mpi_plugin: bool, worker_task: str, slots: int) -> str:
@@ -74,15 +83,16 @@ def mpi_job(
     worker_pod: PodSettings | None = None,
     mpi_plugin: bool = False,
     ssh_port: int = 22,
-    kubectl_image: str = KUBECTL_IMAGE,
+    wait_image: str = PYTHON_IMAGE,
     wait_seconds: int = 600,
     master_max_retry: int = 3,
 ) -> VolcanoJob:
     """An MPI job: 1 master + ``workers`` worker pods, one gang of ``workers + 1`` pods on the Volcano scheduler,
     running ``workers * slots_per_worker`` ranks (on the workers).
 
-    Workers run ``sshd -D`` and are Ready once it listens. The master waits in an init container (running
-    ``kubectl`` as ``service_account``, which needs ``get``/``list`` on pods) until all workers are Ready, then runs
+    Workers run ``sshd -D`` and are Ready once it listens. The master waits in an init container (``python3`` in
+    ``wait_image``, the pods' program that ``hera-volcano rbac`` installs, as ``service_account``, which needs
+    ``list``/``watch`` on pods) at most ``wait_seconds`` until all workers are Ready, then runs
     ``mpiexec -np workers*slots_per_worker PROGRAM``. When the master completes, the job completes (the workers'
     sshd would otherwise keep it Running); when its container fails ``master_max_retry`` times, the job terminates.
     ``mpi_plugin`` uses Volcano's mpi plugin (≥ 1.6) instead of listing ssh and svc. Without ``name`` the job gets
@@ -106,7 +116,7 @@ def mpi_job(
     checks.integer("master_max_retry", master_max_retry)
     checks.integer("ssh_port", ssh_port, minimum=1, maximum=65535)
     check_image(image, "image")
-    check_image(kubectl_image, "kubectl_image")
+    check_image(wait_image, "wait_image")
     launch = program.launch
     ranks_run = gang.script_arguments(program.argv or ()) if launch is None else launch.command("mpi")
     gang.service_account(service_account)
@@ -154,8 +164,8 @@ def mpi_job(
 
     wait = {
         "name": "wait-for-workers",
-        "image": kubectl_image,
-        "command": ["/bin/bash", "-c", pod_scripts.with_kubectl(_SCRIPTS, "wait_for_workers.sh")],
+        "image": wait_image,
+        "command": ["python3", "-c", pods_program.bootstrap(), WAIT_COMMAND],
         "env": [
             {"name": "JOB_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['volcano.sh/job-name']"}}},
             {"name": "NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
@@ -165,12 +175,15 @@ def mpi_job(
         ],
     }
     # Only the init container gets an API token: mpiexec and the user's program run without one.
-    wait["volumeMounts"] = [{"name": API_ACCESS, "mountPath": TOKEN_DIR, "readOnly": True}]
+    wait["volumeMounts"] = [
+        {"name": API_ACCESS, "mountPath": TOKEN_DIR, "readOnly": True},
+        {"name": pods_program.config_map_name(), "mountPath": pods_program.MOUNT_DIR, "readOnly": True},
+    ]
     master_spec: dict[str, Any] = {
         "automountServiceAccountToken": False,
         "initContainers": [wait],
         "containers": [container(MASTER, master_script, *ranks_run, **({"env": launch_env} if launch_env else {}))],
-        "volumes": [_api_access_volume()],
+        "volumes": [_api_access_volume(), _program_volume()],
         "restartPolicy": "OnFailure",
     }
     if service_account is not None:

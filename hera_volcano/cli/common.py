@@ -169,27 +169,16 @@ def add_common(p: argparse.ArgumentParser) -> None:
     add_document_output(p)
 
 
-def add_kubectl_image(p: argparse.ArgumentParser) -> None:
-    """``--kubectl-image``: the image of the pods that run kubectl (the MPI master's wait)."""
-    from hera_volcano.kube.images import KUBECTL_IMAGE
-
-    p.add_argument(
-        "--kubectl-image",
-        default=KUBECTL_IMAGE,
-        metavar="IMAGE",
-        help=f"image with bash and kubectl for the MPI master's wait for its workers ({KUBECTL_IMAGE})",
-    )
-
-
 def add_follower_image(p: argparse.ArgumentParser) -> None:
-    """``--follower-image``: the image of the log follower (python3, its standard library only)."""
+    """``--follower-image``: the image of our programs in pods, the log follower and the MPI master's wait for its
+    workers (python3, its standard library only)."""
     from hera_volcano.kube.images import PYTHON_IMAGE
 
     p.add_argument(
         "--follower-image",
         default=PYTHON_IMAGE,
         metavar="IMAGE",
-        help=f"image with python3 (3.10 or later) for the log follower ({PYTHON_IMAGE})",
+        help=f"image with python3 (3.10 or later) for the log follower and the MPI master's wait ({PYTHON_IMAGE})",
     )
 
 
@@ -237,12 +226,12 @@ def read_text(path: str) -> str:
         raise UsageError(f"cannot read {path}: it is larger than the memory available") from None
 
 
-#: The options of :func:`add_common`, :func:`add_kubectl_image` and :func:`add_follower_image` by the field they set.
+#: The options of :func:`add_common` and :func:`add_follower_image` by the field they set.
 COMMON_OPTIONS: Final = {
     "namespace": "--namespace",
     "service_account": "--service-account",
-    "kubectl_image": "--kubectl-image",
     "follower_image": "--follower-image",
+    "wait_image": "--follower-image",
 }
 
 

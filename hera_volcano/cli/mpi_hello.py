@@ -12,7 +12,6 @@ from hera_volcano.examples.mpi_hello import MPI_EXAMPLE_IMAGE, Options, build
 def _parser() -> argparse.ArgumentParser:
     p = c.parser("hera-volcano mpi-hello", "Print the Volcano MPI hello world as an Argo Workflow.")
     c.add_common(p)
-    c.add_kubectl_image(p)
     c.add_follower_image(p)
     p.add_argument(
         "--poll-seconds",
@@ -56,7 +55,6 @@ def main(argv: Sequence[str]) -> int:
         rdma_per_worker=args.rdma_per_worker,
         image=args.image,
         mpi_plugin=args.mpi_plugin,
-        kubectl_image=args.kubectl_image,
         follower_image=args.follower_image,
         poll_seconds=args.poll_seconds,
         template=args.template,

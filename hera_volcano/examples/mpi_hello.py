@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from hera_volcano.argo.defaults import NAMESPACE, SERVICE_ACCOUNT
 from hera_volcano.kube import names
-from hera_volcano.kube.images import KUBECTL_IMAGE, PYTHON_IMAGE
+from hera_volcano.kube.images import PYTHON_IMAGE
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 
@@ -38,7 +38,6 @@ class Options:
     rdma_per_worker: int = 0
     image: str = MPI_EXAMPLE_IMAGE
     mpi_plugin: bool = False
-    kubectl_image: str = KUBECTL_IMAGE
     follower_image: str = PYTHON_IMAGE
     #: argoexec's interval between checks of the job (seconds; None: the job_template default).
     poll_seconds: int | None = None
@@ -86,7 +85,7 @@ def build(options: Options = Options()) -> Workflow:
         worker_pod=worker_pod,
         mpi_plugin=options.mpi_plugin,
         service_account=options.service_account,
-        kubectl_image=options.kubectl_image,
+        wait_image=options.follower_image,  # one Python image for the follower and the master's wait
     )
     with workflow(
         name=NAME,

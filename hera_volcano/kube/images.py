@@ -60,13 +60,9 @@ def check_image(image: str, field: str) -> None:
         raise ValidationError(field, problem)
 
 
-#: kubectl image for the master's wait for workers: multi-arch (amd64, arm64), with bash, its
-#: kubectl of a Kubernetes minor still supported (Volcano's Argo example uses kubectl 1.26, eleven minors older).
-#: ``kubectl_image=`` (``--kubectl-image``) picks another; it needs bash, kubectl and sleep.
-KUBECTL_IMAGE = "alpine/k8s:1.37.2"
-
-#: Python image for the log follower (hera_volcano/pods, standard library only, run as ``python3 -c``): the Docker Hub
-#: official image, multi-arch, its 3.11 line the one Debian 12 ships (what the test cluster builds).
-#: ``follower_image=`` (``--follower-image``) picks another; it needs ``python3`` (3.10 or later) with its standard
-#: library (ssl, http.client, json), no packages and no CA bundle of its own (the service account's is mounted).
+#: Python image for our programs in pods, the log follower and the MPI master's wait for its workers (hera_volcano/pods,
+#: standard library only, run as ``python3 -c``): the Docker Hub official image, multi-arch, its 3.11 line the one
+#: Debian 12 ships (what the test cluster builds). ``follower_image=`` (``--follower-image``) and ``mpi_job``'s
+#: ``wait_image=`` pick another; it needs ``python3`` (3.10 or later) with its standard library (ssl, http.client,
+#: json), no packages and no CA bundle of its own (the service account's is mounted).
 PYTHON_IMAGE = "python:3.11-slim"

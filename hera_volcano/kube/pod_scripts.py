@@ -1,17 +1,11 @@
-"""The shell scripts that run in pods (the MPI master's wait for its workers and for their names), kept as files in
-the package so that they are linted (shellcheck) and run by tests as they are, and read when a workflow is rendered,
-so the YAML stays self-contained.
-
-A script that calls kubectl is the kubectl prelude (``kube/scripts/kubectl_prelude.sh``: an in-cluster kubeconfig,
-a writable discovery cache, bounded calls with their errors shown, prompt exit on SIGTERM) followed by its own text.
-"""
+"""The files that run in pods as they are (the MPI master's wait for its workers' names, the function launcher),
+kept in the package so that they are linted (shellcheck for shell) and run by tests as they are, and read when a
+workflow is rendered, so the YAML stays self-contained."""
 
 from __future__ import annotations
 
 from functools import cache
 from importlib import resources
-
-PRELUDE = ("hera_volcano.kube", "kubectl_prelude.sh")
 
 
 @cache
@@ -26,8 +20,3 @@ def read(package: str, name: str) -> str:
     )
     start = next((i for i, line in enumerate(lines) if not line.startswith("#")), len(lines))
     return "".join(lines[start:])
-
-
-def with_kubectl(package: str, name: str) -> str:
-    """The prelude, then the script ``scripts/NAME`` of ``package``: what a pod running kubectl gets."""
-    return read(*PRELUDE) + read(package, name)

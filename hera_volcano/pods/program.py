@@ -19,7 +19,7 @@ from importlib import resources
 from typing import Any, Final
 
 #: The modules of the program, each after those it imports.
-MODULES = ("labels", "reports", "kubeapi", "follow", "run")
+MODULES = ("labels", "reports", "kubeapi", "follow", "run", "workers", "entry")
 #: The program's first line: how a rendered workflow's follower is recognised (RBAC grants it its declared calls).
 MARKER = "# hera-volcano log follower: hera_volcano/pods"
 _FUTURE = "from __future__ import annotations"
@@ -97,7 +97,8 @@ def config_map(namespace: str) -> dict[str, Any]:
 
 
 def bootstrap() -> str:
-    """What the follower's container runs with ``python3 -c``: the program from its ConfigMap, mounted as an
+    """What the follower's and the MPI wait's containers run with ``python3 -c`` (the wait with the argument
+    ``wait-for-workers``): the program from its ConfigMap, mounted as an
     optional volume (a missing one leaves the directory empty rather than the pod waiting for it), or a message
     saying what to apply, and exit 1."""
     path = f"{MOUNT_DIR}/{PROGRAM_FILE}"
@@ -106,8 +107,8 @@ def bootstrap() -> str:
         "import os, runpy, sys\n"
         f"path = os.environ.get('FOLLOWER_PROGRAM') or '{path}'\n"
         "if not os.path.isfile(path):\n"
-        f"    sys.exit('hera-volcano follower: ConfigMap {config_map_name()} (the follower program) is not in this'\n"
-        "             ' namespace: apply what hera-volcano rbac renders for this workflow (it holds it)')\n"
+        f"    sys.exit('hera-volcano: ConfigMap {config_map_name()} (the program of the hera-volcano pods) is not in'\n"
+        "             ' this namespace: apply what hera-volcano rbac renders for this workflow (it holds it)')\n"
         "runpy.run_path(path, run_name='__main__')\n"
     )
     for forbidden in ("{{", "$"):

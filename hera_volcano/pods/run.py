@@ -5,7 +5,7 @@ within ``DRAIN`` seconds of the job's end (:mod:`hera_volcano.pods.follow` decid
 It waits on two watches (the jobs, and the pods of the jobs and of their steps), never by polling, so a gang that
 waits hours to be scheduled costs no requests. Without ``OUTPUTS`` it exits 0 (a log follower must not fail a
 workflow) unless the start limit ended the job; with ``OUTPUTS`` it exits 1 unless the job Completed and rank 0
-reported every one of them, writing each to ``OUTPUT_DIR``. SIGTERM ends it at once (143).
+reported every one of them, writing each to ``OUTPUT_DIR``. :mod:`hera_volcano.pods.entry` starts it.
 
 Everything variable arrives in environment variables: ``JOB_SELECTOR`` and ``POD_SELECTOR`` (label selectors),
 ``TASK`` and ``CONTAINER`` (empty: the job's lead task, and the container of its name), ``NODE_NAME`` (the
@@ -16,7 +16,6 @@ follower's own Argo node, from its pod's annotation), ``FOLLOW_SECONDS`` (0: no 
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import threading
 import time
@@ -44,7 +43,7 @@ from hera_volcano.pods.follow import (
     podgroup_said,
     split_timestamp,
 )
-from hera_volcano.pods.kubeapi import JOBS, PODGROUPS, PODS, SERVICE_ACCOUNT_DIR, Api, ApiError, Reporter, Watcher
+from hera_volcano.pods.kubeapi import JOBS, PODGROUPS, PODS, Api, ApiError, Reporter, Watcher
 from hera_volcano.pods.reports import PREFIX, parse_line
 
 #: The API calls the follower makes, as RBAC names them: (group, resource, verbs). ``hera_volcano.tools.rbac``
@@ -60,12 +59,6 @@ OUTPUT_DIR = "/tmp/hera-volcano/outputs"
 TERMINATION_LOG = "/dev/termination-log"
 #: How often the loop looks without a change (seconds): for the clocks (graces, limits, back-offs).
 TICK = 1.0
-#: The exit status after SIGTERM, as for a process it killed.
-TERMINATED = 143
-
-
-class Terminated(Exception):
-    """SIGTERM (or SIGINT) arrived: stop at once."""
 
 
 @dataclass(frozen=True)
@@ -481,25 +474,3 @@ class FollowLogs:
             )
             return 1
         return 0
-
-
-def _terminate(signum: int, frame: object) -> None:
-    raise Terminated
-
-
-def main(env: Mapping[str, str] = os.environ) -> int:
-    signal.signal(signal.SIGTERM, _terminate)
-    signal.signal(signal.SIGINT, _terminate)
-    try:
-        api = Api.in_cluster(env, env.get("SA_DIR") or SERVICE_ACCOUNT_DIR)
-        follow = FollowLogs(api, Settings.from_env(env))
-        return follow.run()
-    except Terminated:
-        return TERMINATED
-    except ApiError as e:
-        print(f"hera-volcano follower: {e}", file=sys.stderr)
-        return 0 if not (env.get("OUTPUTS") or "").split() else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

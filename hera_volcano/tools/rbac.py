@@ -24,6 +24,7 @@ from hera_volcano.kube.loading import describe_error, load_all
 from hera_volcano.pods import program as follower_program
 from hera_volcano.pods.program import MARKER
 from hera_volcano.pods.run import CALLS
+from hera_volcano.pods.workers import WAIT_CALLS, WAIT_COMMAND
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.findings import as_list, as_map
@@ -95,6 +96,8 @@ class _Need:
     pod_accounts: tuple[str, ...] = ()
     #: Argo's containers run as this account from a token Secret: the pod mounts no token of its own.
     executor_token: bool = False
+    #: A container that runs our pods' program needs it: its ConfigMap goes to ``namespace``.
+    program: bool = False
 
 
 def _scripts(container: Mapping[str, Any]) -> str:
@@ -178,21 +181,30 @@ def _call_needs(args: Sequence[str]) -> list[tuple[str, str, tuple[str, ...]]]:
     return [(found[0], found[1], tuple(v for v in _VERB_ORDER if v in verbs))]
 
 
-def _follower(container: Mapping[str, Any]) -> bool:
-    """The container runs our log follower's program (which declares the calls it makes)."""
-    return any(part.startswith(MARKER) for part in _scripts(container).split("\n"))
+def _program_calls(container: Mapping[str, Any]) -> tuple[tuple[str, str, tuple[str, ...]], ...] | None:
+    """The calls the container declares when it runs our pods' program: the MPI master's wait for its workers
+    (:data:`WAIT_CALLS`), else the log follower (:data:`CALLS`); None for any other container."""
+    if not any(part.startswith(MARKER) for part in _scripts(container).split("\n")):
+        return None
+    words = [w for key in ("command", "args") for w in as_list(container.get(key)) if isinstance(w, str)]
+    return WAIT_CALLS if words[-1:] == [WAIT_COMMAND] else CALLS
 
 
 def _kubectl_needs(
     sa: str, containers: Iterable[Mapping[str, Any]], why: str, namespace: str | None = None
 ) -> list[_Need]:
-    """What the containers' API calls need: our log follower's, the calls it declares (:data:`CALLS`); any other
-    container's, its ``kubectl`` calls, each read for itself (:func:`_call_needs`). ``namespace``: a Volcano pod's
-    (its job's), where its account lives and its calls go."""
+    """What the containers' API calls need: our pods' program's, the calls it declares (:func:`_program_calls`; the
+    need says it runs the program, whose ConfigMap its namespace then gets); any other container's, its ``kubectl``
+    calls, each read for itself (:func:`_call_needs`). ``namespace``: a Volcano pod's (its job's), where its account
+    lives and its calls go."""
     needs = []
     for container in containers:
-        if _follower(container):
-            needs += [_Need(sa, group, resource, verbs, why, namespace, namespace) for group, resource, verbs in CALLS]
+        declared = _program_calls(container)
+        if declared is not None:
+            needs += [
+                _Need(sa, group, resource, verbs, why, namespace, namespace, program=True)
+                for group, resource, verbs in declared
+            ]
             continue
         for args in _kubectl_calls(container):
             needs += [
@@ -320,10 +332,9 @@ def _template_needs(
     return needs
 
 
-def _mounts_follower_program(template: Mapping[str, Any], why: str) -> bool:
-    """The template's pod mounts our log follower's program (this version's: another's is an error, as its
-    ConfigMap is not what this version renders)."""
-    mounted = False
+def _refuse_other_program(template: Mapping[str, Any], why: str) -> None:
+    """Refuse a pod (a template's, a Volcano task's) that mounts the pods' program of another version: its ConfigMap
+    is not what this version renders."""
     for volume in as_list(template.get("volumes")):
         name = as_map(as_map(volume).get("configMap")).get("name")
         if not follower_program.is_config_map_name(name):
@@ -335,8 +346,6 @@ def _mounts_follower_program(template: Mapping[str, Any], why: str) -> bool:
                 f" {follower_program.config_map_name()}): render the workflow again with this version, or its RBAC"
                 " with that one",
             )
-        mounted = True
-    return mounted
 
 
 def _executor_account(
@@ -405,7 +414,7 @@ def _job_accounts(obj: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def _volcano_pod_needs(obj: Mapping[str, Any], why: str, namespace: str | None) -> list[_Need]:
-    """Pods of a Volcano Job that run ``kubectl`` (the MPI master's wait for workers) need pod reads too."""
+    """Pods of a Volcano Job that call the API (the MPI master's wait for its workers) need pod reads too."""
     if not str(obj.get("apiVersion", "")).startswith("batch.volcano.sh/"):
         return []
     needs = []
@@ -413,6 +422,7 @@ def _volcano_pod_needs(obj: Mapping[str, Any], why: str, namespace: str | None) 
         task = as_map(task)
         spec = as_map(as_map(task.get("template")).get("spec"))
         where = f"{why} (Volcano task {task.get('name', '?')})"
+        _refuse_other_program(spec, where)  # another version's program is refused
         containers = [
             c for c in as_list(spec.get("initContainers")) + as_list(spec.get("containers")) if isinstance(c, Mapping)
         ]
@@ -422,7 +432,7 @@ def _volcano_pod_needs(obj: Mapping[str, Any], why: str, namespace: str | None) 
         if sa is None:
             raise ValidationError(
                 f"{where}.serviceAccountName",
-                f"is not set, so its pods, which run kubectl, {_DEFAULT_ACCOUNT}: name one"
+                f"is not set, so its pods, which call the API, {_DEFAULT_ACCOUNT}: name one"
                 " (service_account= of mpi_job)",
             )
         needs += _kubectl_needs(sa, containers, where, namespace)
@@ -509,11 +519,12 @@ def rbac_for(
         for j, template in enumerate(templates):
             if not isinstance(template, Mapping):
                 raise ValidationError(f"workflows[{i}].spec.templates[{j}]", "must be a mapping: a template")
-            if _mounts_follower_program(template, f"{wf_name}/{template.get('name', j)}"):
-                programs.add(ns)
+            _refuse_other_program(template, f"{wf_name}/{template.get('name', j)}")
             for need in _template_needs(wf_name, template, spec, default_sa, owner_reference_permissions, i, j):
                 scope = (need.namespace or ns, need.account_namespace or ns, need.service_account)
                 by_scope.setdefault(scope, []).append(need)
+                if need.program:
+                    programs.add(need.namespace or ns)
     objects: list[dict[str, Any]] = []
     for (ns, account_ns, sa), needs in sorted(by_scope.items()):
         names.check("serviceAccountName", sa, names.dns1123_subdomain)

@@ -10,6 +10,9 @@ from typing import Any
 import pytest
 
 from hera_volcano import PodSettings, Program, ValidationError, mpi_job
+from hera_volcano.kube.images import PYTHON_IMAGE
+from hera_volcano.pods import program
+from hera_volcano.pods.workers import WAIT_COMMAND
 
 
 def spec(**kwargs: Any) -> dict[str, Any]:
@@ -59,7 +62,13 @@ def test_master_waits_for_ready_workers_then_completes_the_job() -> None:
     pod = master["template"]["spec"]
     assert pod["serviceAccountName"] == "argo"
     wait = pod["initContainers"][0]
-    assert "get pods" in wait["command"][2] and "Ready" in wait["command"][2]
+    # The pods' program from its ConfigMap, told to wait (hera_volcano/pods/workers.py), in the Python image.
+    assert wait["command"] == ["python3", "-c", program.bootstrap(), WAIT_COMMAND]
+    assert wait["image"] == PYTHON_IMAGE
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    mounts = {m["name"]: m["mountPath"] for m in wait["volumeMounts"]}
+    assert volumes[program.config_map_name()]["configMap"] == {"name": program.config_map_name(), "optional": True}
+    assert mounts[program.config_map_name()] == program.MOUNT_DIR
     assert {"name": "WORKERS", "value": "2"} in wait["env"]
     assert {"event": "TaskCompleted", "action": "CompleteJob"} in master["policies"]
 
@@ -146,7 +155,7 @@ def test_only_the_wait_container_gets_an_api_token() -> None:
     pod = task(data, "mpimaster")["template"]["spec"]
     assert pod["automountServiceAccountToken"] is False
     mounts = {m["mountPath"] for c in pod["initContainers"] for m in c.get("volumeMounts", [])}
-    assert mounts == {"/var/run/secrets/kubernetes.io/serviceaccount"}
+    assert mounts == {"/var/run/secrets/kubernetes.io/serviceaccount", program.MOUNT_DIR}
     assert all("volumeMounts" not in c for c in pod["containers"])
     sources = pod["volumes"][0]["projected"]["sources"]
     assert {next(iter(s)) for s in sources} == {"serviceAccountToken", "configMap", "downwardAPI"}
@@ -171,7 +180,7 @@ def test_pod_settings_reach_each_role_and_the_environment_reaches_every_rank() -
         "limits": {"nvidia.com/gpu": 1},
     }
     assert {m["mountPath"] for c in (master, worker) for m in c["volumeMounts"]} == {"/etc/cfg"}
-    assert [v["name"] for v in master_pod["volumes"]] == ["kube-api-access", "cfg"]
+    assert [v["name"] for v in master_pod["volumes"]] == ["kube-api-access", program.config_map_name(), "cfg"]
     wait = master_pod["initContainers"][0]
     assert "GREETING" not in {e["name"] for e in wait["env"]} and "resources" not in wait, "the wait stays as it is"
     # sshd starts the ranks with a clean environment: mpiexec passes the master's variables on

@@ -235,7 +235,7 @@ def test_combined_settings_that_break_a_kubernetes_rule_are_refused_when_the_job
             program=Program.command(["a"]),
             pod=PodSettings(volumes=[PodVolume.empty_dir("kube-api-access", "/x")]),
         ).to_dict()
-    assert e.value.field == "spec.tasks[0].template.spec.volumes[1].name"
+    assert e.value.field == "spec.tasks[0].template.spec.volumes[2].name"
     # a patched limit below the request
     patch = {"spec": {"containers": [{"name": "chief", "resources": {"limits": {"memory": "1Gi"}}}]}}
     with pytest.raises(ValidationError) as e:

@@ -10,7 +10,6 @@ from typing import Any
 
 import hera_volcano as hv
 from hera_volcano.argo.defaults import SERVICE_ACCOUNT
-from hera_volcano.kube.images import KUBECTL_IMAGE
 
 MPI_IMAGE = "volcanosh/example-mpi:0.0.3"
 WORKER = "mpiworker"
@@ -68,6 +67,10 @@ def mpi_workflow(
     return hv.to_yaml(w)
 
 
+#: An image with bash and kubectl that the test cluster builds (cluster/images/build.py).
+PROBE_IMAGE = "alpine/k8s:1.37.2"
+
+
 def kubectl_probe(commands: str) -> str:
     """A Workflow whose one pod runs ``commands`` (bash) in the kubectl image as the bundled workflows' account."""
     from hera.workflows import Container, Workflow
@@ -75,5 +78,5 @@ def kubectl_probe(commands: str) -> str:
     with Workflow(
         generate_name="probe-", namespace="argo", entrypoint="probe", service_account_name=SERVICE_ACCOUNT
     ) as w:
-        Container(name="probe", image=KUBECTL_IMAGE, command=["bash", "-c", commands])
+        Container(name="probe", image=PROBE_IMAGE, command=["bash", "-c", commands])
     return hv.to_yaml(w)

@@ -1,5 +1,5 @@
-"""`make check`: shellcheck every script that runs in a pod, exactly as it is rendered (the kubectl prelude and the
-script joined), with no finding allowed. Needs Debian's shellcheck (the Makefile installs it)."""
+"""`make check`: shellcheck every shell script that runs in a pod, exactly as it is rendered, with no finding
+allowed. Needs Debian's shellcheck (the Makefile installs it)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,8 @@ sys.path.insert(0, str(ROOT))
 
 from hera_volcano.kube import pod_scripts  # noqa: E402
 
-#: (package, script, with the kubectl prelude, shell)
-SCRIPTS = (
-    ("hera_volcano.builders", "wait_for_workers.sh", True, "bash"),
-    ("hera_volcano.builders", "resolve_workers.sh", False, "sh"),
-)
+#: (package, script, shell)
+SCRIPTS = (("hera_volcano.builders", "resolve_workers.sh", "sh"),)
 
 
 def main() -> int:
@@ -27,8 +24,8 @@ def main() -> int:
         return 2
     failed = 0
     with tempfile.TemporaryDirectory() as folder:
-        for package, name, prelude, shell in SCRIPTS:
-            text = pod_scripts.with_kubectl(package, name) if prelude else pod_scripts.read(package, name)
+        for package, name, shell in SCRIPTS:
+            text = pod_scripts.read(package, name)
             path = Path(folder) / name
             path.write_text(text)
             p = subprocess.run(["shellcheck", f"--shell={shell}", str(path)], capture_output=True, text=True)

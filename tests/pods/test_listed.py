@@ -14,7 +14,7 @@ def test_every_shell_script_in_the_package_is_checked() -> None:
         (str(p.parent.parent.relative_to(PACKAGE.parent)).replace("/", "."), p.name)
         for p in PACKAGE.rglob("scripts/*.sh")
     }
-    checked = {(package, name) for package, name, _, _ in SCRIPTS} | {("hera_volcano.kube", "kubectl_prelude.sh")}
+    checked = {(package, name) for package, name, _ in SCRIPTS}
     assert found == checked
 
 
@@ -30,6 +30,7 @@ def test_every_script_reaches_its_process_unchanged_through_kubernetes_expansion
     [wait] = job["spec"]["tasks"][0]["template"]["spec"]["initContainers"]
     env = {e.name: "x" for e in follower.env} | {e["name"]: "x" for e in wait["env"]}
     assert kube_expand(follower.args[0], env) == follower.args[0], "the log follower's program"
-    for package, name, _, _ in SCRIPTS:
-        text = pod_scripts.with_kubectl(package, name)
+    assert kube_expand(wait["command"][2], env) == wait["command"][2], "the pods' program's bootstrap"
+    for package, name, _ in SCRIPTS:
+        text = pod_scripts.read(package, name)
         assert kube_expand(text, env) == text, name

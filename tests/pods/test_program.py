@@ -115,7 +115,10 @@ def test_without_its_config_map_the_follower_fails_at_once_naming_it(tmp_path: P
         [sys.executable, "-I", "-c", program.bootstrap()], env=env, capture_output=True, text=True, timeout=30
     )
     assert done.returncode == 1 and done.stdout == ""
-    assert f"ConfigMap {program.config_map_name()} (the follower program) is not in this namespace" in done.stderr
+    assert (
+        f"ConfigMap {program.config_map_name()} (the program of the hera-volcano pods) is not in this namespace"
+        in done.stderr
+    )
     assert "hera-volcano rbac" in done.stderr and "Traceback" not in done.stderr
 
 
@@ -210,3 +213,96 @@ def test_outside_a_cluster_it_says_so_and_fails_only_with_values_to_give(tmp_pat
     )
     assert "KUBERNETES_SERVICE_HOST is not set" in r.stderr
     assert r.returncode == (1 if outputs else 0)
+
+
+class Workers:
+    """Two worker pods, Ready or not, as the stand-in serves them; watches stay open and quiet."""
+
+    def __init__(self, ready: bool) -> None:
+        self.ready = ready
+        self.over = threading.Event()
+
+    def __call__(self, r: Request) -> Reply:
+        if r.query.get("watch") == "true":
+
+            def quiet() -> Iterator[bytes]:
+                self.over.wait(30)
+                yield from ()
+
+            return Reply(chunks=quiet())
+        if r.path.endswith("/pods"):
+            status = "True" if self.ready else "False"
+            pods = [
+                {
+                    "metadata": {"name": f"{JOB}-mpiworker-{i}"},
+                    "status": {"conditions": [{"type": "Ready", "status": status}]},
+                }
+                for i in range(2)
+            ]
+            return Reply(body={"metadata": {"resourceVersion": "5"}, "items": pods})
+        return Reply(404, {"kind": "Status", "reason": "NotFound", "code": 404})
+
+
+def waiting(server: Server, tmp_path: Path) -> subprocess.Popen[str]:
+    """The MPI master's init container: the same program, with the argument ``wait-for-workers``."""
+    environment = {
+        "PATH": os.environ.get("PATH", ""),
+        **server.env(),
+        "SA_DIR": str(server.account),
+        "JOB_NAME": JOB,
+        "WORKER_TASK": "mpiworker",
+        "WORKERS": "2",
+        "WAIT_SECONDS": "600",
+        "FOLLOWER_PROGRAM": str(installed(tmp_path)),
+    }
+    return subprocess.Popen(
+        [sys.executable, "-I", "-c", program.bootstrap(), "wait-for-workers"],
+        env=environment,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def test_the_program_waits_for_ready_workers_over_https(tmp_path: Path) -> None:
+    cluster = Workers(ready=True)
+    (tmp_path / "api").mkdir()
+    with serving(tmp_path / "api") as server:
+        server.handler = cluster
+        proc = waiting(server, tmp_path)
+        try:
+            stdout, stderr = proc.communicate(timeout=30)
+        finally:
+            cluster.over.set()
+    assert proc.returncode == 0, stderr
+    assert stdout.splitlines() == [
+        f"Waiting for 2 Ready pods labelled volcano.sh/job-name={JOB},volcano.sh/task-spec=mpiworker",
+        "2 workers Ready",
+    ]
+    [listed] = [r for r in server.requests if r.query.get("watch") != "true"]
+    assert listed.query.get("labelSelector") == f"volcano.sh/job-name={JOB},volcano.sh/task-spec=mpiworker"
+
+
+def test_sigterm_ends_the_wait_at_once(tmp_path: Path) -> None:
+    """The job deleted (or `argo stop`) while the master waits: its pod goes at once, not after its grace period."""
+    cluster = Workers(ready=False)
+    (tmp_path / "api").mkdir()
+    with serving(tmp_path / "api") as server:
+        server.handler = cluster
+        proc = waiting(server, tmp_path)
+        try:
+            assert proc.stdout is not None
+            assert proc.stdout.readline().startswith("Waiting for 2 Ready pods")
+            deadline = time.monotonic() + 20
+            while not any(r.query.get("watch") == "true" for r in server.requests) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            sent = time.monotonic()
+            proc.send_signal(signal.SIGTERM)
+            code = proc.wait(5)
+            assert code == 143 and time.monotonic() - sent < 2
+        finally:
+            cluster.over.set()
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)

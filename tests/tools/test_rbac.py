@@ -14,6 +14,7 @@ from hera_volcano.argo.follow_logs import follow_logs_template
 from hera_volcano.examples.bundled import bundled
 from hera_volcano.kube import names
 from hera_volcano.pods.run import CALLS
+from hera_volcano.pods.workers import WAIT_CALLS
 from hera_volcano.tools.rbac import plural
 from tests.commands import run
 
@@ -175,6 +176,27 @@ def test_volcano_pods_running_kubectl_get_rules_for_their_own_service_account() 
     assert ("", "pods") not in rules(objects, "runner")
 
 
+def test_the_mpi_masters_wait_gets_its_declared_calls_and_the_program_in_its_jobs_namespace() -> None:
+    """Our wait for the workers runs the pods' program (hera_volcano/pods/workers.py): its account gets the calls it
+    declares, not the follower's, and the namespace its job runs in gets the program's ConfigMap."""
+    import yaml
+
+    from hera_volcano import Program, mpi_job
+    from hera_volcano.pods import program
+
+    job = mpi_job(image="x:1", program=Program.command(["a"]), service_account="mpi", name="j").to_dict()
+    job["metadata"]["namespace"] = "team-b"
+    objects = rbac_for(wf([resource("create", yaml.safe_dump(job))]))
+    assert rules(objects, "mpi") == {(g, r): list(v) for g, r, v in WAIT_CALLS}
+    assert [o for o in objects if o["kind"] == "ConfigMap"] == [program.config_map("team-b")]
+    spec = job["spec"]["tasks"][0]["template"]["spec"]
+    for volume in spec["volumes"]:
+        if "configMap" in volume:
+            volume["configMap"]["name"] = "hera-volcano-follower-000000000000"
+    with pytest.raises(ValidationError, match=r"\(Volcano task mpimaster\)\.volumes: mounts the follower program"):
+        rbac_for(wf([resource("create", yaml.safe_dump(job))]))
+
+
 def test_several_service_accounts_get_several_bindings() -> None:
     objects = rbac_for(
         wf(
@@ -257,7 +279,12 @@ def test_overrides_and_no_wildcards() -> None:
     subjects = {o["subjects"][0]["name"] for o in objects if o["kind"] == "RoleBinding"}
     # The override replaces the workflow's service account; the MPI master's pod names its own in the job.
     assert subjects == {"runner", SERVICE_ACCOUNT}
-    assert rules(objects, SERVICE_ACCOUNT) == {("", "pods"): ["get", "list", "watch"]}
+    # The master's wait for its workers: exactly the calls it declares.
+    assert (
+        rules(objects, SERVICE_ACCOUNT)
+        == {(g, r): list(v) for g, r, v in WAIT_CALLS}
+        == {("", "pods"): ["list", "watch"]}
+    )
 
 
 @pytest.mark.parametrize(
