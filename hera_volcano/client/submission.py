@@ -190,11 +190,14 @@ def check_parameters(template: Mapping[str, Any], parameters: Mapping[str, objec
 
 
 def follower_programs(spec: Mapping[str, Any]) -> list[str]:
-    """The ConfigMaps of the log follower's program that the templates of a Workflow's (or WorkflowTemplate's)
-    ``spec`` mount: they must be in its namespace before it runs."""
-    found = {
-        as_map(as_map(volume).get("configMap")).get("name")
-        for template in as_list(spec.get("templates"))
-        for volume in as_list(as_map(template).get("volumes"))
-    }
+    """The ConfigMaps of the pods' program (the log follower, the MPI master's wait for its workers) that the
+    templates of a Workflow's (or WorkflowTemplate's) ``spec`` mount, or the Volcano Jobs their resource steps create
+    name: they must be in its namespace before it runs."""
+    found = set()
+    for template in as_list(spec.get("templates")):
+        template = as_map(template)
+        found |= {as_map(as_map(volume).get("configMap")).get("name") for volume in as_list(template.get("volumes"))}
+        manifest = as_map(template.get("resource")).get("manifest")
+        if isinstance(manifest, str):
+            found |= set(program.CONFIG_MAP_NAME.findall(manifest))
     return sorted(str(name) for name in found if program.is_config_map_name(name))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import re
 from functools import cache
 from importlib import resources
 from typing import Any, Final
@@ -69,6 +70,8 @@ def source() -> str:
 MOUNT_DIR: Final = "/etc/hera-volcano"
 PROGRAM_FILE: Final = "follower.py"
 _PREFIX: Final = "hera-volcano-follower-"
+#: The name of the program's ConfigMap, of any version, in a text (a Volcano Job's manifest).
+CONFIG_MAP_NAME: Final = re.compile(re.escape(_PREFIX) + "[0-9a-f]{12}")
 
 
 @cache

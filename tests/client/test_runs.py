@@ -69,6 +69,23 @@ def test_submit_says_when_the_follower_program_is_not_installed_and_creates_noth
     assert c.submit(w).name, "a submitter who may not read ConfigMaps is not stopped: the follower says it"
 
 
+def test_submit_checks_the_program_an_mpi_masters_wait_mounts_without_a_follower(world: World) -> None:
+    """A job step alone, no follower: the MPI master's wait for its workers runs the same program."""
+    import hera_volcano as hv
+    from hera_volcano.client.resources import CONFIG_MAPS
+    from hera_volcano.pods import program
+
+    job = hv.mpi_job(image="x:1", program=hv.Program.command(["a"]), service_account="sa")
+    with Workflow(generate_name="bare-", namespace="argo", entrypoint="train") as w:
+        hv.job_template(job, name="train", job_label="train")
+    c = client(world)
+    with pytest.raises(ClusterError, match=f"ConfigMap {program.config_map_name()}\\) is not in namespace argo"):
+        c.submit(w)
+    assert WORKFLOWS not in world.objects, "nothing was created"
+    world.put(CONFIG_MAPS, program.config_map("argo"))
+    assert c.submit(w).name.startswith("bare-")
+
+
 def test_wait_follows_the_watches_to_the_end_and_keeps_jobs_the_exit_handler_deleted(world: World) -> None:
     run = run_of(world, "running")
     [job] = items("running", "jobs")
