@@ -14,7 +14,7 @@ from typing import Any, Final
 from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
 from hera_volcano.builders import gang
 from hera_volcano.builders.pod import PodSettings, check_settings
-from hera_volcano.builders.program import Launch, Program, check_env
+from hera_volcano.builders.program import Launch, Program, check_env, with_launcher
 from hera_volcano.builders.program import check as check_program
 from hera_volcano.kube.images import check_image
 from hera_volcano.shared import checks
@@ -116,6 +116,8 @@ def _shape(
     # Never: a failed container fails its pod, which Volcano sees (PodFailed); OnFailure would restart it in place
     # forever and the job would never fail.
     spec = gang.framework_pod(container, service_account)
+    if launch is not None:
+        with_launcher(spec, container)
     template = {"spec": spec} if pod is None else pod.apply({"spec": spec}, container=MAIN)
     return VolcanoJob(
         name=name,

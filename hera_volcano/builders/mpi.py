@@ -8,7 +8,7 @@ from typing import Any
 from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
 from hera_volcano.builders import gang
 from hera_volcano.builders.pod import PodSettings, apply_settings, check_settings
-from hera_volcano.builders.program import Program, check_env
+from hera_volcano.builders.program import Program, check_env, with_launcher
 from hera_volcano.builders.program import check as check_program
 from hera_volcano.kube import pod_scripts
 from hera_volcano.kube.images import PYTHON_IMAGE, check_image
@@ -48,13 +48,6 @@ def _api_access_volume() -> dict[str, Any]:
             ]
         },
     }
-
-
-def _program_volume() -> dict[str, Any]:
-    """The pods' program's ConfigMap, optional: without it the wait says what to apply, rather than the pod waiting
-    for the volume."""
-    name = pods_program.config_map_name()
-    return {"name": name, "configMap": {"name": name, "optional": True}}
 
 
 def _host_list(mpi_plugin: bool, worker_task: str, slots: int) -> str:
@@ -177,23 +170,26 @@ def mpi_job(
     # Only the init container gets an API token: mpiexec and the user's program run without one.
     wait["volumeMounts"] = [
         {"name": API_ACCESS, "mountPath": TOKEN_DIR, "readOnly": True},
-        {"name": pods_program.config_map_name(), "mountPath": pods_program.MOUNT_DIR, "readOnly": True},
+        pods_program.mount(),
     ]
     master_spec: dict[str, Any] = {
         "automountServiceAccountToken": False,
         "initContainers": [wait],
         "containers": [container(MASTER, master_script, *ranks_run, **({"env": launch_env} if launch_env else {}))],
-        "volumes": [_api_access_volume(), _program_volume()],
+        "volumes": [_api_access_volume(), pods_program.volume()],
         "restartPolicy": "OnFailure",
     }
     if service_account is not None:
         master_spec = {"serviceAccountName": service_account, **master_spec}
     probe = {"tcpSocket": {"port": ssh_port}, "initialDelaySeconds": 2, "periodSeconds": 5, "failureThreshold": 3}
+    worker = container(WORKER, worker_script, readinessProbe=probe)
     worker_spec = {
         "automountServiceAccountToken": False,  # the ranks run here: no API credentials for user code
-        "containers": [container(WORKER, worker_script, readinessProbe=probe)],
+        "containers": [worker],
         "restartPolicy": "OnFailure",
     }
+    if launch is not None:
+        with_launcher(worker_spec, worker)  # mpiexec starts the ranks on the workers
     plugins = (
         [Plugin.mpi(master=MASTER, worker=WORKER, port=ssh_port if ssh_port != 22 else None)]
         if mpi_plugin

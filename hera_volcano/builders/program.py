@@ -2,8 +2,9 @@
 keyword arguments (:meth:`Program.function`), a Python file (:meth:`Program.script`) or a module in the image
 (:meth:`Program.module`).
 
-A Python program runs under a launcher (``scripts/launch_function.py``, inlined into the pod when the workflow is
-rendered) with ``python3``; what it runs and the arguments travel in environment variables (:data:`RUN`,
+A Python program runs under a launcher (:mod:`hera_volcano.pods.launcher`, which the job's pods mount from the
+ConfigMap that ``hera-volcano rbac`` installs beside the RBAC, so a job carries a few lines of it, not all of it)
+with ``python3``; what it runs and the arguments travel in environment variables (:data:`RUN`,
 :data:`SOURCE`, :data:`ARGS`, and for values known at run time :data:`RUNTIME_ARGS` and ``HERA_VOLCANO_ARG_<name>``),
 written so that neither Argo's substitution nor Kubernetes' ``$(VAR)`` expansion changes a byte. Everything that can
 be checked is checked when the program is made, naming the argument: a function that cannot travel (a lambda, a
@@ -30,8 +31,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from hera_volcano.builders.pod import PodSettings
-from hera_volcano.kube import pod_scripts
 from hera_volcano.kube.expansion import escape, runtime_text
+from hera_volcano.pods import program as pods_program
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder, Verbatim, has_expression
@@ -80,7 +81,7 @@ class Launch:
         """``python3`` running the launcher; ``kind`` says how it finds global rank 0."""
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}")
-        return [PYTHON, "-u", "-c", escape(launcher()), kind]
+        return [PYTHON, "-u", "-c", escape(pods_program.launcher_bootstrap()), kind]
 
     def env(self, args: str | Placeholder | None = None) -> list[dict[str, Any]]:
         """The launcher's variables (``args`` instead of the program's own arguments: a batch job's per-job input)."""
@@ -98,9 +99,11 @@ class Launch:
         return [str(item["name"]) for item in self.env()]
 
 
-def launcher() -> str:
-    """The launcher's text, read from the package when the workflow is rendered."""
-    return pod_scripts.read("hera_volcano.builders", "launch_function.py")
+def with_launcher(spec: dict[str, Any], *containers: dict[str, Any]) -> None:
+    """Mount the ConfigMap that holds the launcher into ``containers`` of the pod ``spec`` (which run the launcher)."""
+    spec["volumes"] = [*spec.get("volumes", []), pods_program.volume()]
+    for container in containers:
+        container["volumeMounts"] = [*container.get("volumeMounts", []), pods_program.mount()]
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import Any, Final
 from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
 from hera_volcano.builders import gang
 from hera_volcano.builders.pod import PodSettings, apply_settings, check_settings
-from hera_volcano.builders.program import Program, check_env
+from hera_volcano.builders.program import Program, check_env, with_launcher
 from hera_volcano.builders.program import check as check_program
 from hera_volcano.kube.images import check_image
 from hera_volcano.shared import checks
@@ -122,7 +122,10 @@ def pytorch_job(
 
     def template(task: str, role: PodSettings | None) -> dict[str, Any]:
         container = gang.framework_container(task, image, command, (port, PORT_NAME), working_dir, env)
-        return apply_settings({"spec": gang.framework_pod(container, service_account)}, task, roles["pod"], role)
+        spec = gang.framework_pod(container, service_account)
+        if launch is not None:
+            with_launcher(spec, container)
+        return apply_settings({"spec": spec}, task, roles["pod"], role)
 
     return VolcanoJob(
         name=name,

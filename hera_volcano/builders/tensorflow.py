@@ -13,7 +13,7 @@ from typing import Any, Final
 from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
 from hera_volcano.builders import gang
 from hera_volcano.builders.pod import PodSettings, apply_settings, check_settings
-from hera_volcano.builders.program import Program, check_env
+from hera_volcano.builders.program import Program, check_env, with_launcher
 from hera_volcano.builders.program import check as check_program
 from hera_volcano.kube.images import check_image
 from hera_volcano.shared import checks
@@ -97,7 +97,10 @@ def tensorflow_job(
 
     def task(role: str, replicas: int, finishes: bool) -> VolcanoTask:
         container = gang.framework_container(role, image, command, (port, PORT_NAME), working_dir, env)
-        template: dict[str, Any] = {"spec": gang.framework_pod(container, service_account)}
+        spec = gang.framework_pod(container, service_account)
+        if launch is not None:
+            with_launcher(spec, container)
+        template: dict[str, Any] = {"spec": spec}
         template = apply_settings(template, role, roles["pod"], roles[f"{role}_pod"])
         return VolcanoTask(name=role, replicas=replicas, policies=completes if finishes else (), template=template)
 

@@ -66,18 +66,33 @@ def source() -> str:
     return text
 
 
-#: Where a follower's pod mounts the program's ConfigMap, and the file it holds.
+#: Where a pod mounts the program's ConfigMap, and the files it holds: the follower's and the MPI wait's program, and
+#: the launcher of function jobs (:mod:`hera_volcano.pods.launcher`, run as it is in the job's own image).
 MOUNT_DIR: Final = "/etc/hera-volcano"
 PROGRAM_FILE: Final = "follower.py"
+LAUNCHER_FILE: Final = "launch_function.py"
 _PREFIX: Final = "hera-volcano-follower-"
 #: The name of the program's ConfigMap, of any version, in a text (a Volcano Job's manifest).
 CONFIG_MAP_NAME: Final = re.compile(re.escape(_PREFIX) + "[0-9a-f]{12}")
 
 
 @cache
+def launcher_source() -> str:
+    """The launcher of function jobs, as the file it is (it holds neither ``{{`` nor ``$``: see its docstring)."""
+    text = module_source("launcher")
+    for forbidden in ("{{", "$"):
+        if forbidden in text:
+            raise AssertionError(f"the launcher holds {forbidden!r}")
+    return text
+
+
+@cache
 def config_map_name() -> str:
-    """``hera-volcano-follower-DIGEST``: the digest (of the program) is the version; another version, another name."""
-    return _PREFIX + hashlib.sha256(source().encode()).hexdigest()[:12]
+    """``hera-volcano-follower-DIGEST``: the digest (of the files it holds) is the version; another version, another
+    name."""
+    digest = hashlib.sha256(source().encode())
+    digest.update(b"\0" + launcher_source().encode())
+    return _PREFIX + digest.hexdigest()[:12]
 
 
 def is_config_map_name(name: object) -> bool:
@@ -95,26 +110,51 @@ def config_map(namespace: str) -> dict[str, Any]:
             "namespace": namespace,
             "labels": {"app.kubernetes.io/name": "hera-volcano", "app.kubernetes.io/component": "log-follower"},
         },
-        "data": {PROGRAM_FILE: source()},
+        "data": {PROGRAM_FILE: source(), LAUNCHER_FILE: launcher_source()},
     }
+
+
+def volume() -> dict[str, Any]:
+    """The ConfigMap as a pod's volume, optional: without it the program says what to apply, rather than the pod
+    waiting for the volume."""
+    return {"name": config_map_name(), "configMap": {"name": config_map_name(), "optional": True}}
+
+
+def mount() -> dict[str, Any]:
+    """Where a container that runs the program (or the launcher) mounts :func:`volume`."""
+    return {"name": config_map_name(), "mountPath": MOUNT_DIR, "readOnly": True}
+
+
+def _bootstrap(first_line: str, file: str, override: str) -> str:
+    """Lines for ``python3 -c``: run ``file`` of the mounted ConfigMap (or the one the variable ``override`` names) as
+    ``__main__``, its arguments those of ``python3 -c``; where it is missing, say what to apply and exit 1."""
+    path = f"{MOUNT_DIR}/{file}"
+    # Double quotes only: a rank's command passes through the MPI master's script as arguments.
+    text = (
+        f"{first_line}\n"
+        "import os, runpy, sys\n"
+        f'path = os.environ.get("{override}") or "{path}"\n'
+        "if not os.path.isfile(path):\n"
+        f'    sys.exit("hera-volcano: ConfigMap {config_map_name()} (the program of the hera-volcano pods) is not in"\n'
+        '             " this namespace: apply what hera-volcano rbac renders for this workflow (it holds it)")\n'
+        'runpy.run_path(path, run_name="__main__")\n'
+    )
+    for forbidden in ("{{", "$", "'"):
+        if forbidden in text:
+            raise AssertionError(f"the bootstrap holds {forbidden!r}")
+    return text
 
 
 def bootstrap() -> str:
     """What the follower's and the MPI wait's containers run with ``python3 -c`` (the wait with the argument
-    ``wait-for-workers``): the program from its ConfigMap, mounted as an
-    optional volume (a missing one leaves the directory empty rather than the pod waiting for it), or a message
-    saying what to apply, and exit 1."""
-    path = f"{MOUNT_DIR}/{PROGRAM_FILE}"
-    text = (
-        f"{MARKER}: runs the program of ConfigMap {config_map_name()}\n"
-        "import os, runpy, sys\n"
-        f"path = os.environ.get('FOLLOWER_PROGRAM') or '{path}'\n"
-        "if not os.path.isfile(path):\n"
-        f"    sys.exit('hera-volcano: ConfigMap {config_map_name()} (the program of the hera-volcano pods) is not in'\n"
-        "             ' this namespace: apply what hera-volcano rbac renders for this workflow (it holds it)')\n"
-        "runpy.run_path(path, run_name='__main__')\n"
-    )
-    for forbidden in ("{{", "$"):
-        if forbidden in text:
-            raise AssertionError(f"the follower's bootstrap holds {forbidden!r}")
-    return text
+    ``wait-for-workers``): the program from its ConfigMap, mounted as an optional volume (a missing one leaves the
+    directory empty rather than the pod waiting for it), or a message saying what to apply, and exit 1. Its first line
+    is :data:`MARKER`, by which RBAC knows the calls it makes."""
+    return _bootstrap(f"{MARKER}: runs the program of ConfigMap {config_map_name()}", PROGRAM_FILE, "FOLLOWER_PROGRAM")
+
+
+def launcher_bootstrap() -> str:
+    """What every rank of a function job runs with ``python3 -u -c`` (then its kind): the launcher from the same
+    ConfigMap, mounted into the job's pods. It makes no API call: its first line is not :data:`MARKER`."""
+    first = f"# hera-volcano launcher: runs {LAUNCHER_FILE} of ConfigMap {config_map_name()}"
+    return _bootstrap(first, LAUNCHER_FILE, "HERA_VOLCANO_LAUNCHER")

@@ -96,8 +96,6 @@ class _Need:
     pod_accounts: tuple[str, ...] = ()
     #: Argo's containers run as this account from a token Secret: the pod mounts no token of its own.
     executor_token: bool = False
-    #: A container that runs our pods' program needs it: its ConfigMap goes to ``namespace``.
-    program: bool = False
 
 
 def _scripts(container: Mapping[str, Any]) -> str:
@@ -193,17 +191,15 @@ def _program_calls(container: Mapping[str, Any]) -> tuple[tuple[str, str, tuple[
 def _kubectl_needs(
     sa: str, containers: Iterable[Mapping[str, Any]], why: str, namespace: str | None = None
 ) -> list[_Need]:
-    """What the containers' API calls need: our pods' program's, the calls it declares (:func:`_program_calls`; the
-    need says it runs the program, whose ConfigMap its namespace then gets); any other container's, its ``kubectl``
-    calls, each read for itself (:func:`_call_needs`). ``namespace``: a Volcano pod's (its job's), where its account
-    lives and its calls go."""
+    """What the containers' API calls need: our pods' program's, the calls it declares (:func:`_program_calls`); any
+    other container's, its ``kubectl`` calls, each read for itself (:func:`_call_needs`). ``namespace``: a Volcano
+    pod's (its job's), where its account lives and its calls go."""
     needs = []
     for container in containers:
         declared = _program_calls(container)
         if declared is not None:
             needs += [
-                _Need(sa, group, resource, verbs, why, namespace, namespace, program=True)
-                for group, resource, verbs in declared
+                _Need(sa, group, resource, verbs, why, namespace, namespace) for group, resource, verbs in declared
             ]
             continue
         for args in _kubectl_calls(container):
@@ -332,10 +328,28 @@ def _template_needs(
     return needs
 
 
-def _refuse_other_program(template: Mapping[str, Any], why: str) -> None:
-    """Refuse a pod (a template's, a Volcano task's) that mounts the pods' program of another version: its ConfigMap
-    is not what this version renders."""
-    for volume in as_list(template.get("volumes")):
+def _program_namespaces(template: Mapping[str, Any], why: str) -> set[str | None]:
+    """Where the template's pods, and the pods of the Volcano Jobs it creates, mount the pods' program (the follower,
+    the MPI wait, the launcher of function jobs): the namespaces that need its ConfigMap (None: the workflow's)."""
+    found: set[str | None] = {None} if _mounts_program(template, why) else set()
+    resource = template.get("resource")
+    if not isinstance(resource, Mapping) or not isinstance(resource.get("manifest"), str):
+        return found
+    for obj in _manifest_objects(resource, f"{why}.resource.manifest"):
+        if not _is_volcano_job(obj):
+            continue
+        for task in as_list(as_map(obj.get("spec")).get("tasks")):
+            spec = as_map(as_map(as_map(task).get("template")).get("spec"))
+            if _mounts_program(spec, f"{why} (Volcano task {as_map(task).get('name', '?')})"):
+                found.add(_manifest_namespace(obj, f"{why}.resource.manifest"))
+    return found
+
+
+def _mounts_program(pod: Mapping[str, Any], why: str) -> bool:
+    """The pod (a template's, a Volcano task's) mounts this version's program; another version's is refused, as its
+    ConfigMap is not what this version renders."""
+    mounted = False
+    for volume in as_list(pod.get("volumes")):
         name = as_map(as_map(volume).get("configMap")).get("name")
         if not follower_program.is_config_map_name(name):
             continue
@@ -346,6 +360,8 @@ def _refuse_other_program(template: Mapping[str, Any], why: str) -> None:
                 f" {follower_program.config_map_name()}): render the workflow again with this version, or its RBAC"
                 " with that one",
             )
+        mounted = True
+    return mounted
 
 
 def _executor_account(
@@ -422,7 +438,6 @@ def _volcano_pod_needs(obj: Mapping[str, Any], why: str, namespace: str | None) 
         task = as_map(task)
         spec = as_map(as_map(task.get("template")).get("spec"))
         where = f"{why} (Volcano task {task.get('name', '?')})"
-        _refuse_other_program(spec, where)  # another version's program is refused
         containers = [
             c for c in as_list(spec.get("initContainers")) + as_list(spec.get("containers")) if isinstance(c, Mapping)
         ]
@@ -494,7 +509,7 @@ def rbac_for(
     by_scope: dict[tuple[str, str, str], list[_Need]] = {}
     namespaces: set[str] = set()
     templates_used = crons_used = False
-    programs: set[str] = set()  # the namespaces whose followers mount the follower's program
+    programs: set[str] = set()  # the namespaces where pods mount the pods' program
     for i, workflow in enumerate(workflows):
         wf = plain(workflow, "workflow")
         kind = wf.get("kind")
@@ -519,12 +534,11 @@ def rbac_for(
         for j, template in enumerate(templates):
             if not isinstance(template, Mapping):
                 raise ValidationError(f"workflows[{i}].spec.templates[{j}]", "must be a mapping: a template")
-            _refuse_other_program(template, f"{wf_name}/{template.get('name', j)}")
             for need in _template_needs(wf_name, template, spec, default_sa, owner_reference_permissions, i, j):
                 scope = (need.namespace or ns, need.account_namespace or ns, need.service_account)
                 by_scope.setdefault(scope, []).append(need)
-                if need.program:
-                    programs.add(need.namespace or ns)
+            why = f"{wf_name}/{template.get('name', j)}"
+            programs |= {where or ns for where in _program_namespaces(template, why)}
     objects: list[dict[str, Any]] = []
     for (ns, account_ns, sa), needs in sorted(by_scope.items()):
         names.check("serviceAccountName", sa, names.dns1123_subdomain)

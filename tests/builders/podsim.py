@@ -27,6 +27,7 @@ from typing import Any
 
 import yaml
 
+from hera_volcano.pods import launcher as launcher_module
 from hera_volcano.shared.placeholders import WORKFLOW_SAMPLES
 
 _SIMPLE = re.compile(r"(?:inputs|workflow)\.parameters\.[-a-zA-Z0-9_]+")
@@ -285,12 +286,18 @@ while args and args[0].startswith("-"):
         assert flag == "--allow-run-as-root", flag
 codes = []
 for rank in range(ranks):
-    # sshd starts a rank with a clean environment: only what -x passes, and a PATH
+    # sshd starts a rank with a clean environment: only what -x passes, and a PATH; the worker's own files (the
+    # launcher its ConfigMap mounts) are the simulation's
     env = {name: os.environ[name] for name in exported}
     env.update(PATH=os.environ["PATH"], OMPI_COMM_WORLD_RANK=str(rank), OMPI_COMM_WORLD_SIZE=str(ranks))
+    env["HERA_VOLCANO_LAUNCHER"] = os.environ["HERA_VOLCANO_LAUNCHER"]
     codes.append(subprocess.run(args, env=env).returncode)
 sys.exit(max(codes))
 """
+
+
+#: The launcher's file, whose text the ConfigMap holds (hera_volcano.pods.program.launcher_source).
+LAUNCHER = Path(launcher_module.__file__)
 
 
 def fakes(directory: Path) -> Path:
@@ -306,7 +313,9 @@ def run(argv: Sequence[str], env: Mapping[str, str], bin_dir: Path, cwd: Path) -
     """``argv`` run for real with the pod's environment, the fakes and python3 on PATH; its output as the pod's log
     holds it (UTF-8, line breaks untranslated)."""
     path = os.pathsep.join([str(bin_dir), os.environ.get("PATH", "")])
-    full_env = {"PATH": path, **env}
+    # The launcher as the pod has it, from the ConfigMap its containers mount (tests/builders/test_program.py checks
+    # that every container running it mounts it): the very file the ConfigMap holds.
+    full_env = {"PATH": path, "HERA_VOLCANO_LAUNCHER": str(LAUNCHER), **env}
     python3 = bin_dir / "python3"
     if not python3.exists():  # the base interpreter: hera_volcano is not installed in the pod
         python3.symlink_to(getattr(sys, "_base_executable", sys.executable))

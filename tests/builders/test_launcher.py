@@ -1,6 +1,7 @@
-"""The in-pod launcher (``builders/scripts/launch_function.py``), run for real as pods run it (``python3 -u -c TEXT
-KIND``, without hera_volcano importable): its report lines follow ``shared/outputs`` case by case, only global rank
-0 reports, and anything wrong fails the rank with a message or the function's own traceback."""
+"""The in-pod launcher (``hera_volcano/pods/launcher.py``), run for real as pods run it (``python3 -u -c BOOTSTRAP
+KIND``, the bootstrap running the file the pods' ConfigMap holds, without hera_volcano importable): its report lines
+follow ``shared/outputs`` case by case, only global rank 0 reports, and anything wrong fails the rank with a message
+or the function's own traceback."""
 
 from __future__ import annotations
 
@@ -16,10 +17,11 @@ from typing import Any
 import pytest
 
 from hera_volcano.builders import program
-from hera_volcano.pods import reports
+from hera_volcano.pods import launcher, reports
+from hera_volcano.pods import program as pods_program
 from hera_volcano.shared import outputs
 
-LAUNCHER = Path(program.__file__).parent / "scripts" / "launch_function.py"
+LAUNCHER = Path(launcher.__file__)
 PYTHON = getattr(sys, "_base_executable", sys.executable)  # hera_volcano is not installed in a pod
 
 
@@ -38,10 +40,11 @@ def launch(
         program.RUN: json.dumps(run or {"function": "f", "file": "job.py", "line": 1}),
         program.SOURCE: textwrap.dedent(source),
         program.ARGS: json.dumps(args or {}),
+        "HERA_VOLCANO_LAUNCHER": str(LAUNCHER),  # where the pod's ConfigMap puts it
         **({"VC_TASK_INDEX": "0"} if env is None else env),
     }
     rendered = program.Launch("", None, (), "").command(kind) if kind in program.KINDS else ["", kind]
-    command = [PYTHON, "-u", "-c", program.launcher(), rendered[-1]]
+    command = [PYTHON, "-u", "-c", pods_program.launcher_bootstrap(), rendered[-1]]
     assert rendered in ([program.PYTHON, *command[1:]], ["", kind]), "as rendered into pods"
     return subprocess.run(command, env=variables, cwd=cwd, capture_output=True, timeout=60)
 
@@ -67,11 +70,20 @@ def test_the_launcher_keeps_the_report_rules_of_shared_outputs() -> None:
     assert module.RESERVED == outputs.RESERVED
 
 
-def test_the_launcher_text_reads_the_same_in_a_command_and_in_a_shell_script() -> None:
-    text = LAUNCHER.read_text()
+def test_what_a_job_carries_of_the_launcher_reads_the_same_in_a_command_and_in_a_shell_script() -> None:
+    text = pods_program.launcher_bootstrap()
     for char in ("$", "{{", "'"):
         assert char not in text, f"{char!r} would need escaping in a pod command or in the MPI master's script"
-    assert program.launcher() == text
+    assert pods_program.launcher_source() == LAUNCHER.read_text(), "the ConfigMap holds the file as it is"
+
+
+def test_without_its_config_map_a_rank_fails_at_once_naming_it(tmp_path: Path) -> None:
+    env = {"PATH": os.environ.get("PATH", ""), "HERA_VOLCANO_LAUNCHER": str(tmp_path / "not-mounted.py")}
+    done = subprocess.run(
+        [PYTHON, "-u", "-c", pods_program.launcher_bootstrap(), "replica"], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 1 and done.stdout == "" and "Traceback" not in done.stderr
+    assert f"ConfigMap {pods_program.config_map_name()} (the program of the hera-volcano pods) is not" in done.stderr
 
 
 #: (name, value the function returns): each reported exactly as ``outputs.format_line`` writes it, or refused

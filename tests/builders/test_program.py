@@ -14,6 +14,7 @@ import hera_volcano as hv
 from hera_volcano.builders import program
 from hera_volcano.builders.pytorch import TORCHRUN_OPTIONS
 from hera_volcano.kube import values
+from hera_volcano.pods import program as pods_program
 from tests.builders import userfuncs
 from tests.builders.podsim import container
 
@@ -78,6 +79,20 @@ def env_of(data: dict[str, Any], task: str) -> dict[str, Any]:
 # ---- what each builder renders ---------------------------------------------------------------------------------
 
 
+def assert_mounts_the_launcher(data: dict[str, Any], task: str) -> None:
+    """The task's container runs the launcher from the pods' ConfigMap: its pod has the volume, the container the
+    mount (a job carries the few lines of the bootstrap, not the launcher)."""
+    spec = next(t for t in data["spec"]["tasks"] if t["name"] == task)["template"]["spec"]
+    assert pods_program.volume() in spec["volumes"], task
+    assert pods_program.mount() in spec["containers"][0]["volumeMounts"], task
+
+
+def test_a_command_job_mounts_no_launcher() -> None:
+    data = hv.pytorch_job(image="img", program=hv.Program.command(["train"])).to_dict()
+    spec = data["spec"]["tasks"][0]["template"]["spec"]
+    assert "volumes" not in spec and "volumeMounts" not in spec["containers"][0]
+
+
 def test_pytorch_runs_the_function_under_torchrun_on_every_pod() -> None:
     data = hv.pytorch_job(
         image="img", program=hv.Program.function(userfuncs.typed, args={"lr": 0.5}), nproc_per_node=4
@@ -89,9 +104,10 @@ def test_pytorch_runs_the_function_under_torchrun_on_every_pod() -> None:
             "python3",
             "-u",
             "-c",
-            program.launcher(),
+            pods_program.launcher_bootstrap(),
             "torchrun",
         ]
+        assert_mounts_the_launcher(data, task)
         env = env_of(data, task)
         assert json.loads(env[program.RUN]) == {
             "function": "typed",
@@ -113,8 +129,9 @@ def test_mpi_runs_the_function_on_every_rank_with_its_variables_passed_on() -> N
     assert names == [program.RUN, program.SOURCE, program.ARGS]
     exports = "".join(f" -x {name}" for name in names)
     assert script.endswith(f'exec mpiexec --allow-run-as-root{exports} --host "$HOSTS" -np 6 "$@"\n')
-    assert master["command"][3:] == ["sh", "python3", "-u", "-c", program.launcher(), "mpi"]
+    assert master["command"][3:] == ["sh", "python3", "-u", "-c", pods_program.launcher_bootstrap(), "mpi"]
     assert "env" not in container(data, "mpiworker"), "the ranks get the variables from mpiexec"
+    assert_mounts_the_launcher(data, "mpiworker")  # where mpiexec starts the ranks
 
 
 def test_batch_jobs_running_one_function_share_a_template_and_pass_their_arguments() -> None:
@@ -137,7 +154,8 @@ def test_batch_jobs_running_one_function_share_a_template_and_pass_their_argumen
     job = jobs[0]
     assert [p.name for p in job.plugins] == ["env"], "VC_TASK_INDEX: which replica reports"
     spec = job.tasks[0].template["spec"]["containers"][0]
-    assert spec["command"] == ["python3", "-u", "-c", program.launcher(), "replica"]
+    assert spec["command"] == ["python3", "-u", "-c", pods_program.launcher_bootstrap(), "replica"]
+    assert_mounts_the_launcher(jobs[1].to_dict(), "main")
     args = next(e["value"] for e in spec["env"] if e["name"] == program.ARGS)
     assert args == hv.Placeholder.input("func-args", "{}")
     assert json.loads(env_of(jobs[1].to_dict(), "main")[program.ARGS]) == {"lr": 0.1, "epochs": 2}
@@ -151,7 +169,8 @@ def test_a_tensorflow_job_runs_the_function_in_every_pod_the_chief_reporting() -
     ).to_dict()
     for task in ("chief", "ps", "worker"):
         spec = container(data, task)
-        assert spec["command"] == ["python3", "-u", "-c", program.launcher(), "tensorflow"]
+        assert spec["command"] == ["python3", "-u", "-c", pods_program.launcher_bootstrap(), "tensorflow"]
+        assert_mounts_the_launcher(data, task)
         assert json.loads(env_of(data, task)[program.ARGS]) == {"lr": 0.5}
     assert data["metadata"]["annotations"]["hera-volcano/lead-task"] == "chief"
 

@@ -125,9 +125,9 @@ def test_without_its_config_map_the_follower_fails_at_once_naming_it(tmp_path: P
 def test_the_config_map_holds_the_program_under_a_name_that_changes_with_it() -> None:
     made = program.config_map("team-a")
     assert made["metadata"]["namespace"] == "team-a" and made["metadata"]["name"] == program.config_map_name()
-    assert made["data"] == {program.PROGRAM_FILE: program.source()}
-    digest = hashlib.sha256(program.source().encode()).hexdigest()[:12]
-    assert program.config_map_name() == f"hera-volcano-follower-{digest}"
+    assert made["data"] == {program.PROGRAM_FILE: program.source(), program.LAUNCHER_FILE: program.launcher_source()}
+    digest = hashlib.sha256(program.source().encode() + b"\0" + program.launcher_source().encode()).hexdigest()[:12]
+    assert program.config_map_name() == f"hera-volcano-follower-{digest}", "both files make the version"
     assert program.is_config_map_name(program.config_map_name()) and not program.is_config_map_name("other")
 
 

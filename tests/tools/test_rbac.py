@@ -197,6 +197,27 @@ def test_the_mpi_masters_wait_gets_its_declared_calls_and_the_program_in_its_job
         rbac_for(wf([resource("create", yaml.safe_dump(job))]))
 
 
+def test_a_function_jobs_namespace_gets_the_launcher_and_its_pods_no_rights() -> None:
+    """A function job's pods run the launcher from the pods' ConfigMap (no API call): its namespace gets the
+    ConfigMap, its pods' account nothing."""
+    import json
+
+    import yaml
+
+    from hera_volcano import Program, pytorch_job
+    from hera_volcano.pods import program
+    from tests.builders import userfuncs
+
+    job = pytorch_job(image="x:1", program=Program.function(userfuncs.echo), service_account="trainer", name="j")
+    data = job.to_dict()
+    data["metadata"]["namespace"] = "team-c"
+    objects = rbac_for(wf([resource("create", json.dumps(data))]))  # JSON is YAML; the source is a str subclass
+    assert [o for o in objects if o["kind"] == "ConfigMap"] == [program.config_map("team-c")]
+    assert not [o for o in objects if o["kind"] == "Role" and o["metadata"]["name"] == "trainer-hera-volcano"]
+    command = pytorch_job(image="x:1", program=Program.command(["train"]), name="j").to_dict()
+    assert not [o for o in rbac_for(wf([resource("create", yaml.safe_dump(command))])) if o["kind"] == "ConfigMap"]
+
+
 def test_several_service_accounts_get_several_bindings() -> None:
     objects = rbac_for(
         wf(

@@ -1,8 +1,9 @@
 """The launcher of hera-volcano: runs the Python function, script or module of a job on one rank, in the pod.
 
-The pod runs ``python3 -u -c <this text> KIND`` on every rank (under torchrun, mpiexec, or once per replica); it
-needs only the standard library (hera_volcano is not installed there). What to run comes in environment variables,
-never pasted into code or shell:
+Every rank runs it (under torchrun, mpiexec, or once per replica) as ``python3 -u -c BOOTSTRAP KIND``, the few
+lines of :func:`hera_volcano.pods.program.launcher_bootstrap` that run this file from the ConfigMap ``hera-volcano
+rbac`` installs; it needs only the standard library (hera_volcano is not installed there). What to run comes in
+environment variables, never pasted into code or shell:
 
 - HERA_VOLCANO_RUN: JSON, one of {"function": NAME, "file": FILE, "line": N, "future": [...]},
   {"script": FILE}, {"module": NAME};
