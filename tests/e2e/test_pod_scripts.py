@@ -45,7 +45,7 @@ def waiting_master(cluster: Cluster, workflow: str, timeout: float = 240) -> str
 def submit_batch(b: Batch, cluster: Cluster) -> None:
     def delete_job(entry: Entry) -> None:
         job = waiting_master(cluster, entry.name)
-        time.sleep(3)  # well into `kubectl wait`
+        time.sleep(3)  # well into its watch of the workers
         entry.seen["job"] = job
         entry.acted = time.time()
         cluster.kubectl("-n", NAMESPACE, "delete", "jobs.batch.volcano.sh", job, "--wait=false").ok()
