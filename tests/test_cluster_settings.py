@@ -34,3 +34,11 @@ def test_a_malformed_override_is_refused(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setenv("HERA_VOLCANO_ARGO_SETTINGS", "qps")
     with pytest.raises(ValueError, match="'qps' is not NAME=VALUE"):
         layout.argo_settings()
+
+
+def test_the_node_takes_as_many_pods_as_its_pod_network_has_addresses_for() -> None:
+    """The batched scenarios run their pods at once on one node: above Kubernetes' default of 110, within the /24."""
+    import ipaddress
+
+    usable = ipaddress.ip_network(layout.POD_CIDR).num_addresses - 3  # network, gateway (the node), broadcast
+    assert 110 < layout.MAX_PODS <= usable

@@ -23,6 +23,8 @@ NODE_NAME = "hera-volcano-e2e"
 BRIDGE = "e2e0"
 NODE_IP = "10.244.0.1"
 POD_CIDR = "10.244.0.0/24"
+#: The kubelet's pod limit: within the 253 addresses of POD_CIDR, with room for pods still being torn down.
+MAX_PODS = 240
 SERVICE_CIDR = "10.96.0.0/16"
 SERVICE_IP = "10.96.0.1"  # the `kubernetes` Service
 CLUSTER_DOMAIN = "cluster.local"

@@ -599,6 +599,10 @@ oom_score = 0
             "failSwapOn": False,
             "podLogsDir": str(self.paths.state / "pod-logs"),
             "serializeImagePulls": False,
+            # Every batched scenario's pods run at once on this one node: Kubernetes' default of 110 pods left gangs
+            # that Volcano had placed refused by the kubelet (OutOfpods), their jobs Terminated. As many as the pod
+            # network (POD_CIDR, a /24) has addresses for, with a margin.
+            "maxPods": L.MAX_PODS,
             "rotateCertificates": False,
             "registerNode": True,
         }

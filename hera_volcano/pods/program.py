@@ -129,10 +129,14 @@ def _bootstrap(first_line: str, file: str, override: str) -> str:
     """Lines for ``python3 -c``: run ``file`` of the mounted ConfigMap (or the one the variable ``override`` names) as
     ``__main__``, its arguments those of ``python3 -c``; where it is missing, say what to apply and exit 1."""
     path = f"{MOUNT_DIR}/{file}"
-    # Double quotes only: a rank's command passes through the MPI master's script as arguments.
+    # Double quotes only: a rank's command passes through the MPI master's script as arguments. SIGTERM ends it from
+    # the first line on: as a container's PID 1, Python ignores a signal it has no handler for, and loading the
+    # program takes a while on a busy node (the kubelet would wait out the pod's grace period).
     text = (
         f"{first_line}\n"
-        "import os, runpy, sys\n"
+        "import signal, sys\n"
+        "signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))\n"
+        "import os, runpy\n"
         f'path = os.environ.get("{override}") or "{path}"\n'
         "if not os.path.isfile(path):\n"
         f'    sys.exit("hera-volcano: ConfigMap {config_map_name()} (the program of the hera-volcano pods) is not in"\n'

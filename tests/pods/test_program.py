@@ -306,3 +306,20 @@ def test_sigterm_ends_the_wait_at_once(tmp_path: Path) -> None:
             cluster.over.set()
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("bootstrap", [program.bootstrap, program.launcher_bootstrap], ids=["program", "launcher"])
+def test_sigterm_ends_it_while_the_program_is_still_loading(tmp_path: Path, bootstrap: Any) -> None:
+    """As a container's PID 1, Python ignores SIGTERM until it has a handler: the bootstrap sets one before it loads
+    anything (here a program that takes long to load: exit 143, the handler's, not death by the signal, -15)."""
+    slow = tmp_path / "slow.py"
+    slow.write_text("import time\ntime.sleep(30)\n")
+    env = {"PATH": os.environ.get("PATH", ""), "FOLLOWER_PROGRAM": str(slow), "HERA_VOLCANO_LAUNCHER": str(slow)}
+    proc = subprocess.Popen([sys.executable, "-I", "-c", bootstrap()], env=env, cwd=tmp_path, start_new_session=True)
+    try:
+        time.sleep(1)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(5) == 143
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
