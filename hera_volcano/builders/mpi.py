@@ -31,6 +31,9 @@ MAX_SLOTS = 4096  # ranks per worker: more cores than any node has
 # program's ConfigMap), then, in its own container, until their names resolve (scripts/resolve_workers.sh).
 _SCRIPTS = "hera_volcano.builders"
 
+#: What the wait runs (under scripts/pid1.sh): the pods' program, told to wait.
+_WAIT = ("python3", "-c", pods_program.bootstrap(), WAIT_COMMAND)
+
 API_ACCESS = "kube-api-access"
 TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 
@@ -158,7 +161,7 @@ def mpi_job(
     wait = {
         "name": "wait-for-workers",
         "image": wait_image,
-        "command": ["python3", "-c", pods_program.bootstrap(), WAIT_COMMAND],
+        "command": ["/bin/sh", "-c", pod_scripts.read(_SCRIPTS, "pid1.sh"), "sh", *_WAIT],
         "env": [
             {"name": "JOB_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['volcano.sh/job-name']"}}},
             {"name": "NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},

@@ -63,7 +63,8 @@ def test_master_waits_for_ready_workers_then_completes_the_job() -> None:
     assert pod["serviceAccountName"] == "argo"
     wait = pod["initContainers"][0]
     # The pods' program from its ConfigMap, told to wait (hera_volcano/pods/workers.py), in the Python image.
-    assert wait["command"] == ["python3", "-c", program.bootstrap(), WAIT_COMMAND]
+    assert wait["command"][:2] == ["/bin/sh", "-c"] and "trap 'exit 143' TERM" in wait["command"][2]
+    assert wait["command"][3:] == ["sh", "python3", "-c", program.bootstrap(), WAIT_COMMAND]
     assert wait["image"] == PYTHON_IMAGE
     volumes = {v["name"]: v for v in pod["volumes"]}
     mounts = {m["name"]: m["mountPath"] for m in wait["volumeMounts"]}

@@ -15,7 +15,7 @@ sys.path.insert(0, str(ROOT))
 from hera_volcano.kube import pod_scripts  # noqa: E402
 
 #: (package, script, shell)
-SCRIPTS = (("hera_volcano.builders", "resolve_workers.sh", "sh"),)
+SCRIPTS = (("hera_volcano.builders", "resolve_workers.sh", "sh"), ("hera_volcano.builders", "pid1.sh", "sh"))
 
 
 def main() -> int:
