@@ -131,7 +131,9 @@ def test_the_config_map_holds_the_program_under_a_name_that_changes_with_it() ->
     assert program.is_config_map_name(program.config_map_name()) and not program.is_config_map_name("other")
 
 
-def start(server: Server, tmp_path: Path, **env: str) -> subprocess.Popen[str]:
+def start(server: Server, tmp_path: Path, *argv: str, **env: str) -> subprocess.Popen[str]:
+    """The pods' program as a container starts it (``argv`` after the bootstrap), as the service account the
+    stand-in serves, from the ConfigMap's file; the follower's selectors unless ``env`` says otherwise."""
     environment = {
         "PATH": os.environ.get("PATH", ""),
         **server.env(),
@@ -144,7 +146,7 @@ def start(server: Server, tmp_path: Path, **env: str) -> subprocess.Popen[str]:
         **env,
     }
     return subprocess.Popen(
-        [sys.executable, "-I", "-c", program.bootstrap()],
+        [sys.executable, "-I", "-c", program.bootstrap(), *argv],
         env=environment,
         cwd=tmp_path,
         stdout=subprocess.PIPE,
@@ -245,25 +247,8 @@ class Workers:
 
 def waiting(server: Server, tmp_path: Path) -> subprocess.Popen[str]:
     """The MPI master's init container: the same program, with the argument ``wait-for-workers``."""
-    environment = {
-        "PATH": os.environ.get("PATH", ""),
-        **server.env(),
-        "SA_DIR": str(server.account),
-        "JOB_NAME": JOB,
-        "WORKER_TASK": "mpiworker",
-        "WORKERS": "2",
-        "WAIT_SECONDS": "600",
-        "FOLLOWER_PROGRAM": str(installed(tmp_path)),
-    }
-    return subprocess.Popen(
-        [sys.executable, "-I", "-c", program.bootstrap(), "wait-for-workers"],
-        env=environment,
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    workers = {"JOB_NAME": JOB, "WORKER_TASK": "mpiworker", "WORKERS": "2", "WAIT_SECONDS": "600"}
+    return start(server, tmp_path, "wait-for-workers", **workers)
 
 
 def test_the_program_waits_for_ready_workers_over_https(tmp_path: Path) -> None:
