@@ -83,6 +83,8 @@ class PodRecord:
     deleted: bool = False
     bound_at: float | None = None  # when it was first seen on a node
     ended: dict[str, float] = field(default_factory=dict)  # container -> when it ended (the kubelet's finishedAt)
+    deleting_at: float | None = None  # when it was first seen with a deletionTimestamp (its deletion asked for)
+    exit_codes: dict[str, int] = field(default_factory=dict)  # container -> the exit code it first ended with
 
     def describe(self) -> str:
         """One line for a failure message: name, node, phases, restarts, what its containers waited for."""
@@ -172,6 +174,9 @@ class Recorder:
                 rec.waiting.add(cs.state.waiting.reason)
             if cs.state and cs.state.terminated and cs.state.terminated.finished_at:
                 rec.ended.setdefault(cs.name, cs.state.terminated.finished_at.timestamp())
+                rec.exit_codes.setdefault(cs.name, cs.state.terminated.exit_code)
+        if meta.deletion_timestamp and rec.deleting_at is None:
+            rec.deleting_at = time.time()
         rec.deleted = kind == "DELETED"
         if rec.deleted:
             self.deleted[f"pod/{meta.name}"] = time.time()

@@ -10,11 +10,15 @@ from __future__ import annotations
 import time
 
 import pytest
-from harness import NAMESPACE, Batch, Cluster, Entry, Record
+from harness import NAMESPACE, Batch, Cluster, Entry, PodRecord, Record
 from workloads import mpi_workflow
 
-#: From the deletion of the job to the last of its pods gone (issue 19).
-POD_GONE = 10
+#: Kubernetes' default terminationGracePeriodSeconds, which the job's pods keep: a container that ignored SIGTERM
+#: would be killed (exit 137) this long after its pod's deletion, and its pod go later still.
+GRACE = 30
+#: How much later than the workers' (which end at once on SIGTERM) the master's wait may end: finishedAt counts
+#: whole seconds, and the kubelet stops the pods one by one.
+WITH_THE_WORKERS = 3
 #: Workers that never become Ready (no sshd) but end at once on SIGTERM, unlike `sleep` as PID 1.
 IDLE_WORKER = ["/bin/sh", "-c", "trap 'exit 0' TERM; while :; do sleep 1; done"]
 
@@ -42,6 +46,21 @@ def waiting_master(cluster: Cluster, workflow: str, timeout: float = 240) -> str
     return cluster.recorder.jobs_of(workflow)[0]
 
 
+def timeline(cluster: Cluster, pods: list[PodRecord], start: float) -> str:
+    """Where a deleted job's pods spent their time, in seconds from ``start``: their deletion asked for (the
+    garbage collector), their containers ended (SIGTERM answered), the pod gone (the kubelet's teardown)."""
+
+    def at(t: float | None) -> str:
+        return "?" if t is None else f"{t - start:+.1f}"
+
+    return "; ".join(
+        f"{p.name}: deletion {at(p.deleting_at)}, "
+        + ", ".join(f"{c} ended {at(t)}" for c, t in sorted(p.ended.items()))
+        + f", gone {at(cluster.recorder.deleted.get(f'pod/{p.name}'))}"
+        for p in sorted(pods, key=lambda p: p.name)
+    )
+
+
 def submit_batch(b: Batch, cluster: Cluster) -> None:
     def delete_job(entry: Entry) -> None:
         job = waiting_master(cluster, entry.name)
@@ -58,10 +77,16 @@ def submit_batch(b: Batch, cluster: Cluster) -> None:
 
 
 @pytest.mark.batch
-@pytest.mark.scenario(f"19.2 a job deleted while its master waits for its workers: every pod gone within {POD_GONE} s")
+@pytest.mark.scenario(
+    "19.2 a job deleted while its master waits for its workers: the wait ends on SIGTERM with its workers,"
+    " no pod holds its grace period"
+)
 def test_deleting_a_job_whose_master_waits_removes_every_pod_at_once(
     cluster: Cluster, batch: Batch, record_property: Record
 ) -> None:
+    """What is ours is how the master's wait answers SIGTERM; how soon the garbage collector deletes the pods and
+    the kubelet tears them down is Kubernetes' own cost, which grows with the node's load (4 s alone, 16 s in CI's
+    full batch): the workers, whose shells end at once on SIGTERM, are measured beside the master as that floor."""
     entry = batch.get("delete-waiting")
     job = entry.seen["job"]
     assert entry.acted is not None
@@ -71,7 +96,15 @@ def test_deleting_a_job_whose_master_waits_removes_every_pod_at_once(
     assert len(pods) == 3 and all(p.deleted for p in pods), pods
     gone = max(cluster.recorder.deleted[f"pod/{p.name}"] for p in pods)
     record_property("took", gone - entry.acted)
-    assert gone - entry.acted <= POD_GONE, f"the last pod went {gone - entry.acted:.1f} s after the job's deletion"
+    seen = f"seconds after the job's deletion: {timeline(cluster, pods, entry.acted)}"
+    (master,) = [p for p in pods if p.labels.get("volcano.sh/task-spec") == "mpimaster"]
+    workers = [p for p in pods if p is not master]
+    # Each ended on SIGTERM by its own trap (143: the wait's PID 1; 0: the workers' shells), none killed (137).
+    assert master.exit_codes.get("wait-for-workers") == 143, f"the wait's exit code {master.exit_codes}; {seen}"
+    assert all(w.exit_codes.get("mpiworker") == 0 for w in workers), f"the workers' exit codes; {seen}"
+    last_worker = max(w.ended["mpiworker"] for w in workers)
+    assert master.ended["wait-for-workers"] <= last_worker + WITH_THE_WORKERS, f"the wait ended late; {seen}"
+    assert gone - entry.acted < GRACE, f"a pod held its grace period; {seen}"
     wf = cluster.wait(entry.name, timeout=300)
     assert wf["status"]["phase"] == "Failed"
 
