@@ -32,7 +32,6 @@ MAX_SLOTS = 4096  # ranks per worker: more cores than any node has
 _SCRIPTS = "hera_volcano.builders"
 
 #: What the wait runs (under scripts/pid1.sh): the pods' program, told to wait.
-_WAIT = ("python3", "-c", pods_program.bootstrap(), WAIT_COMMAND)
 
 API_ACCESS = "kube-api-access"
 TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -161,7 +160,10 @@ def mpi_job(
     wait = {
         "name": "wait-for-workers",
         "image": wait_image,
-        "command": ["/bin/sh", "-c", pod_scripts.read(_SCRIPTS, "pid1.sh"), "sh", *_WAIT],
+        "command": [
+            *("/bin/sh", "-c", pod_scripts.read(_SCRIPTS, "pid1.sh"), "sh"),
+            *("python3", "-c", pods_program.bootstrap(), WAIT_COMMAND),
+        ],
         "env": [
             {"name": "JOB_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['volcano.sh/job-name']"}}},
             {"name": "NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},

@@ -5,7 +5,6 @@ stand-in API server over HTTPS, as its service account."""
 from __future__ import annotations
 
 import ast
-import hashlib
 import os
 import signal
 import subprocess
@@ -122,13 +121,22 @@ def test_without_its_config_map_the_follower_fails_at_once_naming_it(tmp_path: P
     assert "hera-volcano rbac" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_the_config_map_holds_the_program_under_a_name_that_changes_with_it() -> None:
+def test_the_config_map_holds_the_program_under_a_name_that_changes_with_it(monkeypatch: pytest.MonkeyPatch) -> None:
     made = program.config_map("team-a")
     assert made["metadata"]["namespace"] == "team-a" and made["metadata"]["name"] == program.config_map_name()
     assert made["data"] == {program.PROGRAM_FILE: program.source(), program.LAUNCHER_FILE: program.launcher_source()}
-    digest = hashlib.sha256(program.source().encode() + b"\0" + program.launcher_source().encode()).hexdigest()[:12]
-    assert program.config_map_name() == f"hera-volcano-follower-{digest}", "both files make the version"
     assert program.is_config_map_name(program.config_map_name()) and not program.is_config_map_name("other")
+    # Any module the files are made from, or the code that joins them, changed by one character: another name.
+    original, read = program.config_map_name(), program.module_source
+    names = set()
+    for changed in (*program.MODULES, "launcher", "program"):
+        monkeypatch.setattr(program, "module_source", lambda name, c=changed: read(name) + ("#" if name == c else ""))
+        program.config_map_name.cache_clear()
+        names.add(program.config_map_name())
+    monkeypatch.setattr(program, "module_source", read)
+    program.config_map_name.cache_clear()
+    assert program.config_map_name() == original
+    assert len(names) == len(program.MODULES) + 2 and original not in names
 
 
 def start(server: Server, tmp_path: Path, *argv: str, **env: str) -> subprocess.Popen[str]:
