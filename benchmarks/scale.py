@@ -3,12 +3,13 @@ gangs into two queues, 30 workflows waiting, on Volcano's real scheduler and Arg
 
 It runs tests/e2e/test_scale.py with ``HERA_VOLCANO_SCALE=full`` (the same scenarios `make test` runs small), which
 records what it measured, then the burst once more with Argo's controller given more room (``FASTER``: a higher
-client QPS and burst, a shorter requeue delay), and writes the table to RESULTS-scale.md. Needs root and Linux;
-otherwise it says so and exits 0.
+client QPS and burst, a shorter requeue delay), and writes the table to RESULTS-scale.md. ``--only burst`` runs the
+burst alone, once (about 20 minutes, not 35). Needs root and Linux; otherwise it says so and exits 0.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -24,6 +25,8 @@ sys.path.insert(0, str(ROOT / "cluster" / "e2e"))
 RESULTS = Path(__file__).resolve().with_name("RESULTS-scale.md")
 #: Argo's workflow controller with more room than its defaults (qps 20, burst 30, DEFAULT_REQUEUE_TIME 10s).
 FASTER = "qps=100,burst=200,DEFAULT_REQUEUE_TIME=2s"
+#: Issue 33: the burst drains in at most this many times the drain of its job steps alone.
+OVER_STEPS_ALONE = 1.35
 
 
 def table(found: dict[str, dict[str, Any]], faster: dict[str, Any]) -> str:
@@ -45,7 +48,8 @@ def table(found: dict[str, dict[str, Any]], faster: dict[str, Any]) -> str:
             "drain of the same jobs by their job steps alone (no follower, no exit handler: Argo's own cost); ours "
             "against it",
             f"{burst.get('steps_alone_s')} s: {burst.get('steps_alone_over_floor')}x the floor; ours "
-            f"**{burst.get('drain_over_steps_alone')}x**",
+            f"**{burst.get('drain_over_steps_alone')}x** (target <= {OVER_STEPS_ALONE}x: "
+            f"{'PASS' if (burst.get('drain_over_steps_alone') or 99) <= OVER_STEPS_ALONE else 'MISS'})",
         ),
         (
             "drain of our workflows with followers that do nothing (each follower's pod sleeps 1 s: its pod's cost "
@@ -93,25 +97,27 @@ def table(found: dict[str, dict[str, Any]], faster: dict[str, Any]) -> str:
     return "\n".join(["| | |", "|---|---|", *(f"| {a} | {b} |" for a, b in rows)])
 
 
-def main() -> int:
-    from host import HostError, require_root_and_linux
+def main(argv: list[str]) -> int:
+    from host import cannot_run
 
-    try:
-        require_root_and_linux()
-    except HostError as e:
-        print(f"benchmarks/scale.py: skipped: {e}")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--only", choices=["burst"], help="the burst alone, once (not the faster re-run)")
+    only = parser.parse_args(argv).only
+    if cannot_run("benchmarks/scale.py"):
         return 0
     began = time.monotonic()
     with tempfile.TemporaryDirectory() as folder:
         results = Path(folder) / "scale.jsonl"
         env = {**os.environ, "HERA_VOLCANO_SCALE": "full", "HERA_VOLCANO_SCALE_RESULTS": str(results)}
         pytest = [sys.executable, "-m", "pytest", "tests/e2e/test_scale.py", "-s", "-q"]
-        run = subprocess.run([*pytest, "-k", "v4.1.4"], cwd=ROOT, env=env, check=False)
+        run = subprocess.run([*pytest, "-k", f"v4.1.4{' and burst' if only else ''}"], cwd=ROOT, env=env, check=False)
         found = read(results)
         results.unlink(missing_ok=True)
-        env["HERA_VOLCANO_ARGO_SETTINGS"] = FASTER
-        again = subprocess.run([*pytest, "-k", "v4.1.4 and burst"], cwd=ROOT, env=env, check=False)
-        faster = read(results).get("burst", {})
+        again, faster = run, {}
+        if not only:
+            env["HERA_VOLCANO_ARGO_SETTINGS"] = FASTER
+            again = subprocess.run([*pytest, "-k", "v4.1.4 and burst"], cwd=ROOT, env=env, check=False)
+            faster = read(results).get("burst", {})
     header = (
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Linux {platform.release()}, "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; Kubernetes v1.37.2, Volcano v1.15.1, Argo v4.1.4, "
@@ -138,4 +144,4 @@ def read(results: Path) -> dict[str, dict[str, Any]]:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

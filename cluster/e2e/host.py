@@ -48,6 +48,16 @@ def require_root_and_linux() -> None:
         raise HostError("the end-to-end cluster needs root (network bridge, mounts, cgroups, iptables)")
 
 
+def cannot_run(script: str) -> bool:
+    """For the benchmarks, which skip rather than fail on a host without the cluster: True, having said why."""
+    try:
+        require_root_and_linux()
+    except HostError as e:
+        print(f"{script}: skipped: {e}")
+        return True
+    return False
+
+
 def preflight(ports: Iterable[tuple[str, int]]) -> None:
     """Raise HostError with one line saying why this host cannot run the cluster."""
     require_root_and_linux()
