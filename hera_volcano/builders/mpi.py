@@ -31,8 +31,6 @@ MAX_SLOTS = 4096  # ranks per worker: more cores than any node has
 # program's ConfigMap), then, in its own container, until their names resolve (scripts/resolve_workers.sh).
 _SCRIPTS = "hera_volcano.builders"
 
-#: What the wait runs (under scripts/pid1.sh): the pods' program, told to wait.
-
 API_ACCESS = "kube-api-access"
 TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 
