@@ -524,6 +524,10 @@ class Batch:
         self.cluster.delete_workflows()
 
 
-def took(workflow: dict[str, Any], since: float) -> float:
-    """Seconds from ``since`` (wall clock) to the workflow's end (finishedAt has whole seconds)."""
-    return datetime.fromisoformat(workflow["status"]["finishedAt"].replace("Z", "+00:00")).timestamp() - since
+def took(workflow: dict[str, Any], since: float, step: str | None = None) -> float:
+    """Seconds from ``since`` (wall clock) to the workflow's end, or to the end of its node named ``step``
+    (finishedAt has whole seconds)."""
+    status = workflow["status"]
+    if step is not None:
+        (status,) = [n for n in status["nodes"].values() if n.get("displayName") == step]
+    return datetime.fromisoformat(status["finishedAt"].replace("Z", "+00:00")).timestamp() - since

@@ -13,12 +13,10 @@ import pytest
 from harness import NAMESPACE, Batch, Cluster, Entry, PodRecord, Record
 from workloads import mpi_workflow
 
-#: Kubernetes' default terminationGracePeriodSeconds, which the job's pods keep: a container that ignored SIGTERM
-#: would be killed (exit 137) this long after its pod's deletion, and its pod go later still.
-GRACE = 30
-#: How much later than the workers' (which end at once on SIGTERM) the master's wait may end: finishedAt counts
-#: whole seconds, and the kubelet stops the pods one by one.
-WITH_THE_WORKERS = 3
+#: How long after the kubelet's "Killing" event (its SIGTERM) a container may end: the event and finishedAt count
+#: whole seconds, and the runtime signals the container just after the kubelet records the event. When the kubelet
+#: gets to each pod is its own affair: under CI's full batch it reached the master 4 s after the workers.
+AFTER_ITS_SIGNAL = 3
 #: Workers that never become Ready (no sshd) but end at once on SIGTERM, unlike `sleep` as PID 1.
 IDLE_WORKER = ["/bin/sh", "-c", "trap 'exit 0' TERM; while :; do sleep 1; done"]
 
@@ -46,17 +44,33 @@ def waiting_master(cluster: Cluster, workflow: str, timeout: float = 240) -> str
     return cluster.recorder.jobs_of(workflow)[0]
 
 
+def signalled(cluster: Cluster, pod: PodRecord) -> dict[str, float]:
+    """When the kubelet set out to stop each of the pod's containers (its "Killing" event, then SIGTERM)."""
+    out: dict[str, float] = {}
+    for event in cluster.events(pod.name):
+        if event.reason == "Killing" and event.message.startswith("Stopping container "):
+            at = event.first_timestamp or event.event_time
+            out.setdefault(event.message.removeprefix("Stopping container ").strip(), at.timestamp())
+    return out
+
+
 def timeline(cluster: Cluster, pods: list[PodRecord], start: float) -> str:
     """Where a deleted job's pods spent their time, in seconds from ``start``: their deletion asked for (the
-    garbage collector), their containers ended (SIGTERM answered), the pod gone (the kubelet's teardown)."""
+    garbage collector), their containers signalled (the kubelet's SIGTERM) and ended (SIGTERM answered), the pod gone
+    (the kubelet's teardown)."""
 
     def at(t: float | None) -> str:
         return "?" if t is None else f"{t - start:+.1f}"
 
+    def containers(p: PodRecord) -> str:
+        sent = signalled(cluster, p)
+        return ", ".join(f"{c} signalled {at(sent.get(c))} ended {at(t)}" for c, t in sorted(p.ended.items()))
+
+    def gone(p: PodRecord) -> str:
+        return at(cluster.recorder.deleted.get(f"pod/{p.name}"))
+
     return "; ".join(
-        f"{p.name}: deletion {at(p.deleting_at)}, "
-        + ", ".join(f"{c} ended {at(t)}" for c, t in sorted(p.ended.items()))
-        + f", gone {at(cluster.recorder.deleted.get(f'pod/{p.name}'))}"
+        f"{p.name}: deletion {at(p.deleting_at)}, {containers(p)}, gone {gone(p)}"
         for p in sorted(pods, key=lambda p: p.name)
     )
 
@@ -78,33 +92,40 @@ def submit_batch(b: Batch, cluster: Cluster) -> None:
 
 @pytest.mark.batch
 @pytest.mark.scenario(
-    "19.2 a job deleted while its master waits for its workers: the wait ends on SIGTERM with its workers,"
-    " no pod holds its grace period"
+    "19.2 a job deleted while its master waits for its workers: the wait ends at once on SIGTERM, as the workers do;"
+    " no container is killed at the end of its grace period"
 )
 def test_deleting_a_job_whose_master_waits_removes_every_pod_at_once(
     cluster: Cluster, batch: Batch, record_property: Record
 ) -> None:
-    """What is ours is how the master's wait answers SIGTERM; how soon the garbage collector deletes the pods and
-    the kubelet tears them down is Kubernetes' own cost, which grows with the node's load (4 s alone, 16 s in CI's
-    full batch): the workers, whose shells end at once on SIGTERM, are measured beside the master as that floor."""
+    """What is ours is how the master's wait answers SIGTERM, measured from the kubelet's own record of sending it;
+    how soon the garbage collector deletes the pods and the kubelet gets to each of them and tears it down is
+    Kubernetes' own cost, which grows with the node's load (4 s alone, up to 28 s in CI's full batch): it is printed,
+    and the workers, whose shells end at once on SIGTERM, are held to the same bound beside the master."""
     entry = batch.get("delete-waiting")
     job = entry.seen["job"]
     assert entry.acted is not None
-    cluster.wait_for(lambda: not cluster.job_pods(job), f"the pods of {job} gone", 60)
+    cluster.wait_for(lambda: not cluster.job_pods(job), f"the pods of {job} gone", 90)
     cluster.wait_for(lambda: cluster.recorder.gone_at(job) is not None, f"the recorder to see {job} go", 30)
     pods = cluster.recorder.select(**{"volcano.sh/job-name": job})
     assert len(pods) == 3 and all(p.deleted for p in pods), pods
     gone = max(cluster.recorder.deleted[f"pod/{p.name}"] for p in pods)
     record_property("took", gone - entry.acted)
-    seen = f"seconds after the job's deletion: {timeline(cluster, pods, entry.acted)}"
     (master,) = [p for p in pods if p.labels.get("volcano.sh/task-spec") == "mpimaster"]
     workers = [p for p in pods if p is not master]
-    # Each ended on SIGTERM by its own trap (143: the wait's PID 1; 0: the workers' shells), none killed (137).
+    running = [(master, "wait-for-workers"), *((w, "mpiworker") for w in workers)]
+    cluster.wait_for(
+        lambda: all(c in signalled(cluster, p) for p, c in running), "the kubelet's Killing events of the pods", 30
+    )
+    seen = f"seconds after the job's deletion: {timeline(cluster, pods, entry.acted)}"
+    # Each ended on SIGTERM by its own trap (143: the wait's PID 1; 0: the workers' shells), none killed (137) at the
+    # end of the grace period its pod keeps (Kubernetes' default 30 s).
     assert master.exit_codes.get("wait-for-workers") == 143, f"the wait's exit code {master.exit_codes}; {seen}"
     assert all(w.exit_codes.get("mpiworker") == 0 for w in workers), f"the workers' exit codes; {seen}"
-    last_worker = max(w.ended["mpiworker"] for w in workers)
-    assert master.ended["wait-for-workers"] <= last_worker + WITH_THE_WORKERS, f"the wait ended late; {seen}"
-    assert gone - entry.acted < GRACE, f"a pod held its grace period; {seen}"
+    for pod, name in running:
+        late = pod.ended[name] - signalled(cluster, pod)[name]
+        assert late <= AFTER_ITS_SIGNAL, f"{pod.name}'s {name} ended {late:.0f} s after its SIGTERM; {seen}"
+    print(seen)
     wf = cluster.wait(entry.name, timeout=300)
     assert wf["status"]["phase"] == "Failed"
 
