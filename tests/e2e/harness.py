@@ -320,10 +320,12 @@ class Cluster:
             message = f", message {status['message']!r}" if status.get("message") else ""
             lines.append(f"workflow {name}: phase {status.get('phase') or '(none yet)'}{message}")
         nodes = sorted(status.get("nodes", {}).values(), key=lambda n: (n.get("startedAt") or "", n["displayName"]))
+        began = status.get("startedAt")
         for node in nodes:
             if node.get("type") in ("Pod", "Retry", "Skipped", "Suspend"):
                 message = f": {node['message']!r}" if node.get("message") else ""
-                lines.append(f"  step {node['displayName']}: {node.get('phase')}{message}")
+                span = _span(began, node.get("startedAt"), node.get("finishedAt"))
+                lines.append(f"  step {node['displayName']}: {node.get('phase')}{span}{message}")
         pods = self.recorder.select(**{WORKFLOW_LABEL: name})
         for job in self.recorder.jobs_of(name):
             lines.append(f"  volcano job {job}: phases {' -> '.join(self.recorder.phases(job)) or '(none seen)'}")
@@ -384,16 +386,19 @@ class Cluster:
 
     def requests(self, service_account: str = SERVICE_ACCOUNT, namespace: str = NAMESPACE) -> list[Request]:
         """Every request the pods of ``service_account`` (of ``namespace``) made, from the API server's audit log,
-        with the pod that made it (service-account tokens of pods name their pod)."""
+        with the pod that made it (service-account tokens of pods name their pod). Once each: a watch or a log stream
+        is logged at its ResponseStarted and again at its ResponseComplete, under one auditID."""
         user = f"system:serviceaccount:{namespace}:{service_account}"
         found = []
+        seen = set()
         with open(self.node.paths.audit_log) as f:
             for line in f:
                 if user not in line:
                     continue
                 event = json.loads(line)
-                if event["user"]["username"] != user:
+                if event["user"]["username"] != user or event["auditID"] in seen:
                     continue
+                seen.add(event["auditID"])
                 pod = (event["user"].get("extra", {}).get("authentication.kubernetes.io/pod-name") or ["?"])[0]
                 ref = event.get("objectRef") or {}
                 what = ref.get("resource", "") + (f"/{ref['subresource']}" if ref.get("subresource") else "")
@@ -524,10 +529,23 @@ class Batch:
         self.cluster.delete_workflows()
 
 
+def _span(began: str | None, start: str | None, end: str | None) -> str:
+    """' (+12..+46 s)': a step's start and end in seconds after its workflow's start, so a CI log shows where the
+    time went."""
+    if not began or not start:
+        return ""
+    ended = f"+{_seconds(end) - _seconds(began):.0f}" if end else ""
+    return f" (+{_seconds(start) - _seconds(began):.0f}..{ended} s)"
+
+
+def _seconds(stamp: str) -> float:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
 def took(workflow: dict[str, Any], since: float, step: str | None = None) -> float:
     """Seconds from ``since`` (wall clock) to the workflow's end, or to the end of its node named ``step``
     (finishedAt has whole seconds)."""
     status = workflow["status"]
     if step is not None:
         (status,) = [n for n in status["nodes"].values() if n.get("displayName") == step]
-    return datetime.fromisoformat(status["finishedAt"].replace("Z", "+00:00")).timestamp() - since
+    return _seconds(status["finishedAt"]) - since
