@@ -48,6 +48,7 @@ from hera_volcano.pods.follow import (
     ShowInit,
     Stop,
     Stream,
+    failure_lines,
     job_phase,
     lead_task,
     name_of,
@@ -364,15 +365,8 @@ class Run:
                     name = follower.followed
                     if isinstance(step, ShowInit):
                         yield step.header
-                        shown = list(self._tail(step.pod, step.container, previous=step.previous))
-                        if step.previous and not shown:
-                            # Said restarted, but the kubelet may not have the earlier run as its previous one yet.
-                            shown = list(self._tail(step.pod, step.container))
-                        elif not step.previous and self._restarted(every, step.pod, name, step.container):
-                            # Restarted while its log was read (the first back-off can be a fraction of a second):
-                            # that may be the new attempt's, and the failure's is now the previous one.
-                            shown = list(self._tail(step.pod, step.container, previous=True))
-                        yield from shown
+                        logs = [self._run_log(step.pod, step.container, p) for p in (step.previous, not step.previous)]
+                        yield from failure_lines(step.window, *logs)
                     elif isinstance(step, Stream) and follower.streamed is not None:
                         yield step.header
                         cursor, received = cursors.setdefault(follower.streamed, (LineCursor(), [0.0]))
@@ -411,11 +405,6 @@ class Run:
         except ClusterError as e:
             if not _gone_or_transient(e):
                 raise
-
-    def _restarted(self, pods: Sequence[Mapping[str, Any]], pod: str, container: str, init: str) -> bool:
-        """The failed init container ``init`` of ``pod`` has been restarted by now (it no longer waits to be)."""
-        fresh = next((p for p in self._fresh(pods, pod) if name_of(p) == pod), None)
-        return fresh is not None and pod_state(fresh, container).init_backoff != init
 
     def _fresh(self, pods: Sequence[Mapping[str, Any]], name: str) -> list[Mapping[str, Any]]:
         """``pods`` with the pod ``name`` as the API server has it now. When a stream has ended, the watch may not
@@ -477,6 +466,19 @@ class Run:
             outcome["failed"] = True
             if not _gone_or_transient(e):
                 raise
+
+    def _run_log(self, pod: str, container: str, previous: bool) -> list[str] | None:
+        """The last lines of one run of a container, with timestamps; None when the kubelet has none (no previous
+        run yet, or the pod gone)."""
+        try:
+            with self._api.log(
+                self.namespace, pod, container, previous=previous, timestamps=True, tail=TAIL_LINES
+            ) as stream:
+                return list(stream)
+        except ClusterError as e:
+            if not _gone_or_transient(e):
+                raise
+            return None
 
     def _tail(self, pod: str, container: str, *, previous: bool = False, prefix: str = "") -> Iterator[str]:
         """The last lines of one container's log, if it has one (a container that never ran has none)."""

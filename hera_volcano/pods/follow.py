@@ -90,7 +90,8 @@ def annotations_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 class PodState:
     """What the follower needs of a pod: which container run of ``container`` it has (its ID, empty until it
     starts), whether it runs now, how often each init container failed, and which one (if any) waits to be
-    restarted after a failure (its current log is that failure's; once restarted, its previous log is)."""
+    restarted after a failure, and when each init container's last failed run began and ended (which of its logs
+    is that run's: :func:`failure_lines`)."""
 
     uid: str
     name: str
@@ -100,6 +101,8 @@ class PodState:
     init_restarts: tuple[tuple[str, int], ...] = ()
     containers: tuple[str, ...] = ()
     init_backoff: str = ""
+    #: Each init container's last failed run: (name, start, end), seconds since the epoch.
+    init_failures: tuple[tuple[str, int, int], ...] = ()
 
 
 def pod_state(pod: Mapping[str, Any], container: str) -> PodState:
@@ -124,7 +127,24 @@ def pod_state(pod: Mapping[str, Any], container: str) -> PodState:
         init_restarts=restarts,
         containers=tuple(str(n) for n in declared if n),
         init_backoff=backoff,
+        init_failures=tuple(_last_failure(c) for c in inits if _last_failure(c)[1:] != (0, 0)),
     )
+
+
+def _last_failure(status: Mapping[str, Any]) -> tuple[str, int, int]:
+    """An init container's last ended run (its current state if it has ended, else its last state): its name, start
+    and end; zeros when unknown."""
+    ended = as_map(as_map(status.get("state")).get("terminated")) or as_map(
+        as_map(status.get("lastState")).get("terminated")
+    )
+    return str(status.get("name")), _epoch(ended.get("startedAt")), _epoch(ended.get("finishedAt"))
+
+
+def _epoch(value: Any) -> int:
+    """An RFC 3339 time of the API (whole seconds) as seconds since the epoch; 0 for none."""
+    if not isinstance(value, str) or not value:
+        return 0
+    return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp())
 
 
 def _failed(status: Mapping[str, Any]) -> bool:
@@ -228,14 +248,15 @@ class Stream:
 
 @dataclass(frozen=True)
 class ShowInit:
-    """Show the end of a failed init container attempt's log: its previous run once restarted, else its current."""
+    """Show the end of a failed init container attempt's log: read its previous and its current run's logs (with
+    timestamps, ``previous`` first when the status says it was restarted) and show :func:`failure_lines` of them."""
 
     pod: str
     container: str
     header: str
     previous: bool = True
-    #: Its failures so far: once its restarts reach this, the failure's log is the previous one.
-    failures: int = 0
+    #: The failed run's start and end (seconds since the epoch, whole), from the pod's status.
+    window: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -539,7 +560,8 @@ class Follower:
             if count > self.shown_inits.get((pod.uid, name), 0):
                 self.shown_inits[(pod.uid, name)] = count
                 header = f"=== {pod.name}: init container {name} failed (restart {count}); the end of its output:"
-                steps.append(ShowInit(pod.name, name, header, name != pod.init_backoff, count))
+                window = next(((a, b) for n, a, b in pod.init_failures if n == name), None)
+                steps.append(ShowInit(pod.name, name, header, name != pod.init_backoff, window))
         return steps
 
     def never_started(self) -> PodState | None:
@@ -551,6 +573,21 @@ class Follower:
 
 
 # --------------------------------------------------------------------------------------------- log lines
+
+
+def failure_lines(window: tuple[int, int] | None, *logs: Sequence[str] | None) -> list[str]:
+    """The text of the failed run's log among ``logs`` (read with timestamps; None: not readable): the first whose
+    lines all fall within that run's ``window``. Neither the current nor the previous log is that run's by rule: the
+    kubelet may restart a container (at once after its first failure) before the API server's status says so, when
+    the current log is already the new run's. A run that printed nothing shows nothing. Without a window, the first
+    log that could be read."""
+    for lines in logs:
+        if lines is None:
+            continue
+        parsed = [split_timestamp(line) for line in lines]
+        if window is None or (parsed and all(s is not None and window[0] <= s[0] <= window[1] for s, _ in parsed)):
+            return [text for _, text in parsed]
+    return []
 
 
 def split_timestamp(line: str) -> tuple[tuple[int, int] | None, str]:

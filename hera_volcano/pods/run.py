@@ -38,6 +38,7 @@ from hera_volcano.pods.follow import (
     ShowInit,
     Stop,
     Stream,
+    failure_lines,
     job_phase,
     name_of,
     podgroup_said,
@@ -352,32 +353,13 @@ class FollowLogs:
         """An init container that failed (say, the master's wait for its workers gave up) is restarted by the
         kubelet: show why, once per failure, while the pod and the log of that attempt still exist."""
         self.say(step.header)
-        pod, container = step.pod, step.container
-        if step.previous:
-            # The status said it was restarted, but the kubelet that answers may not have the earlier run as its
-            # previous one yet: its current log is then still the failure's.
-            lines = self._lines(pod, container, quiet=True, previous=True, tail=TAIL_LINES)
-            if lines is None:
-                lines = self._lines(pod, container, previous=False, tail=TAIL_LINES)
-        else:
-            lines = self._lines(pod, container, previous=False, tail=TAIL_LINES)
-            if lines is None or self._restarted(step, lines):
-                # The kubelet restarted it while the log was read (the first back-off can be a fraction of a
-                # second), or is replacing it (the current log is not there yet): the failure's log is the previous.
-                lines = self._lines(pod, container, previous=True, tail=TAIL_LINES)
-        for line in lines or []:
+        # The kubelet may have no previous run yet (400): said only when neither log can be read.
+        first = self._lines(step.pod, step.container, True, previous=step.previous, timestamps=True, tail=TAIL_LINES)
+        other = self._lines(
+            step.pod, step.container, first is not None, previous=not step.previous, timestamps=True, tail=TAIL_LINES
+        )
+        for line in failure_lines(step.window, first, other):
             self.say(line)
-
-    def _restarted(self, step: ShowInit, lines: list[str]) -> bool:
-        if lines and lines[0].startswith("unable to retrieve container logs"):
-            return True
-        try:
-            pod = self.api.get(PODS, step.pod)
-        except ApiError:
-            return False
-        statuses = pod.get("status", {}).get("initContainerStatuses") or []
-        count = next((int(s.get("restartCount") or 0) for s in statuses if s.get("name") == step.container), 0)
-        return count >= step.failures
 
     def _give_up(self, step: GiveUp) -> int | None:
         """The start limit passed: unless the job, read once more, has started, say why, delete it (its step fails,

@@ -21,6 +21,7 @@ from hera_volcano.pods.follow import (
     Stream,
     Wait,
     attempt,
+    failure_lines,
     lead_task,
     newest,
     pod_state,
@@ -150,12 +151,52 @@ def test_each_failed_init_attempt_is_shown_once_and_a_container_that_never_start
     f = follower()
     pod = copy.deepcopy(master("tight"))
     pod["metadata"]["labels"]["volcano.sh/job-name"] = NAME
-    pod["status"]["initContainerStatuses"] = [{"name": "wait-for-workers", "restartCount": 1, "state": {}}]
+    ran = {"terminated": {"exitCode": 1, "startedAt": "2026-12-06T12:00:05Z", "finishedAt": "2026-12-06T12:00:25Z"}}
+    pod["status"]["initContainerStatuses"] = [
+        {"name": "wait-for-workers", "restartCount": 1, "state": {"running": {}}, "lastState": ran}
+    ]
     state = pod_state(pod, "mpimaster")
     header = f"=== {state.name}: init container wait-for-workers failed (restart 1); the end of its output:"
-    assert look(f, 1, [job("Running")], [pod]) == [ShowInit(state.name, "wait-for-workers", header, True, 1), Wait()]
+    window = (1796558405, 1796558425)
+    assert look(f, 1, [job("Running")], [pod]) == [
+        ShowInit(state.name, "wait-for-workers", header, True, window),
+        Wait(),
+    ]
     assert look(f, 2, [job("Running")], [pod]) == [Wait()]
     assert look(f, 3, [job("Terminated")], [pod]) == [Stop(f"Job {NAME} is Terminated", state, phase="Terminated")]
+
+
+def test_a_failed_init_runs_window_comes_from_its_state_while_it_waits_and_from_its_last_state_once_restarted() -> None:
+    run = {"startedAt": "2026-12-06T12:00:05Z", "finishedAt": "2026-12-06T12:00:25Z"}
+    pod = copy.deepcopy(master("tight"))
+    waiting = {"name": "wait-for-workers", "restartCount": 0, "state": {"terminated": {"reason": "Error", **run}}}
+    pod["status"]["initContainerStatuses"] = [waiting]
+    assert pod_state(pod, "mpimaster").init_failures == (("wait-for-workers", 1796558405, 1796558425),)
+    backoff = {"waiting": {"reason": "CrashLoopBackOff"}}
+    pod["status"]["initContainerStatuses"] = [{**waiting, "state": backoff, "lastState": {"terminated": run}}]
+    assert pod_state(pod, "mpimaster").init_failures == (("wait-for-workers", 1796558405, 1796558425),)
+    pod["status"]["initContainerStatuses"] = [{"name": "wait-for-workers", "restartCount": 0, "state": {}}]
+    assert pod_state(pod, "mpimaster").init_failures == (), "a run not ended yet has no window"
+
+
+def test_the_failed_runs_log_is_the_one_within_its_window_whichever_the_kubelet_calls_current() -> None:
+    window = (1796558405, 1796558425)
+    failed = ["2026-12-06T12:00:05.5Z Waiting for 2 Ready pods", "2026-12-06T12:00:25.1Z Only 0 of 2 workers Ready"]
+    shown = ["Waiting for 2 Ready pods", "Only 0 of 2 workers Ready"]
+    new_run = ["2026-12-06T12:00:26.2Z Waiting for 2 Ready pods"]
+    older = ["2026-12-06T11:59:40Z Waiting for 2 Ready pods", "2026-12-06T12:00:01Z Only 0 of 2 workers Ready"]
+    # The kubelet restarted it before the status said so: the current log is the new run's, empty or not yet.
+    assert failure_lines(window, [], failed) == shown
+    assert failure_lines(window, new_run, failed) == shown
+    # Not restarted yet: the current log is the failure's; the previous one is the run before it.
+    assert failure_lines(window, failed, older) == shown
+    assert failure_lines(window, older, failed) == shown
+    # No previous run yet (the kubelet answers 400), or a run that printed nothing: nothing of another run.
+    assert failure_lines(window, None, failed) == shown
+    assert failure_lines(window, [], older) == []
+    assert failure_lines(window, ["no timestamp"], None) == []
+    # Without a window (the status named no times), the first log that could be read.
+    assert failure_lines(None, None, ["x", "2026-12-06T12:00:05Z y"]) == ["x", "y"]
 
 
 def test_an_init_container_killed_as_its_pod_is_deleted_did_not_fail() -> None:
