@@ -13,10 +13,14 @@ import pytest
 from harness import NAMESPACE, Batch, Cluster, Entry, PodRecord, Record
 from workloads import mpi_workflow
 
-#: How long after the kubelet's "Killing" event (its SIGTERM) a container may end: the event and finishedAt count
-#: whole seconds, and the runtime signals the container just after the kubelet records the event. When the kubelet
-#: gets to each pod is its own affair: under CI's full batch it reached the master 4 s after the workers.
-AFTER_ITS_SIGNAL = 3
+#: How long after the kubelet's "Killing" event (its SIGTERM) a container may end: well within the grace period its
+#: pod keeps (30 s), after which it would be killed (137). The runtime's own time to stop a container and record its
+#: end grows with the node's load: under CI's full batch (2026-12-06, Argo 3.7) the workers' shells, which end at
+#: once, took 3 s and the master's wait 4 s.
+AFTER_ITS_SIGNAL = 10
+#: The master's wait against the workers' shells beside it, on the same node at the same moment: the event and
+#: finishedAt count whole seconds.
+BESIDE_THE_WORKERS = 1
 #: The step's deadline of the gang that cannot fit (19.3), counted from its pod's start.
 QUIET_DEADLINE = 300
 #: How long 19.3's follower must have had every watch open while its gang waited: a follower polling every 3 s
@@ -114,8 +118,8 @@ def test_deleting_a_job_whose_master_waits_removes_every_pod_at_once(
 ) -> None:
     """What is ours is how the master's wait answers SIGTERM, measured from the kubelet's own record of sending it;
     how soon the garbage collector deletes the pods and the kubelet gets to each of them and tears it down is
-    Kubernetes' own cost, which grows with the node's load (4 s alone, up to 28 s in CI's full batch): it is printed,
-    and the workers, whose shells end at once on SIGTERM, are held to the same bound beside the master."""
+    Kubernetes' own cost, which grows with the node's load (4 s alone, up to 28 s in CI's full batch): it is printed.
+    The workers' shells, which end at once on SIGTERM, measure the runtime's part beside the master's wait."""
     entry = batch.get("delete-waiting")
     job = entry.seen["job"]
     assert entry.acted is not None
@@ -136,9 +140,11 @@ def test_deleting_a_job_whose_master_waits_removes_every_pod_at_once(
     # end of the grace period its pod keeps (Kubernetes' default 30 s).
     assert master.exit_codes.get("wait-for-workers") == 143, f"the wait's exit code {master.exit_codes}; {seen}"
     assert all(w.exit_codes.get("mpiworker") == 0 for w in workers), f"the workers' exit codes; {seen}"
+    late = {p.name: p.ended[name] - signalled(cluster, p)[name] for p, name in running}
     for pod, name in running:
-        late = pod.ended[name] - signalled(cluster, pod)[name]
-        assert late <= AFTER_ITS_SIGNAL, f"{pod.name}'s {name} ended {late:.0f} s after its SIGTERM; {seen}"
+        assert late[pod.name] <= AFTER_ITS_SIGNAL, f"{pod.name}'s {name} ended {late[pod.name]:.0f} s after; {seen}"
+    workers_late = max(late[w.name] for w in workers)
+    assert late[master.name] <= workers_late + BESIDE_THE_WORKERS, f"the wait ended after the workers; {seen}"
     print(seen)
     wf = cluster.wait(entry.name, timeout=300)
     assert wf["status"]["phase"] == "Failed"
