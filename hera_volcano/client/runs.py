@@ -365,7 +365,10 @@ class Run:
                     name = follower.followed
                     if isinstance(step, ShowInit):
                         yield step.header
-                        logs = [self._run_log(step.pod, step.container, p) for p in (step.previous, not step.previous)]
+                        logs = [
+                            self._run_log(step.pod, step.container, previous=p, timestamps=True)
+                            for p in (step.previous, not step.previous)
+                        ]
                         yield from failure_lines(step.window, *logs)
                     elif isinstance(step, Stream) and follower.streamed is not None:
                         yield step.header
@@ -467,12 +470,14 @@ class Run:
             if not _gone_or_transient(e):
                 raise
 
-    def _run_log(self, pod: str, container: str, previous: bool) -> list[str] | None:
-        """The last lines of one run of a container, with timestamps; None when the kubelet has none (no previous
-        run yet, or the pod gone)."""
+    def _run_log(
+        self, pod: str, container: str, *, previous: bool = False, timestamps: bool = False
+    ) -> list[str] | None:
+        """The last lines of one run of a container; None when the kubelet has none (it never ran, no previous run
+        yet, or the pod is gone)."""
         try:
             with self._api.log(
-                self.namespace, pod, container, previous=previous, timestamps=True, tail=TAIL_LINES
+                self.namespace, pod, container, previous=previous, timestamps=timestamps, tail=TAIL_LINES
             ) as stream:
                 return list(stream)
         except ClusterError as e:
@@ -480,19 +485,9 @@ class Run:
                 raise
             return None
 
-    def _tail(self, pod: str, container: str, *, previous: bool = False, prefix: str = "") -> Iterator[str]:
-        """The last lines of one container's log, if it has one (a container that never ran has none)."""
-        try:
-            with self._api.log(self.namespace, pod, container, previous=previous, tail=TAIL_LINES) as stream:
-                for line in stream:
-                    yield prefix + line
-        except ClusterError as e:
-            if not _gone_or_transient(e):
-                raise
-
     def _tails(self, pod: str, containers: Sequence[str]) -> Iterator[str]:
         for name in containers:
-            yield from self._tail(pod, name, prefix=f"[pod/{pod}/{name}] ")
+            yield from (f"[pod/{pod}/{name}] {line}" for line in self._run_log(pod, name) or [])
 
     def explain(self) -> str:
         """Why the run's gangs do not start, as a readable report: per Volcano Job its phase, its PodGroup (phase,
