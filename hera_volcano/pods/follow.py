@@ -127,7 +127,7 @@ def pod_state(pod: Mapping[str, Any], container: str) -> PodState:
         init_restarts=restarts,
         containers=tuple(str(n) for n in declared if n),
         init_backoff=backoff,
-        init_failures=tuple(_last_failure(c) for c in inits if _last_failure(c)[1:] != (0, 0)),
+        init_failures=tuple(f for f in map(_last_failure, inits) if f[1:] != (0, 0)),
     )
 
 
