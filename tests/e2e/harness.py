@@ -82,7 +82,9 @@ class PodRecord:
     waiting: set[str] = field(default_factory=set)  # reasons its containers waited for (ImagePullBackOff, ...)
     deleted: bool = False
     bound_at: float | None = None  # when it was first seen on a node
+    started: dict[str, float] = field(default_factory=dict)  # container -> when it started (the kubelet's startedAt)
     ended: dict[str, float] = field(default_factory=dict)  # container -> when it ended (the kubelet's finishedAt)
+    step: str = ""  # the Argo node it runs (workflows.argoproj.io/node-name), for a workflow's pod
     deleting_at: float | None = None  # when it was first seen with a deletionTimestamp (its deletion asked for)
     exit_codes: dict[str, int] = field(default_factory=dict)  # container -> the exit code it first ended with
 
@@ -163,6 +165,7 @@ class Recorder:
             rec = PodRecord(meta.name, dict(meta.labels or {}), str(meta.creation_timestamp))
             self.pods[meta.name] = rec
         rec.scheduler = spec.scheduler_name or ""
+        rec.step = (meta.annotations or {}).get("workflows.argoproj.io/node-name", rec.step)
         rec.node = spec.node_name or rec.node
         if rec.node and rec.bound_at is None:
             rec.bound_at = time.time()
@@ -172,6 +175,9 @@ class Recorder:
             rec.restarts[cs.name] = max(rec.restarts.get(cs.name, 0), cs.restart_count or 0)
             if cs.state and cs.state.waiting and cs.state.waiting.reason not in (None, "PodInitializing"):
                 rec.waiting.add(cs.state.waiting.reason)
+            begun = cs.state and (cs.state.running or cs.state.terminated)
+            if begun and begun.started_at:
+                rec.started.setdefault(cs.name, begun.started_at.timestamp())
             if cs.state and cs.state.terminated and cs.state.terminated.finished_at:
                 rec.ended.setdefault(cs.name, cs.state.terminated.finished_at.timestamp())
                 rec.exit_codes.setdefault(cs.name, cs.state.terminated.exit_code)
