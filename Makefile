@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: run test check unit debian-tools conformance test-cluster test-e2e test-scale e2e-unless-skipped cluster-up cluster-down bench render clean
+.PHONY: run test test-full check unit debian-tools conformance test-cluster test-e2e test-scale e2e-unless-skipped cluster-up cluster-down bench render clean
 
 # Set-up talks on stderr only, so `make run | argo submit -` stays clean on the first run too.
 $(STAMP): pyproject.toml constraints.txt
@@ -13,12 +13,15 @@ $(STAMP): pyproject.toml constraints.txt
 	@$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]' >&2
 	@touch $(STAMP)
 
-## run: print the MPI hello world Workflow (pipe it to `argo submit -`)
+## run: the MPI hello world: run on `make cluster-up`'s cluster when one is up (in a terminal), else printed for
+## `argo submit -` (`make run | argo submit -n argo --watch -`)
 run: $(STAMP)
-	@$(PY) -m hera_volcano.mpi_hello
+	@$(PY) cluster/e2e/run.py
 
-## test: ruff, mypy, pytest (with the real control plane), Argo's own validators, and the end-to-end suite
-test: check unit test-cluster conformance e2e-unless-skipped
+## test: ruff, mypy, pytest (with the real control plane), Argo's own validators, and the end-to-end suite; at the
+## end, the minutes each stage took (tests/stages.py)
+test: $(STAMP)
+	@$(PY) tests/stages.py check unit test-cluster conformance e2e-unless-skipped
 
 ## check: ruff, mypy, the documentation site (mkdocs --strict: a broken link or stale API reference fails), and the
 ## wheel and sdist as PyPI would take them (built with the pinned setuptools, twine check)
@@ -52,14 +55,21 @@ test-cluster: $(STAMP)
 ## workflows on it, tear it down (needs root and Linux)
 test-e2e: $(STAMP)
 	@$(PY) cluster/e2e/cli.py check
-	bash cluster/build.sh node
+	@$(PY) tests/stages.py time "cluster build" bash cluster/build.sh node
 	$(VENV)/bin/pytest tests/e2e --durations=20
+
+## test-full: what `make test` leaves out, on the same cluster: the scenarios that only measure size or load (20
+## gangs at once, the cost of waiting, Volcano's upstream examples beside ours; tests/e2e/README.md has the map)
+test-full: $(STAMP)
+	@$(PY) cluster/e2e/cli.py check
+	bash cluster/build.sh node
+	HERA_VOLCANO_TIER=full $(VENV)/bin/pytest tests/e2e --durations=20
 
 ## test-scale: the scale scenarios at full size (64 fake GPU nodes, 40 gangs, 30 waiting; tests/e2e/test_scale.py)
 test-scale: $(STAMP)
 	@$(PY) cluster/e2e/cli.py check
 	bash cluster/build.sh node
-	HERA_VOLCANO_SCALE=full $(VENV)/bin/pytest tests/e2e/test_scale.py -k v4.1.4
+	HERA_VOLCANO_SCALE=full HERA_VOLCANO_TIER=all $(VENV)/bin/pytest tests/e2e/test_scale.py -k v4.1.4
 
 e2e-unless-skipped:
 	@if [ "$${HERA_VOLCANO_SKIP_E2E:-}" = 1 ]; then \

@@ -108,7 +108,10 @@ def main(argv: list[str]) -> int:
     began = time.monotonic()
     with tempfile.TemporaryDirectory() as folder:
         results = Path(folder) / "scale.jsonl"
-        env = {**os.environ, "HERA_VOLCANO_SCALE": "full", "HERA_VOLCANO_SCALE_RESULTS": str(results)}
+        env = {
+            **os.environ, "HERA_VOLCANO_SCALE": "full", "HERA_VOLCANO_TIER": "all",
+            "HERA_VOLCANO_SCALE_RESULTS": str(results),
+        }  # fmt: skip
         pytest = [sys.executable, "-m", "pytest", "tests/e2e/test_scale.py", "-s", "-q"]
         run = subprocess.run([*pytest, "-k", f"v4.1.4{' and burst' if only else ''}"], cwd=ROOT, env=env, check=False)
         found = read(results)

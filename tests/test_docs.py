@@ -331,6 +331,24 @@ def test_the_readme_goes_from_zero_to_a_running_job_in_five_commands_rbac_first(
     assert rbac < next(i for i, c in enumerate(commands) if "submit" in c)
 
 
+def test_the_readme_names_the_two_commands_of_a_checkout_and_ci_runs_both() -> None:
+    """A newcomer on a fresh clone finds, in the README, the one command that runs the main job and the one that
+    passes the tests; the Makefile has them as said, and the fresh-clone check (`.ci/run`) runs both."""
+    blocks_ = [b for b in fenced(README) if b.info == ("sh",)]
+    [two] = [b for b in blocks_ if any(line.startswith("make run") for line in b.text.splitlines())]
+    commands = [line.split("#")[0].strip() for line in two.text.splitlines()]
+    assert commands == ["make run", "make test"], commands
+    assert "hello world" in two.text and "make cluster-up" in two.text and "argo submit -" in two.text, two.text
+    makefile = (ROOT / "Makefile").read_text()
+    run = makefile[makefile.index("\nrun:") :].split("\n\n", 1)[0]
+    assert "cluster/e2e/run.py" in run, run
+    test = makefile[makefile.index("\ntest:") :].split("\n\n", 1)[0]
+    assert "tests/stages.py" in test and "e2e-unless-skipped" in test, test
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    ran = [line for line in ci if line.startswith("make ")]
+    assert [[w for w in c.split() if not w.startswith(("-", ">"))][1] for c in ran] == ["run", "test"], ran
+
+
 # ---- what the docs show a command printing ------------------------------------------------------------------------
 
 

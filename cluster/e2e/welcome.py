@@ -13,8 +13,9 @@ import yaml
 from node import Node
 from procs import StartError
 
-#: What to run next, once the exports are in the shell (run from the repository's root).
-NEXT = f"make run | argo submit -n {L.ARGO_NAMESPACE} --watch -"
+#: What to run next, once the exports are in the shell (run from the repository's root): in a terminal, `make run`
+#: submits the MPI hello world to this cluster and watches it (cluster/e2e/run.py).
+NEXT = "make run"
 
 
 def apply_bundled_rbac(node: Node) -> None:

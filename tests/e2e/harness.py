@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
 import re
 import subprocess
 import sys
@@ -87,6 +88,11 @@ class PodRecord:
     step: str = ""  # the Argo node it runs (workflows.argoproj.io/node-name), for a workflow's pod
     deleting_at: float | None = None  # when it was first seen with a deletionTimestamp (its deletion asked for)
     exit_codes: dict[str, int] = field(default_factory=dict)  # container -> the exit code it first ended with
+
+    @property
+    def created_at(self) -> float:
+        """When the API server created the pod (whole seconds)."""
+        return datetime.fromisoformat(self.created).timestamp()
 
     def describe(self) -> str:
         """One line for a failure message: name, node, phases, restarts, what its containers waited for."""
@@ -228,6 +234,14 @@ class Recorder:
         """The phases a Volcano Job went through, as seen (it may be deleted by now)."""
         with self._lock:
             return list(self.job_phases.get(job, []))
+
+    def ended_at(self, job: str, phases: Collection[str] = ("Terminating", "Terminated", "Failed", "Aborted")) -> float:
+        """When the Volcano Job was first seen in one of ``phases`` (it failed): the moment its step's condition
+        can fire. Raises with the phases seen when it never was."""
+        with self._lock:
+            at = [t for phase, t in self.job_phase_at.get(job, {}).items() if phase in phases]
+        assert at, f"job {job} never reached {sorted(phases)}: it went {self.phases(job)}"
+        return min(at)
 
     def select(self, **labels: str) -> list[PodRecord]:
         with self._lock:
@@ -421,6 +435,13 @@ class Cluster:
         wf: dict[str, Any] = self.custom.get_namespaced_custom_object(*WORKFLOWS[:2], NAMESPACE, WORKFLOWS[2], name)
         return wf
 
+    def workflows(self) -> list[dict[str, Any]]:
+        """Every Workflow of the namespace, now."""
+        items: list[dict[str, Any]] = self.custom.list_namespaced_custom_object(
+            *WORKFLOWS[:2], NAMESPACE, WORKFLOWS[2]
+        )["items"]
+        return items
+
     def jobs(self, workflow: str) -> list[dict[str, Any]]:
         """The Volcano Jobs of a workflow (they carry its label), oldest first."""
         items = self.custom.list_namespaced_custom_object(
@@ -436,8 +457,7 @@ class Cluster:
 
     def delete_workflows(self, keep: Collection[str] = ()) -> None:
         """Remove every workflow but ``keep`` (their Volcano Jobs and pods follow through owner references)."""
-        items = self.custom.list_namespaced_custom_object(*WORKFLOWS[:2], NAMESPACE, WORKFLOWS[2])["items"]
-        names = sorted({w["metadata"]["name"] for w in items} - set(keep))
+        names = sorted({w["metadata"]["name"] for w in self.workflows()} - set(keep))
         if names:
             self.argo("delete", *names, timeout=120)
 
@@ -473,21 +493,38 @@ class Entry:
 
 
 class Batch:
-    """Workflows of every batched scenario of an Argo line, submitted at once (each test module that has any gives
-    them in ``submit_batch(batch, cluster)``); an action runs in a thread beside its workflow (say, deleting a
-    worker once the job runs). A test then checks its own entry, its bounds counted from its own submission."""
+    """Workflows of every batched scenario of an Argo line, submitted together (each test module that has any gives
+    them in ``submit_batch(batch, cluster)``, the modules whose scenarios wait longest first); an action runs in a
+    thread beside its workflow (say, deleting a worker once the job runs). A test then checks its own entry.
 
-    def __init__(self, cluster: Cluster) -> None:
+    Submissions are spaced ``SPACING`` seconds apart: 40-odd workflows submitted in one go started some 200 pods at
+    once on 2 cores, and a follower's pod then waited up to 172 s to start (CI, 2026-12-06). Spaced, the pods of a
+    workflow start while the ones before it run, and the batch still overlaps every scenario's waiting."""
+
+    #: Seconds between two submissions (``HERA_VOLCANO_BATCH_SPACING`` overrides it).
+    SPACING = float(os.environ.get("HERA_VOLCANO_BATCH_SPACING", "3"))
+
+    def __init__(self, cluster: Cluster, here: Collection[str]) -> None:
         self.cluster = cluster
+        #: The test functions that run on this line (conftest.py's selection): only their workflows are submitted.
+        self.here = frozenset(here)
         self.entries: dict[str, Entry] = {}
+        self._last = 0.0  # when the last workflow was submitted (monotonic)
         self.teardowns: list[Callable[[], object]] = []
         #: The workflows the running test has finished: a failing test's report describes them (conftest.py).
         self.opened: list[str] = []
 
+    def runs(self, test: Callable[..., object]) -> bool:
+        """Whether the scenario ``test`` runs on this line and tier, so its workflow belongs in the batch."""
+        return test.__name__ in self.here
+
     def submit(
         self, key: str, manifest: str | None, action: Callable[[Entry], None] | None = None, args: Sequence[str] = ()
     ) -> Entry:
-        """``argo submit`` of ``manifest`` (or, without one, of ``args`` such as ``--from``) under ``key``."""
+        """``argo submit`` of ``manifest`` (or, without one, of ``args`` such as ``--from``) under ``key``, at
+        least ``SPACING`` seconds after the previous one."""
+        time.sleep(max(0.0, self._last + self.SPACING - time.monotonic()))
+        self._last = time.monotonic()
         if manifest is None:
             name = self.cluster.argo("submit", "-o", "name", *args).ok().out.strip()
         else:

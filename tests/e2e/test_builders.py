@@ -32,11 +32,11 @@ from test_bundled import follower_lines
 import hera_volcano as hv
 from hera_volcano.examples import pytorch_hello
 
-#: Seconds from submitting a job whose rank 2 fails at once to its step Failed: the gang starts, the rank's pod
-#: fails (restartPolicy Never), PodFailed terminates the job, the step sees it within its 5 s polling. A job that
-#: hung instead would run into its 3600 s deadline. The exit handler's pod runs after that, when Argo and the node get
-#: to it: over 2 minutes later once in CI's full batch, so it is measured beside the step, not against this bound.
-FAILING_RANK = 240
+#: Seconds from the job's failure to its step Failed: rank 2's pod fails at once (restartPolicy Never), PodFailed
+#: terminates the job, the step sees it within its 5 s polling. A job that hung instead would run into its 3600 s
+#: deadline. The time from submission (the gang's start) and the exit handler's pod after the step (when Argo and the
+#: node get to it: over 2 minutes later once in CI's full batch) are printed beside, not bounded.
+FAILING_RANK = 30
 #: How long the live pods of a job are waited for (scheduling and start, on a 2-CPU node).
 PODS_UP = 300
 SUM = re.compile(r"rank (\d+) of (\d+): all-reduce sum (\d+)")
@@ -175,12 +175,19 @@ def submit_batch(b: Batch, cluster: Cluster) -> None:
     ).ok()
     b.teardowns.append(lambda: cluster.kubectl("-n", NAMESPACE, "delete", "configmap", GREETING_MAP))
     manifests = {
-        "pytorch-hello": (cluster.hera("pytorch_hello"), 3),
-        "torchrun": (workflow("torchrun", torchrun_job(), "master"), 3),
-        "failing-rank": (workflow("failing-rank", failing_rank_job(), "master"), 0),
-        "tensorflow": (workflow("tf-hello", tensorflow_job(), "chief"), 3),
-        "mpi-settings": (workflow("mpi-settings", mpi_settings_job(), "mpimaster"), 3),
-    }
+        key: (make(), pods)
+        for key, test, make, pods in (
+            ("pytorch-hello", test_pytorch_hello_world, lambda: cluster.hera("pytorch_hello"), 3),
+            ("torchrun", test_pytorch_under_torchrun, lambda: workflow("torchrun", torchrun_job(), "master"), 3),
+            ("failing-rank", test_a_failing_rank_fails_the_workflow,
+             lambda: workflow("failing-rank", failing_rank_job(), "master"), 0),
+            ("tensorflow", test_tensorflow_tasks_reach_each_other,
+             lambda: workflow("tf-hello", tensorflow_job(), "chief"), 3),
+            ("mpi-settings", test_mpi_pod_settings_reach_the_pods_and_the_ranks,
+             lambda: workflow("mpi-settings", mpi_settings_job(), "mpimaster"), 3),
+        )
+        if b.runs(test)
+    }  # fmt: skip
     for manifest, _ in manifests.values():
         ensure_rbac(cluster, manifest)
     for key, (manifest, pods) in manifests.items():
@@ -226,6 +233,7 @@ def check_pytorch_run(cluster: Cluster, wf: dict[str, Any], pods: list[Any], ran
         assert [(p.container_port, p.name) for p in pod.spec.containers[0].ports] == [(23456, "pytorchjob-port")]
 
 
+@pytest.mark.both_lines("smoke: the bundled PyTorch hello world")
 @pytest.mark.batch
 @pytest.mark.scenario("16 PyTorch hello world: pytorch_hello | argo submit")
 def test_pytorch_hello_world(cluster: Cluster, batch: Batch, record_property: Record) -> None:
@@ -241,9 +249,9 @@ def test_pytorch_under_torchrun(cluster: Cluster, batch: Batch, record_property:
 
 
 @pytest.mark.batch
-@pytest.mark.scenario(f"16 a failing PyTorch rank fails its step within {FAILING_RANK} s, and the Workflow")
+@pytest.mark.scenario(f"16 a failing PyTorch rank fails its job, its step within {FAILING_RANK} s, and the Workflow")
 def test_a_failing_rank_fails_the_workflow(cluster: Cluster, batch: Batch, record_property: Record) -> None:
-    entry, wf = batch.finish("failing-rank", timeout=FAILING_RANK + 300)
+    entry, wf = batch.finish("failing-rank", timeout=900)
     seconds = took(wf, entry.submitted, step="submit-job")
     record_property("took", seconds)
     # When each of the workflow's pods reached the node (the exit handler's last): Argo's and the node's part.
@@ -252,9 +260,11 @@ def test_a_failing_rank_fails_the_workflow(cluster: Cluster, batch: Batch, recor
     whole = took(wf, entry.submitted)
     print(f"the step failed {seconds:.0f} s after the submission, the Workflow {whole:.0f} s; pods placed: {placed}")
     assert wf["status"]["phase"] == "Failed", wf["status"]
-    assert seconds <= FAILING_RANK + 1, f"{seconds:.0f} s"
     [job_name] = cluster.recorder.jobs_of(entry.name)
     assert {"Terminating", "Terminated"} & set(cluster.recorder.phases(job_name)), cluster.recorder.phases(job_name)
+    after = took(wf, cluster.recorder.ended_at(job_name), step="submit-job")
+    seen = cluster.describe(entry.name)
+    assert after <= FAILING_RANK + 1, f"the step ended {after:.0f} s after the job failed\n{seen}"
     pods = {p.name: p for p in cluster.recorder.select(**{"volcano.sh/job-name": job_name})}
     assert "Failed" in pods[f"{job_name}-worker-1"].phases, "the pod of rank 2 failed (restartPolicy Never)"
     cluster.wait_for(lambda: not cluster.job_exists(job_name), "the exit handler to delete the job", 60)

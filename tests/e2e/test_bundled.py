@@ -29,19 +29,24 @@ def template_job(cluster: Cluster) -> str:
 
 
 def submit_batch(b: Batch, cluster: Cluster) -> None:
-    """Scenarios 2-5: the MPI variants, the WorkflowTemplate, the pipelines, the documentation's examples."""
-    for key, args in MPI_VARIANTS.items():
-        b.submit(key, cluster.hera("mpi_hello", *args))
-    cluster.kubectl("apply", "-f", "-", input=cluster.hera("mpi_hello", "--template")).ok()
-    b.submit(
-        "template",
-        None,
-        args=["--from", "workflowtemplate/volcano-mpi-hello", "-p", f"job-name={template_job(cluster)}"],
-    )
-    for module in PIPELINES:
-        b.submit(module, cluster.hera(module))
-    for i, doc in enumerate(readme_workflows()):
-        b.submit(f"readme {i}", doc)
+    """Scenarios 2-5 of this line: the MPI variants, the WorkflowTemplate, the pipelines, the documentation's
+    examples."""
+    if b.runs(test_mpi_variants):
+        for key, args in MPI_VARIANTS.items():
+            b.submit(key, cluster.hera("mpi_hello", *args))
+    if b.runs(test_template_submitted_by_name):
+        cluster.kubectl("apply", "-f", "-", input=cluster.hera("mpi_hello", "--template")).ok()
+        b.submit(
+            "template",
+            None,
+            args=["--from", "workflowtemplate/volcano-mpi-hello", "-p", f"job-name={template_job(cluster)}"],
+        )
+    if b.runs(test_pipelines_run_in_order):
+        for module in PIPELINES:
+            b.submit(module, cluster.hera(module))
+    if b.runs(test_readme_examples_run):
+        for i, doc in enumerate(readme_workflows()):
+            b.submit(f"readme {i}", doc)
 
 
 def follower_lines(cluster: Cluster, workflow: str) -> list[str]:
@@ -80,6 +85,7 @@ def check_mpi_run(cluster: Cluster, wf: dict[str, Any], ranks: int, workers: int
     return job
 
 
+@pytest.mark.both_lines("smoke: the bundled MPI hello world; Argo's executor runs the resource step and the follower")
 @pytest.mark.scenario("1 MPI hello world: mpi_hello | argo submit --wait -")
 def test_mpi_hello_world(cluster: Cluster) -> None:
     wf = cluster.submit(cluster.hera("mpi_hello"))
@@ -111,6 +117,7 @@ def test_mpi_variants(
         assert {"mpi", "ssh", "svc"} <= set(job["spec"]["plugins"]), "Volcano's webhook adds ssh and svc"
 
 
+@pytest.mark.both_lines("the controller substitutes -p into a WorkflowTemplate")
 @pytest.mark.batch
 @pytest.mark.scenario("3 WorkflowTemplate: kubectl apply, argo submit --from -p job-name=X")
 def test_template_submitted_by_name(cluster: Cluster, batch: Batch, record_property: Record) -> None:
@@ -124,6 +131,7 @@ def _time(value: str) -> datetime:
     return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
+@pytest.mark.both_lines("smoke: the bundled steps and DAG pipelines; the controller orders the steps")
 @pytest.mark.batch
 @pytest.mark.scenario("4 steps and DAG pipelines, in order")
 @pytest.mark.parametrize(
@@ -206,21 +214,36 @@ def _text(value: str | bytes | None) -> str:
     return value.decode(errors="replace") if isinstance(value, bytes) else value or ""
 
 
-@pytest.mark.scenario("21.5 what make cluster-up prints works as printed")
-def test_what_cluster_up_prints_works_as_printed(cluster: Cluster) -> None:
-    """The exports, then the next command, exactly as `make cluster-up` prints them, in a plain shell."""
+@pytest.mark.scenario(
+    "21.5 what make cluster-up prints works as printed: make run, in a terminal, runs the hello world"
+)
+def test_what_cluster_up_prints_works_as_printed(cluster: Cluster, tmp_path: Path) -> None:
+    """The exports, then the next command, exactly as `make cluster-up` prints them, in a plain shell in a terminal
+    (`script` gives it one): `make run` submits the MPI hello world there and watches it to Succeeded. Into a pipe,
+    the same command prints the Workflow for `argo submit -` and submits nothing."""
     import welcome
 
-    script = "\n".join([*welcome.exports(cluster.node), welcome.NEXT])
+    typed = tmp_path / "typed.sh"
+    typed.write_text("\n".join([*welcome.exports(cluster.node), welcome.NEXT]) + "\n")
+    piped = tmp_path / "piped.sh"
+    piped.write_text("\n".join([*welcome.exports(cluster.node), "make --no-print-directory run | cat"]) + "\n")
     timeout = 600
     try:
         run = subprocess.run(
-            ["bash", "-ec", script], cwd=ROOT, env=plain_shell_env(), capture_output=True, text=True, timeout=timeout
-        )
+            ["script", "-qefc", f"bash -e {typed}", "/dev/null"],
+            cwd=ROOT, env=plain_shell_env(), capture_output=True, text=True, timeout=timeout,
+        )  # fmt: skip
         code, out, err = str(run.returncode), run.stdout, run.stderr
     except subprocess.TimeoutExpired as e:
         code, out, err = f"none: still running after {timeout} s", _text(e.stdout), _text(e.stderr)
     names = re.findall(r"\bName:\s+(\S+)", out)
     seen = cluster.describe(names[0]) if names else "argo printed no workflow name: nothing was submitted"
-    what = f"{script}\nexit code {code}\nstdout (end):\n{out[-3000:]}\nstderr (end):\n{err[-3000:]}\n{seen}"
+    what = f"{typed.read_text()}exit code {code}\nterminal (end):\n{out[-3000:]}\nstderr (end):\n{err[-3000:]}\n{seen}"
     assert code == "0" and re.search(r"\bStatus:\s+Succeeded\b", out), f"expected Succeeded from\n{what}"
+    before = {w["metadata"]["name"] for w in cluster.workflows()}
+    printed = subprocess.run(
+        ["bash", "-e", str(piped)], cwd=ROOT, env=plain_shell_env(), capture_output=True, text=True, timeout=120
+    )
+    [doc] = [d for d in yaml.safe_load_all(printed.stdout) if d]
+    assert printed.returncode == 0 and doc["kind"] == "Workflow", printed.stderr
+    assert {w["metadata"]["name"] for w in cluster.workflows()} == before, "into a pipe, make run submits nothing"

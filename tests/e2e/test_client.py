@@ -39,6 +39,7 @@ def cli(cluster: Cluster, *args: str, input: str | None = None, kubeconfig: Path
     return cluster.run([sys.executable, "-m", "hera_volcano", *args, *env], input=input, timeout=600)
 
 
+@pytest.mark.both_lines("the client creates and reads Workflow objects: the CRDs and status differ by line")
 @pytest.mark.scenario("15.1 client: submit, logs, wait: the hello lines, then Succeeded with the job Completed")
 def test_submit_follow_and_wait(cluster: Cluster, client: hv.Client) -> None:
     run = client.submit(cluster.hera("mpi_hello"))
@@ -183,6 +184,7 @@ def test_readme_client_examples_run(cluster: Cluster, monkeypatch: pytest.Monkey
     assert "Succeeded" in printed and "Unschedulable" in printed, printed
 
 
+@pytest.mark.both_lines("the CronWorkflow CRD differs (4.x removed `schedule`)")
 @pytest.mark.scenario("15.6 client: a CronWorkflow created by submit runs once with --from cronwf/NAME, then goes")
 def test_a_cron_workflow_created_by_submit_runs_once_with_from(cluster: Cluster, tmp_path: Path) -> None:
     from hera.workflows import Container, CronWorkflow

@@ -63,26 +63,35 @@ def with_downstream(job: hv.VolcanoJob, outputs: list[str], name: str, value: st
 
 
 def submit_batch(b: Batch, cluster: Cluster) -> None:
-    claim(cluster)
-    b.submit("data pipeline", cluster.hera("data_pipeline"))
-    mpi = hv.mpi_job(image=MPI_IMAGE, program=hv.Program.function(rank_sum), workers=3, service_account=SERVICE_ACCOUNT)
-    b.submit("mpi4py", with_downstream(mpi, ["sum"], "mpi4py", "{{tasks.ranks.outputs.parameters.sum}}"))
-    raising = hv.PipelineJob(
-        "boom",
-        hv.batch_job(image=PYTHON_IMAGE, program=hv.Program.function(boom, args={"message": "the function broke"})),
-        follow_logs=True,
-    )
-    b.submit("raises", hv.to_yaml(hv.Pipeline([raising]).workflow("raises", service_account=SERVICE_ACCOUNT)))
-    quiet = hv.pytorch_job(image=PYTHON_IMAGE, program=hv.Program.function(silent), workers=1)
-    b.submit("reports nothing", with_downstream(quiet, ["loss"], "quiet", "{{tasks.ranks.outputs.parameters.loss}}"))
-    verbatim = hv.pytorch_job(
-        image=PYTHON_IMAGE,
-        program=hv.Program.function(echo, args={"text": hv.Placeholder.workflow_parameter("text", "x")}),
-        workers=1,
-    )
-    manifest = with_downstream(verbatim, ["text"], "verbatim", "{{tasks.ranks.outputs.parameters.text}}", "text")
-    b.submit("verbatim", manifest, args=["-p", f"text={TRICKY}"])
-    b.submit("tokens", hv.to_yaml(token_pipeline()))
+    if b.runs(test_the_data_pipeline_flows):
+        claim(cluster)
+        b.submit("data pipeline", cluster.hera("data_pipeline"))
+    if b.runs(test_an_mpi4py_function_reports_to_a_downstream_step):
+        mpi = hv.mpi_job(
+            image=MPI_IMAGE, program=hv.Program.function(rank_sum), workers=3, service_account=SERVICE_ACCOUNT
+        )
+        b.submit("mpi4py", with_downstream(mpi, ["sum"], "mpi4py", "{{tasks.ranks.outputs.parameters.sum}}"))
+    if b.runs(test_a_function_that_raises_fails_the_workflow):
+        raising = hv.PipelineJob(
+            "boom",
+            hv.batch_job(image=PYTHON_IMAGE, program=hv.Program.function(boom, args={"message": "the function broke"})),
+            follow_logs=True,
+        )
+        b.submit("raises", hv.to_yaml(hv.Pipeline([raising]).workflow("raises", service_account=SERVICE_ACCOUNT)))
+    if b.runs(test_a_job_that_reports_nothing_stops_the_downstream_step):
+        quiet = hv.pytorch_job(image=PYTHON_IMAGE, program=hv.Program.function(silent), workers=1)
+        downstream = "{{tasks.ranks.outputs.parameters.loss}}"
+        b.submit("reports nothing", with_downstream(quiet, ["loss"], "quiet", downstream))
+    if b.runs(test_a_value_reaches_the_function_byte_for_byte):
+        verbatim = hv.pytorch_job(
+            image=PYTHON_IMAGE,
+            program=hv.Program.function(echo, args={"text": hv.Placeholder.workflow_parameter("text", "x")}),
+            workers=1,
+        )
+        manifest = with_downstream(verbatim, ["text"], "verbatim", "{{tasks.ranks.outputs.parameters.text}}", "text")
+        b.submit("verbatim", manifest, args=["-p", f"text={TRICKY}"])
+    if b.runs(test_pipeline_steps_get_no_api_token_unless_they_ask):
+        b.submit("tokens", hv.to_yaml(token_pipeline()))
 
 
 #: Where the kubelet mounts a pod's API token.
@@ -119,6 +128,7 @@ def log_of(cluster: Cluster, workflow: str, step: str) -> list[str]:
     return [text for pod, _, text in cluster.lines(workflow) if f"-{step}-" in pod]
 
 
+@pytest.mark.both_lines("smoke: the bundled data pipeline; the executor carries outputs and artifacts")
 @pytest.mark.batch
 @pytest.mark.scenario(
     "20.6 the data pipeline: prep, a function trained on a PyTorch gang, evaluate; values and a file flow"
@@ -139,6 +149,7 @@ def test_the_data_pipeline_flows(cluster: Cluster, batch: Batch, record_property
     assert len(pods) == 3 and all(p.scheduler == "volcano" for p in pods), "one gang of 1 master + 2 workers"
 
 
+@pytest.mark.both_lines("the executor reports outputs with or without the pod's token")
 @pytest.mark.batch
 @pytest.mark.scenario("34.6 a pipeline's own steps get no API token unless they ask; their outputs still flow")
 def test_pipeline_steps_get_no_api_token_unless_they_ask(cluster: Cluster, batch: Batch) -> None:
@@ -149,6 +160,7 @@ def test_pipeline_steps_get_no_api_token_unless_they_ask(cluster: Cluster, batch
     assert "api token: yes" in log_of(cluster, entry.name, "caller")
 
 
+@pytest.mark.both_lines("a job's outputs reach the next step through the executor")
 @pytest.mark.batch
 @pytest.mark.scenario("20.6 an mpi4py function on 3 ranks reports their sum to a downstream step")
 def test_an_mpi4py_function_reports_to_a_downstream_step(
@@ -186,6 +198,7 @@ def test_a_job_that_reports_nothing_stops_the_downstream_step(
     assert "The job's rank 0 reported no value for: loss" in out, out
 
 
+@pytest.mark.both_lines("the controller's substitution of a submitted value")
 @pytest.mark.batch
 @pytest.mark.scenario(
     "20.3 a value with quotes, $(...), line breaks, a BOM and braces reaches the function byte for byte"

@@ -69,6 +69,7 @@ def test_the_cluster_judges_each_job_as_labelled(cluster: Cluster) -> None:
     assert not wrong, f"{len(wrong)} of {len(JOBS)} Volcano Jobs:\n" + "\n".join(wrong)
 
 
+@pytest.mark.both_lines("each line's controller and CRDs validate Workflows their way")
 @pytest.mark.scenario("34.5 the lint corpus's Workflows: argo submit --server-dry-run gives each its label")
 def test_the_cluster_judges_each_workflow_as_labelled(cluster: Cluster) -> None:
     wrong = _disagreements(WORKFLOWS, lambda case: _workflow_verdict(cluster, case))

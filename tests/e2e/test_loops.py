@@ -66,7 +66,8 @@ def retried() -> str:
 
 
 def submit_batch(b: Batch, cluster: Cluster) -> None:
-    b.submit("sweep", sweep())
+    if b.runs(test_each_iteration_of_a_sweep_reports_its_own_value):
+        b.submit("sweep", sweep())
 
     def kill_first_attempt(entry: Entry) -> None:
         found: dict[str, str] = {}
@@ -84,7 +85,8 @@ def submit_batch(b: Batch, cluster: Cluster) -> None:
         entry.seen["first"] = found["job"]
         cluster.core.delete_namespaced_pod(f"{found['job']}-master-0", NAMESPACE)
 
-    b.submit("retried", retried(), kill_first_attempt)
+    if b.runs(test_after_an_argo_retry_the_follower_follows_the_new_attempts_job):
+        b.submit("retried", retried(), kill_first_attempt)
 
 
 def nodes(wf: dict[str, Any]) -> list[dict[str, Any]]:
@@ -96,6 +98,7 @@ def shown(wf: dict[str, Any]) -> str:
     return "; ".join(f"{n['name']}: {n.get('phase')} {n.get('message', '')}".strip() for n in nodes(wf))
 
 
+@pytest.mark.both_lines("the controller expands loops and names their pods")
 @pytest.mark.batch
 @pytest.mark.scenario("33.2 a sweep of 3 iterations of one function job: 3 different values downstream")
 def test_each_iteration_of_a_sweep_reports_its_own_value(
@@ -132,6 +135,7 @@ def test_each_iteration_of_a_sweep_reports_its_own_value(
     assert shown_rates == sorted(RATES), trials
 
 
+@pytest.mark.both_lines("the controller runs retries and names their pods")
 @pytest.mark.batch
 @pytest.mark.scenario("33.2 an Argo retry of the job step: the follower follows the second attempt's job")
 def test_after_an_argo_retry_the_follower_follows_the_new_attempts_job(

@@ -193,8 +193,6 @@ def amount(value: object) -> float:
 
 @pytest.fixture(scope="module")
 def scale(cluster: Cluster) -> Iterator[Cluster]:
-    if cluster.line != "v4.1.4":
-        pytest.skip("the scale scenarios run on the Argo 4.1 line (they measure Volcano and the pods, not Argo)")
     names = cluster.node.add_fake_nodes(SIZE.nodes, gpus=GPUS_PER_NODE)
     queues = [hv.Queue(q, capability={"nvidia.com/gpu": SIZE.queue_gpus}, reclaimable=False) for q in QUEUES]
     # Smaller than any gang sent to it: its gangs wait until they are deleted, however long a measurement takes.
@@ -446,6 +444,7 @@ def owner_job(group: dict[str, Any]) -> str | None:
     return next((r["name"] for r in group["metadata"].get("ownerReferences") or [] if r.get("kind") == "Job"), None)
 
 
+@pytest.mark.full("measures: requests per waiting workflow, ours beside upstream's (19.3 asserts ours)")
 @pytest.mark.scenario("22.3 the cost of waiting: requests per second per waiting workflow, ours and upstream's")
 def test_waiting_costs_little(scale: Cluster) -> None:
     cluster = scale

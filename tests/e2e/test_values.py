@@ -116,15 +116,20 @@ def labelled_workflow(value: str) -> str:
 
 
 def submit_batch(b: Batch, cluster: Cluster) -> None:
-    b.submit("argv", hostile_command(), args=["-p", f"tag={PAYLOAD}"])
-    parameters = [arg for name, text in zip(names(), CARRIED, strict=True) for arg in ("-p", f"{name}={text}")]
-    b.submit("values -p", values_workflow("workflow"), args=parameters)
-    b.submit("values dag", values_workflow("inputs"))
-    b.submit("self-reference", cluster.hera("mpi_hello"), args=["-p", f"job-name={SELF_REFERENCE}"])
-    b.submit("label ok", labelled_workflow("ok-1"))
-    b.submit("label hostile", labelled_workflow('x"\nkind: Pod'))
+    if b.runs(test_an_mpi_command_reaches_the_ranks_as_argv):
+        b.submit("argv", hostile_command(), args=["-p", f"tag={PAYLOAD}"])
+    if b.runs(test_hostile_values_reach_the_function_byte_for_byte):
+        parameters = [arg for name, text in zip(names(), CARRIED, strict=True) for arg in ("-p", f"{name}={text}")]
+        b.submit("values -p", values_workflow("workflow"), args=parameters)
+        b.submit("values dag", values_workflow("inputs"))
+    if b.runs(test_a_self_referencing_job_name_stays_one_name):
+        b.submit("self-reference", cluster.hera("mpi_hello"), args=["-p", f"job-name={SELF_REFERENCE}"])
+    if b.runs(test_a_dag_argument_names_and_labels_the_users_job):
+        b.submit("label ok", labelled_workflow("ok-1"))
+        b.submit("label hostile", labelled_workflow('x"\nkind: Pod'))
 
 
+@pytest.mark.both_lines("the controller's substitution of a submitted value")
 @pytest.mark.batch
 @pytest.mark.scenario("34.2 an MPI command with it's and a submitted x'$(echo INJECTED)': exact argv, nothing run")
 def test_an_mpi_command_reaches_the_ranks_as_argv(cluster: Cluster, batch: Batch, record_property: Record) -> None:
@@ -140,6 +145,7 @@ def reported(wf: dict[str, Any], name: str) -> Any:
     return json.loads(next(p["value"] for p in node["outputs"]["parameters"] if p["name"] == name))
 
 
+@pytest.mark.both_lines("the controller's two substitution passes")
 @pytest.mark.batch
 @pytest.mark.parametrize("root", ["-p", "dag"])
 @pytest.mark.scenario("34.3 22 hostile values as -p arguments and as DAG arguments reach a function byte for byte")
@@ -156,6 +162,7 @@ def test_hostile_values_reach_the_function_byte_for_byte(
     assert [t["name"] for t in job["spec"]["tasks"]] == ["master", "worker"], "the template's own job"
 
 
+@pytest.mark.both_lines("the controller's substitution of -p")
 @pytest.mark.batch
 @pytest.mark.scenario("34.1 a self-referencing -p job-name (argo submit) creates no job of the submitter's choosing")
 def test_a_self_referencing_job_name_stays_one_name(cluster: Cluster, batch: Batch, record_property: Record) -> None:
@@ -168,6 +175,7 @@ def test_a_self_referencing_job_name_stays_one_name(cluster: Cluster, batch: Bat
     assert not [p.metadata.name for p in pods if p.metadata.name == "evil"]
 
 
+@pytest.mark.both_lines("the controller's substitution of DAG arguments")
 @pytest.mark.batch
 @pytest.mark.scenario("34.1 a DAG argument as a user's job label and name: the template's own job, or refused")
 def test_a_dag_argument_names_and_labels_the_users_job(cluster: Cluster, batch: Batch, record_property: Record) -> None:

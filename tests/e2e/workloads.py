@@ -80,3 +80,15 @@ def kubectl_probe(commands: str) -> str:
     ) as w:
         Container(name="probe", image=PROBE_IMAGE, command=["bash", "-c", commands])
     return hv.to_yaml(w)
+
+
+def terminate_command(namespace: str, job: str, uid: str) -> dict[str, Any]:
+    """What `vcctl job terminate` creates: a bus.volcano.sh Command whose TerminateJob action Volcano's controller
+    carries out on the job (the way an operator ends a job by hand)."""
+    return {
+        "apiVersion": "bus.volcano.sh/v1alpha1",
+        "kind": "Command",
+        "metadata": {"generateName": f"{job}-terminate-", "namespace": namespace},
+        "action": "TerminateJob",
+        "target": {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": job, "uid": uid},
+    }

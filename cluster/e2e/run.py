@@ -1,0 +1,59 @@
+"""`make run`: the main job, the MPI hello world, in the one command a newcomer types.
+
+In a terminal, with `make cluster-up`'s cluster up, it is submitted there and watched to its end (`argo submit
+--watch`, exit 0 when it Succeeded). Otherwise, into a pipe or without a cluster, the Workflow is printed for
+`argo submit -` (`make run | argo submit -n argo --watch -`), and nothing else is written to stdout.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import layout as L  # noqa: E402
+
+
+def workflow() -> str:
+    """The bundled MPI hello world, exactly as `python -m hera_volcano.mpi_hello` prints it (its error, if any, is
+    its one line on stderr, and `make run` exits with its code)."""
+    made = subprocess.run([sys.executable, "-m", "hera_volcano.mpi_hello"], stdout=subprocess.PIPE, text=True)
+    if made.returncode != 0:
+        raise SystemExit(made.returncode)
+    return made.stdout
+
+
+def cluster_is_up() -> bool:
+    """`make cluster-up`'s cluster runs: its kubeconfig is there and its recorded processes are alive."""
+    if not (L.HOME / "kubeconfig").is_file():
+        return False
+    from node import Node
+
+    return bool(Node().procs.running())
+
+
+def main() -> int:
+    if not sys.stdout.isatty() or not cluster_is_up():
+        text = workflow()
+        if sys.stdout.isatty():
+            print("no cluster is up (`make cluster-up` starts one): the Workflow, for `argo submit -`", file=sys.stderr)
+        sys.stdout.write(text)
+        return 0
+    from node import Node
+
+    node = Node()
+    line = node.current_argo_line() or L.DEFAULT_ARGO_LINE
+    argo = L.argo_binary(line, "argo")
+    env = {**os.environ, "KUBECONFIG": str(node.paths.kubeconfig), "PATH": f"{node.paths.bin}:{os.environ['PATH']}"}
+    print(f"running the MPI hello world on make cluster-up's cluster (Argo {line}):", file=sys.stderr)
+    return subprocess.run(
+        [str(argo), "submit", "-n", L.ARGO_NAMESPACE, "--watch", "-"], input=workflow(), text=True, env=env
+    ).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
