@@ -58,8 +58,8 @@ test-e2e: $(STAMP)
 	@$(PY) tests/stages.py time "cluster build" bash cluster/build.sh node
 	$(VENV)/bin/pytest tests/e2e --durations=20
 
-## test-full: what `make test` leaves out, on the same cluster: the scenarios that only measure size or load (20
-## gangs at once, the cost of waiting, Volcano's upstream examples beside ours; tests/e2e/README.md has the map)
+## test-full: the end-to-end scenarios `make test` leaves out because they only measure size or load (20 gangs at
+## once, the cost of waiting, Volcano's upstream examples beside ours; tests/e2e/README.md has the map)
 test-full: $(STAMP)
 	@$(PY) cluster/e2e/cli.py check
 	bash cluster/build.sh node

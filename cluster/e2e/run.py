@@ -7,6 +7,7 @@ In a terminal, with `make cluster-up`'s cluster up, it is submitted there and wa
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -50,9 +51,20 @@ def main() -> int:
     argo = L.argo_binary(line, "argo")
     env = {**os.environ, "KUBECONFIG": str(node.paths.kubeconfig), "PATH": f"{node.paths.bin}:{os.environ['PATH']}"}
     print(f"running the MPI hello world on make cluster-up's cluster (Argo {line}):", file=sys.stderr)
-    return subprocess.run(
-        [str(argo), "submit", "-n", L.ARGO_NAMESPACE, "--watch", "-"], input=workflow(), text=True, env=env
-    ).returncode
+    namespace = ["-n", L.ARGO_NAMESPACE]
+    submit = [str(argo), "submit", *namespace, "-o", "name", "-"]
+    submitted = subprocess.run(submit, input=workflow(), stdout=subprocess.PIPE, text=True, env=env)
+    if submitted.returncode != 0:
+        return submitted.returncode
+    name = submitted.stdout.strip()
+    # `argo watch` shows it to its end but exits 0 whatever the end: the phase decides the exit code.
+    subprocess.run([str(argo), "watch", *namespace, name], env=env)
+    got = subprocess.run([str(argo), "get", *namespace, name, "-o", "json"], stdout=subprocess.PIPE, text=True, env=env)
+    phase = json.loads(got.stdout or "{}").get("status", {}).get("phase") if got.returncode == 0 else None
+    if phase != "Succeeded":
+        print(f"{name}: {phase or 'unknown'} (argo logs -n {L.ARGO_NAMESPACE} {name})", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ Which scenario runs where (tests/e2e/README.md has the map and the reasons):
 - a scenario runs on Argo 4.1 only, unless marked ``both_lines(why)``: what can differ between the lines (Argo's
   executor, the controller's substitution, the CRDs), and the smoke set that runs every bundled workflow on 3.7 too;
 - ``full(why)`` marks a scenario that only measures size or load: it runs in ``make test-full``
-  (``HERA_VOLCANO_TIER=full``), which runs exactly what ``make test`` leaves out.
+  (``HERA_VOLCANO_TIER=full``), and not in ``make test``.
 Scenarios left to another line or tier are deselected (not skipped) and counted at the end of the run.
 
 The workflows' service account ``volcano-workflows`` is created and bound by the project's generated RBAC (`python -m
@@ -38,6 +38,7 @@ RESULTS: list[tuple[str, str, str, float]] = []
 #: ``make test`` runs the default tier; ``make test-full`` (HERA_VOLCANO_TIER=full) the scenarios it leaves out;
 #: ``all`` both (``make test-scale`` and ``make bench``, which run the scale scenarios at full size).
 TIER = os.environ.get("HERA_VOLCANO_TIER", "default")
+assert TIER in ("default", "full", "all"), f"HERA_VOLCANO_TIER={TIER}: expected default, full or all"
 #: Scenario runs left to the other tier or line: (why, pytest's id), for the end-of-run summary.
 ELSEWHERE: list[tuple[str, str]] = []
 #: The Argo lines that have a scenario to run, in order (the cluster starts on the first).

@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT / "cluster" / "e2e"))
 import layout  # noqa: E402
 from node import Node  # noqa: E402
 
+from hera_volcano.argo.conditions import FAILURE_PHASES  # noqa: E402
 from hera_volcano.argo.defaults import SERVICE_ACCOUNT as DEFAULT_SERVICE_ACCOUNT  # noqa: E402
 
 NAMESPACE = layout.ARGO_NAMESPACE
@@ -235,8 +236,9 @@ class Recorder:
         with self._lock:
             return list(self.job_phases.get(job, []))
 
-    def ended_at(self, job: str, phases: Collection[str] = ("Terminating", "Terminated", "Failed", "Aborted")) -> float:
-        """When the Volcano Job was first seen in one of ``phases`` (it failed): the moment its step's condition
+    def ended_at(self, job: str, phases: Collection[str] = FAILURE_PHASES) -> float:
+        """When the Volcano Job was first seen in one of ``phases`` (by default the phases of the job step's failure
+        condition: Terminating waits for the pods to go, which is Kubernetes' time): the moment the step's condition
         can fire. Raises with the phases seen when it never was."""
         with self._lock:
             at = [t for phase, t in self.job_phase_at.get(job, {}).items() if phase in phases]

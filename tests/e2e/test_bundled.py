@@ -226,7 +226,8 @@ def test_what_cluster_up_prints_works_as_printed(cluster: Cluster, tmp_path: Pat
     typed = tmp_path / "typed.sh"
     typed.write_text("\n".join([*welcome.exports(cluster.node), welcome.NEXT]) + "\n")
     piped = tmp_path / "piped.sh"
-    piped.write_text("\n".join([*welcome.exports(cluster.node), "make --no-print-directory run | cat"]) + "\n")
+    pipe = "make --no-print-directory run | cat"
+    piped.write_text("\n".join(["set -o pipefail", *welcome.exports(cluster.node), pipe]) + "\n")
     timeout = 600
     try:
         run = subprocess.run(
@@ -236,6 +237,7 @@ def test_what_cluster_up_prints_works_as_printed(cluster: Cluster, tmp_path: Pat
         code, out, err = str(run.returncode), run.stdout, run.stderr
     except subprocess.TimeoutExpired as e:
         code, out, err = f"none: still running after {timeout} s", _text(e.stdout), _text(e.stderr)
+    out = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out)  # a terminal's colours and redraws
     names = re.findall(r"\bName:\s+(\S+)", out)
     seen = cluster.describe(names[0]) if names else "argo printed no workflow name: nothing was submitted"
     what = f"{typed.read_text()}exit code {code}\nterminal (end):\n{out[-3000:]}\nstderr (end):\n{err[-3000:]}\n{seen}"
@@ -244,6 +246,7 @@ def test_what_cluster_up_prints_works_as_printed(cluster: Cluster, tmp_path: Pat
     printed = subprocess.run(
         ["bash", "-e", str(piped)], cwd=ROOT, env=plain_shell_env(), capture_output=True, text=True, timeout=120
     )
+    assert printed.returncode == 0, printed.stderr
     [doc] = [d for d in yaml.safe_load_all(printed.stdout) if d]
-    assert printed.returncode == 0 and doc["kind"] == "Workflow", printed.stderr
+    assert doc["kind"] == "Workflow", printed.stdout[:500]
     assert {w["metadata"]["name"] for w in cluster.workflows()} == before, "into a pipe, make run submits nothing"

@@ -287,6 +287,7 @@ def test_workers_that_never_become_ready_fail_the_workflow_visibly(
     step_saw_the_job_end(cluster, wf, job)
 
 
+@pytest.mark.both_lines("the controller stops the workflow and runs its exit handler")
 @pytest.mark.batch
 @pytest.mark.scenario(f"13.5 argo stop / argo delete of a running workflow: Job, pods, PodGroup gone within {GONE} s")
 @pytest.mark.parametrize("variant", [("argo stop", "stop"), ("argo delete", "delete")], ids=["stop", "delete"])
