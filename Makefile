@@ -35,8 +35,9 @@ check: $(STAMP) debian-tools
 	$(PY) -m build --no-isolation --quiet --outdir .cache/dist .
 	$(VENV)/bin/twine check --strict .cache/dist/*
 
+## unit: pytest without the cluster suites, on every core (pytest-xdist)
 unit: $(STAMP) debian-tools
-	$(VENV)/bin/pytest tests --ignore=tests/cluster --ignore=tests/e2e
+	$(VENV)/bin/pytest tests --ignore=tests/cluster --ignore=tests/e2e -n auto
 
 # Debian's shellcheck (the pod scripts, in check) and zsh (the completion script's test), installed when missing.
 debian-tools:

@@ -587,6 +587,32 @@ def _seconds(stamp: str) -> float:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
+#: The job step's condition fires within this many seconds of its Volcano Job's failure: argoexec polls the job
+#: every 5 s; the rest is room for a loaded node, whose kubelet stamps whole seconds.
+SEEN = 30
+
+
+def condition_fired(cluster: Cluster, workflow: dict[str, Any], job: str, step: str = "submit-job") -> float:
+    """The job step's failure condition fired within ``SEEN`` seconds of its Volcano Job's failure (as the recorder
+    first saw it): its pod's main container, argoexec polling the job, ended. The step's end as Argo records it
+    comes later, once the executor's wait container has reported and the controller noticed (Argo's time, on a busy
+    node up to 40 s more in CI): printed beside. Returns the seconds."""
+    name = workflow["metadata"]["name"]
+    failed_at = cluster.recorder.ended_at(job)
+    pods = [p for p in cluster.recorder.select(**{WORKFLOW_LABEL: name}) if p.step.endswith(f".{step}")]
+    ends = [p.ended["main"] for p in pods if "main" in p.ended]
+    seen = cluster.describe(name)
+    assert ends, f"no {step} pod's main container was seen ending\n{seen}"
+    seconds = max(ends) - failed_at
+    print(f"{name}: {step}'s condition fired {seconds:.0f} s after job {job} failed, its node ended "
+          f"{took(workflow, failed_at, step=step):.0f} s after")  # fmt: skip
+    assert seconds <= SEEN + 1, (
+        f"{step}'s main container ended {seconds:.0f} s after job {job} failed ({cluster.recorder.phases(job)}),"
+        f" bound {SEEN} s\n{seen}"
+    )
+    return seconds
+
+
 def took(workflow: dict[str, Any], since: float, step: str | None = None) -> float:
     """Seconds from ``since`` (wall clock) to the workflow's end, or to the end of its node named ``step``
     (finishedAt has whole seconds)."""

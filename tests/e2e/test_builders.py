@@ -26,17 +26,19 @@ from typing import Any
 
 import pytest
 import yaml
-from harness import NAMESPACE, ROOT, SERVICE_ACCOUNT, Batch, Cluster, Entry, Record, took
+from harness import NAMESPACE, ROOT, SEEN, SERVICE_ACCOUNT, Batch, Cluster, Entry, Record, condition_fired, took
 from test_bundled import follower_lines
 
 import hera_volcano as hv
 from hera_volcano.examples import pytorch_hello
 
-#: Seconds from the job's failure to its step Failed: rank 2's pod fails at once (restartPolicy Never), PodFailed
-#: terminates the job, the step sees it within its 5 s polling. A job that hung instead would run into its 3600 s
-#: deadline. The time from submission (the gang's start) and the exit handler's pod after the step (when Argo and the
-#: node get to it: over 2 minutes later once in CI's full batch) are printed beside, not bounded.
-FAILING_RANK = 30
+#: Rank 2's pod fails at once (restartPolicy Never), PodFailed terminates the job, the step's condition fires within
+#: harness.SEEN seconds of it. A job that hung instead would run into its 3600 s deadline. The time from submission
+#: (the gang's start) and the exit handler's pod after the step (when Argo and the node get to it: over 2 minutes
+#: later once in CI's full batch) are printed beside, not bounded.
+#: This module's batched workflows run this long under CI's batch (the PyTorch job under torchrun, 2026-12-07):
+#: conftest.py submits the longest first.
+BATCH_WAITS = 200
 #: How long the live pods of a job are waited for (scheduling and start, on a 2-CPU node).
 PODS_UP = 300
 SUM = re.compile(r"rank (\d+) of (\d+): all-reduce sum (\d+)")
@@ -249,7 +251,7 @@ def test_pytorch_under_torchrun(cluster: Cluster, batch: Batch, record_property:
 
 
 @pytest.mark.batch
-@pytest.mark.scenario(f"16 a failing PyTorch rank fails its job, its step within {FAILING_RANK} s, and the Workflow")
+@pytest.mark.scenario(f"16 a failing PyTorch rank fails its job, its step within {SEEN} s, and the Workflow")
 def test_a_failing_rank_fails_the_workflow(cluster: Cluster, batch: Batch, record_property: Record) -> None:
     entry, wf = batch.finish("failing-rank", timeout=900)
     seconds = took(wf, entry.submitted, step="submit-job")
@@ -262,9 +264,7 @@ def test_a_failing_rank_fails_the_workflow(cluster: Cluster, batch: Batch, recor
     assert wf["status"]["phase"] == "Failed", wf["status"]
     [job_name] = cluster.recorder.jobs_of(entry.name)
     assert {"Terminating", "Terminated"} & set(cluster.recorder.phases(job_name)), cluster.recorder.phases(job_name)
-    after = took(wf, cluster.recorder.ended_at(job_name), step="submit-job")
-    seen = cluster.describe(entry.name)
-    assert after <= FAILING_RANK + 1, f"the step ended {after:.0f} s after the job failed\n{seen}"
+    condition_fired(cluster, wf, job_name)
     pods = {p.name: p for p in cluster.recorder.select(**{"volcano.sh/job-name": job_name})}
     assert "Failed" in pods[f"{job_name}-worker-1"].phases, "the pod of rank 2 failed (restartPolicy Never)"
     cluster.wait_for(lambda: not cluster.job_exists(job_name), "the exit handler to delete the job", 60)

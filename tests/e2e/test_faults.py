@@ -23,13 +23,13 @@ from typing import Any
 
 import pytest
 import yaml
-from harness import NAMESPACE, WORKFLOW_LABEL, Batch, Cluster, Entry, Record, layout, took
+from harness import NAMESPACE, SEEN, WORKFLOW_LABEL, Batch, Cluster, Entry, Record, condition_fired, layout, took
 from procs import http_ok
 from workloads import kubectl_probe, mpi_workflow, terminate_command
 
-#: The bounds docs/testing.md states, in seconds, each on what the templates decide.
-SEEN = 30  # the Volcano Job failed (first seen) to its job step's end: argoexec polls every 5 s, whole seconds
-LOST_WORKER = 120  # the deletion of a running worker to its job step's end (Volcano's policy, then SEEN)
+#: The bounds docs/testing.md states, in seconds, each on what the templates decide (harness.SEEN: the job step's
+#: condition fires within 30 s of its Volcano Job's failure).
+LOST_WORKER = 120  # the deletion of a running worker to its job step's end (Volcano's policy, then the condition)
 DEADLINE = 150  # the gang that cannot fit: its step's deadline, counted by the kubelet from the step's pod's start
 PAST_DEADLINE = 45  # the step's end after its deadline: the kubelet's kill, argoexec's end, whole seconds
 GONE = 90  # argo stop / argo delete (or, for stop, the exit handler's start) to the Job, pods and PodGroup gone
@@ -177,18 +177,6 @@ def finished(cluster: Cluster, entry: Entry, record: Record, timeout: float = 90
     return wf
 
 
-def step_saw_the_job_end(cluster: Cluster, wf: dict[str, Any], job: str, bound: float = SEEN) -> float:
-    """The job step ended within ``bound`` seconds of its Volcano Job's failure (as the recorder first saw it):
-    the template's failure condition, checked by argoexec's poll. Returns the seconds."""
-    seconds = took(wf, cluster.recorder.ended_at(job), step="submit-job")
-    # finishedAt has whole seconds
-    assert seconds <= bound + 1, (
-        f"the job step ended {seconds:.0f} s after job {job} failed ({cluster.recorder.phases(job)}), bound {bound} s"
-        f"\n{cluster.describe(wf['metadata']['name'])}"
-    )
-    return seconds
-
-
 def failed(cluster: Cluster, wf: dict[str, Any]) -> None:
     """The workflow Failed; else the message says what it did instead."""
     assert wf["status"]["phase"] == "Failed", f"expected it Failed\n{cluster.describe(wf['metadata']['name'])}"
@@ -208,7 +196,7 @@ def test_a_failing_program_fails_the_workflow(cluster: Cluster, batch: Batch, re
     failed(cluster, wf)
     [job] = cluster.recorder.jobs_of(entry.name)
     assert "Terminated" in cluster.recorder.phases(job), cluster.recorder.phases(job)
-    step_saw_the_job_end(cluster, wf, job)
+    condition_fired(cluster, wf, job)
     [master] = cluster.recorder.select(**{"volcano.sh/job-name": job, "volcano.sh/task-spec": "mpimaster"})
     assert master.restarts.get("mpimaster") == MASTER_RETRIES, f"retried {master.restarts}, maxRetry {MASTER_RETRIES}"
     assert_nothing_left(cluster, job, _ts(wf["status"]["finishedAt"]), 45)
@@ -229,7 +217,7 @@ def test_a_lost_worker_fails_the_workflow_and_leaves_nothing_running(
     seconds = took(wf, entry.acted, step="submit-job")
     seen = cluster.describe(entry.name)
     assert seconds <= LOST_WORKER + 1, f"the step ended {seconds:.0f} s after the deletion\n{seen}"
-    step_saw_the_job_end(cluster, wf, job)
+    condition_fired(cluster, wf, job)
     assert_nothing_left(cluster, job, exit_handler_started(cluster, entry.name, entry.acted), GONE)
 
 
@@ -284,7 +272,7 @@ def test_workers_that_never_become_ready_fail_the_workflow_visibly(
     assert why in (MASTER_RETRIES, MASTER_RETRIES + 1), f"expected each failure's reason, saw it {why} times; {seen}"
     [job] = cluster.recorder.jobs_of(entry.name)
     assert "Terminated" in cluster.recorder.phases(job), f"expected the job Terminated; {seen}"
-    step_saw_the_job_end(cluster, wf, job)
+    condition_fired(cluster, wf, job)
 
 
 @pytest.mark.both_lines("the controller stops the workflow and runs its exit handler")
@@ -313,7 +301,7 @@ def test_a_job_terminated_by_hand_fails_its_step_and_the_workflow(
     failed(cluster, wf)
     [job] = cluster.recorder.jobs_of(entry.name)
     assert {"Terminating", "Terminated"} & set(cluster.recorder.phases(job)), cluster.recorder.phases(job)
-    step_saw_the_job_end(cluster, wf, job)
+    condition_fired(cluster, wf, job)
 
 
 def exit_handler_started(cluster: Cluster, workflow: str, since: float) -> float:

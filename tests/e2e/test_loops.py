@@ -15,6 +15,9 @@ from harness import NAMESPACE, SERVICE_ACCOUNT, Batch, Cluster, Entry, Record, t
 
 import hera_volcano as hv
 
+#: This module's batched workflows run this long under CI's batch (the Argo retry's two attempts, 2026-12-07):
+#: conftest.py submits the longest first.
+BATCH_WAITS = 200
 PYTHON_IMAGE = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"  # python3, as built for the test cluster
 RATES = ["0.01", "0.1", "1.5"]
 
