@@ -6,6 +6,7 @@ One wheel is built per session, with the pinned setuptools (``--no-isolation``),
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -26,15 +27,24 @@ class Built:
     sdist: Path
 
 
+#: What a checkout holds beside its sources: caches, environments and earlier builds.
+NOT_SOURCES = (".git", ".venv", ".cache", "build", "dist", "site", "*.egg-info", "__pycache__", ".*_cache")
+
+
 @pytest.fixture(scope="session")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     out = tmp_path_factory.mktemp("dist")
-    subprocess.run(
-        [sys.executable, "-m", "build", "--no-isolation", "--quiet", "--outdir", str(out), str(ROOT)],
-        check=True,
+    # From a copy of the tree: `python -m build` writes build/ and the egg-info into the tree it builds, and make
+    # unit runs on every core (another worker, or make check, may be building the same tree).
+    tree = tmp_path_factory.mktemp("tree") / "hera-volcano"
+    shutil.copytree(ROOT, tree, ignore=shutil.ignore_patterns(*NOT_SOURCES))
+    made = subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--quiet", "--outdir", str(out), str(tree)],
         capture_output=True,
+        text=True,
         timeout=300,
     )
+    assert made.returncode == 0, f"python -m build failed:\n{made.stdout[-3000:]}\n{made.stderr[-3000:]}"
     [wheel] = out.glob("*.whl")
     [sdist] = out.glob("*.tar.gz")
     return Built(wheel, sdist)
