@@ -177,6 +177,15 @@ def finished(cluster: Cluster, entry: Entry, record: Record, timeout: float = 90
     return wf
 
 
+def failed_run(cluster: Cluster, batch: Batch, key: str, record: Record) -> tuple[Entry, dict[str, Any], str]:
+    """The batch entry ``key``, its workflow once it Failed, and the one Volcano Job it created."""
+    entry = batch.get(key)
+    wf = finished(cluster, entry, record)
+    failed(cluster, wf)
+    [job] = cluster.recorder.jobs_of(entry.name)
+    return entry, wf, job
+
+
 def failed(cluster: Cluster, wf: dict[str, Any]) -> None:
     """The workflow Failed; else the message says what it did instead."""
     assert wf["status"]["phase"] == "Failed", f"expected it Failed\n{cluster.describe(wf['metadata']['name'])}"
@@ -191,10 +200,7 @@ def _ts(value: str) -> float:
     f"13.1 the MPI program fails: Job Terminated after maxRetry, the job step fails within {SEEN} s, Workflow Failed"
 )
 def test_a_failing_program_fails_the_workflow(cluster: Cluster, batch: Batch, record_property: Record) -> None:
-    entry = batch.get("fail")
-    wf = finished(cluster, entry, record_property)
-    failed(cluster, wf)
-    [job] = cluster.recorder.jobs_of(entry.name)
+    _, wf, job = failed_run(cluster, batch, "fail", record_property)
     assert "Terminated" in cluster.recorder.phases(job), cluster.recorder.phases(job)
     condition_fired(cluster, wf, job)
     [master] = cluster.recorder.select(**{"volcano.sh/job-name": job, "volcano.sh/task-spec": "mpimaster"})
@@ -209,10 +215,7 @@ def test_a_failing_program_fails_the_workflow(cluster: Cluster, batch: Batch, re
 def test_a_lost_worker_fails_the_workflow_and_leaves_nothing_running(
     cluster: Cluster, batch: Batch, record_property: Record
 ) -> None:
-    entry = batch.get("lose-worker")
-    wf = finished(cluster, entry, record_property)
-    failed(cluster, wf)
-    [job] = cluster.recorder.jobs_of(entry.name)
+    entry, wf, job = failed_run(cluster, batch, "lose-worker", record_property)
     assert entry.acted is not None
     seconds = took(wf, entry.acted, step="submit-job")
     seen = cluster.describe(entry.name)
@@ -257,9 +260,7 @@ def test_a_gang_that_cannot_fit_never_runs_and_holds_nothing(
 def test_workers_that_never_become_ready_fail_the_workflow_visibly(
     cluster: Cluster, batch: Batch, record_property: Record
 ) -> None:
-    entry = batch.get("not-ready")
-    wf = finished(cluster, entry, record_property)
-    failed(cluster, wf)
+    entry, wf, job = failed_run(cluster, batch, "not-ready", record_property)
     out = follower_output(cluster, entry.name)
     seen = f"the follower printed:\n{out}\n{cluster.describe(entry.name)}"
     shown = re.findall(r"init container wait-for-workers failed \(restart (\d+)\)", out)
@@ -270,7 +271,6 @@ def test_workers_that_never_become_ready_fail_the_workflow_visibly(
     # The last attempt's too, when its pod outlives the job's end long enough (Volcano deletes it at once).
     why = out.count("Only 0 of 2 workers Ready after 20 s")
     assert why in (MASTER_RETRIES, MASTER_RETRIES + 1), f"expected each failure's reason, saw it {why} times; {seen}"
-    [job] = cluster.recorder.jobs_of(entry.name)
     assert "Terminated" in cluster.recorder.phases(job), f"expected the job Terminated; {seen}"
     condition_fired(cluster, wf, job)
 
@@ -296,10 +296,7 @@ def test_stopping_or_deleting_a_workflow_removes_its_gang(
 def test_a_job_terminated_by_hand_fails_its_step_and_the_workflow(
     cluster: Cluster, batch: Batch, record_property: Record
 ) -> None:
-    entry = batch.get("terminated")
-    wf = finished(cluster, entry, record_property)
-    failed(cluster, wf)
-    [job] = cluster.recorder.jobs_of(entry.name)
+    _, wf, job = failed_run(cluster, batch, "terminated", record_property)
     assert {"Terminating", "Terminated"} & set(cluster.recorder.phases(job)), cluster.recorder.phases(job)
     condition_fired(cluster, wf, job)
 
