@@ -1,7 +1,7 @@
 """`make run`: the main job, the MPI hello world, in the one command a newcomer types.
 
-In a terminal, with `make cluster-up`'s cluster up, it is submitted there and watched to its end (`argo submit
---watch`, exit 0 when it Succeeded). Otherwise, into a pipe or without a cluster, the Workflow is printed for
+In a terminal, with `make cluster-up`'s cluster up, it is submitted there and watched to its end (`argo watch`;
+exit 0 only when it Succeeded). Otherwise, into a pipe or without a cluster, the Workflow is printed for
 `argo submit -` (`make run | argo submit -n argo --watch -`), and nothing else is written to stdout.
 """
 
@@ -17,6 +17,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import layout as L  # noqa: E402
+from node import Node  # noqa: E402
 
 
 def workflow() -> str:
@@ -28,25 +29,22 @@ def workflow() -> str:
     return made.stdout
 
 
-def cluster_is_up() -> bool:
-    """`make cluster-up`'s cluster runs: its kubeconfig is there and its recorded processes are alive."""
+def running_cluster() -> Node | None:
+    """`make cluster-up`'s cluster, when it runs: its kubeconfig is there and its recorded processes are alive."""
     if not (L.HOME / "kubeconfig").is_file():
-        return False
-    from node import Node
-
-    return bool(Node().procs.running())
+        return None
+    node = Node()
+    return node if node.procs.running() else None
 
 
 def main() -> int:
-    if not sys.stdout.isatty() or not cluster_is_up():
+    node = running_cluster() if sys.stdout.isatty() else None
+    if node is None:
         text = workflow()
         if sys.stdout.isatty():
             print("no cluster is up (`make cluster-up` starts one): the Workflow, for `argo submit -`", file=sys.stderr)
         sys.stdout.write(text)
         return 0
-    from node import Node
-
-    node = Node()
     line = node.current_argo_line() or L.DEFAULT_ARGO_LINE
     argo = L.argo_binary(line, "argo")
     env = {**os.environ, "KUBECONFIG": str(node.paths.kubeconfig), "PATH": f"{node.paths.bin}:{os.environ['PATH']}"}
