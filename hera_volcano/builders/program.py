@@ -4,12 +4,11 @@ keyword arguments (:meth:`Program.function`), a Python file (:meth:`Program.scri
 
 A Python program runs under a launcher (:mod:`hera_volcano.pods.launcher`, which the job's pods mount from the
 ConfigMap that ``hera-volcano rbac`` installs beside the RBAC, so a job carries a few lines of it, not all of it)
-with ``python3``; what it runs and the arguments travel in environment variables (:data:`RUN`,
-:data:`SOURCE`, :data:`ARGS`, and for values known at run time :data:`RUNTIME_ARGS` and ``HERA_VOLCANO_ARG_<name>``),
-written so that neither Argo's substitution nor Kubernetes' ``$(VAR)`` expansion changes a byte. Everything that can
-be checked is checked when the program is made, naming the argument: a function that cannot travel (a lambda, a
-nested function, a closure, one whose source cannot be read, one using its module's names), arguments that do not
-survive JSON, too much code, a command holding an Argo expression.
+with ``python3``; what it runs and the arguments travel in environment variables
+(:class:`hera_volcano.pods.launcher.LaunchSettings`), written so that neither Argo's substitution nor Kubernetes'
+``$(VAR)`` expansion changes a byte. Everything that can be checked is checked when the program is made, naming the
+argument: a function that cannot travel (a lambda, a nested function, a closure, one whose source cannot be read, one
+using its module's names), arguments that do not survive JSON, too much code, a command holding an Argo expression.
 """
 
 from __future__ import annotations
@@ -33,17 +32,11 @@ from typing import Any, Final
 from hera_volcano.builders.pod import PodSettings
 from hera_volcano.kube.expansion import escape, runtime_text
 from hera_volcano.pods import program as pods_program
+from hera_volcano.pods.launcher import LaunchSettings
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder, Verbatim, has_expression
 
-RUN: Final = "HERA_VOLCANO_RUN"
-SOURCE: Final = "HERA_VOLCANO_SOURCE"
-ARGS: Final = "HERA_VOLCANO_ARGS"
-RUNTIME_ARGS: Final = "HERA_VOLCANO_RUNTIME_ARGS"
-ARG_PREFIX: Final = "HERA_VOLCANO_ARG_"
-#: The launcher's variables: users' pod settings may not set names starting so.
-ENV_PREFIX: Final = "HERA_VOLCANO_"
 PYTHON: Final = "python3"
 #: How the launcher finds global rank 0 (whose return value is the report), per builder.
 KINDS: Final = ("torchrun", "mpi", "replica", "tensorflow")
@@ -83,17 +76,13 @@ class Launch:
             raise ValueError(f"kind must be one of {KINDS}")
         return [PYTHON, "-u", "-c", escape(pods_program.launcher_bootstrap()), kind]
 
-    def env(self, args: str | Placeholder | None = None) -> list[dict[str, Any]]:
+    def env(self, args: str | Placeholder | None = None) -> list[dict[str, str | Placeholder]]:
         """The launcher's variables (``args`` instead of the program's own arguments: a batch job's per-job input)."""
-        out: list[dict[str, Any]] = [{"name": RUN, "value": self.run}]
-        if self.source is not None:
-            out.append({"name": SOURCE, "value": self.source})
-        out.append({"name": ARGS, "value": self.args if args is None else args})
-        if self.runtime:
-            kinds = {arg.name: arg.kind for arg in self.runtime}
-            out.append({"name": RUNTIME_ARGS, "value": json.dumps(kinds, separators=(",", ":"))})
-            out.extend({"name": ARG_PREFIX + arg.name, "value": arg.value} for arg in self.runtime)
-        return out
+        runtime = tuple((arg.name, arg.kind, arg.value) for arg in self.runtime)
+        settings = LaunchSettings[str | Placeholder](
+            self.run, self.args if args is None else args, self.source, runtime
+        )
+        return settings.to_env()
 
     def env_names(self) -> list[str]:
         return [str(item["name"]) for item in self.env()]
@@ -114,8 +103,8 @@ class Program:
     - ``Program.function(train, args={"lr": 0.1})``: a module-level function called with keyword arguments on every
       rank (``args`` values are JSON values, or ``Placeholder.input(...)`` for values given when the job's step
       runs); what global rank 0 returns (a dict) is the job's report;
-    - ``Program.script("train.py", args=...)``: a Python file, read now; ``args`` reach it as JSON in
-      ``HERA_VOLCANO_ARGS``;
+    - ``Program.script("train.py", args=...)``: a Python file, read now; ``args`` reach it as JSON in an
+      environment variable (``LaunchSettings.ARGS``);
     - ``Program.module("pkg.train", args=...)``: a module in the image, run as ``python -m``.
 
     A function, script or module runs under ``python3`` (PyTorch: under ``torchrun``; MPI: under ``mpiexec``).
@@ -209,9 +198,10 @@ def check_env(roles: Mapping[str, PodSettings | None]) -> None:
     """Refuse pod settings that set one of the launcher's variables."""
     for field_name, settings in roles.items():
         for variable in settings.env if settings is not None else ():
-            if variable.startswith(ENV_PREFIX):
+            if variable.startswith(LaunchSettings.PREFIX):
                 raise ValidationError(
-                    f"{field_name}.env[{variable!r}]", f"is the launcher's ({ENV_PREFIX}*): choose another name"
+                    f"{field_name}.env[{variable!r}]",
+                    f"is the launcher's ({LaunchSettings.PREFIX}*): choose another name",
                 )
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from hera_volcano.pods.launcher import LaunchSettings
 from hera_volcano.pods.workers import WaitSettings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,7 +48,10 @@ class Contract:
         return Path(inspect.getsourcefile(self.settings) or "").resolve(), range(first, first + len(lines))
 
 
-CONTRACTS = (Contract(WaitSettings, tests=("tests/pods/test_workers.py",)),)
+CONTRACTS = (
+    Contract(WaitSettings, tests=("tests/pods/test_workers.py",)),
+    Contract(LaunchSettings, tests=("tests/builders/test_launcher.py",)),
+)
 
 
 def sources() -> Iterator[Path]:
