@@ -12,8 +12,8 @@ A script or a module runs as __main__ and finds every argument, merged, as JSON 
 arguments. An exception prints its traceback on stderr and fails the rank (exit status 1), as does anything wrong
 with the inputs or the report.
 
-The report rules are those of hera_volcano.shared.outputs (its tests hold this copy to them). This text has no
-apostrophe, dollar sign or double brace, so it reads the same in a pod command and in a shell script.
+The report lines are written by the rules of :mod:`hera_volcano.pods.reports`, which the pods' ConfigMap holds joined
+with this file (:func:`hera_volcano.pods.program.launcher_source`). Neither has a dollar sign or a double brace.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import ast
 import json
 import linecache
 import os
-import re
 import sys
 import traceback
 import types
@@ -31,14 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar, Generic, NoReturn, TypeVar
 
-PREFIX = "hera-volcano:output "
-#: What starts an Argo tag (written so that this text holds none).
-TAG_START = "{" * 2
-NAME = re.compile(r"[a-zA-Z0-9_-]{1,63}")
-MAX_LINE = 4096
-RESERVED = frozenset({"job-name", "job-phase"})
-#: Characters that some readers take for line breaks, which JSON would leave as they are.
-SEPARATORS = ("\x85", "\u2028", "\u2029")
+from hera_volcano.pods.reports import ReportError, format_line
 
 #: Where each kind of launch says which rank a process is, first found wins.
 RANK_VARIABLES = {
@@ -201,50 +193,6 @@ def rank(kind: str) -> int:
     raise LaunchError("cannot tell the rank of this process: none of " + ", ".join(RANK_VARIABLES[kind]) + " is set")
 
 
-def unsayable(char: str) -> bool:
-    """What the quoting of Argo, when it passes a value on, writes as an escape JSON lacks (the node fails)."""
-    code = ord(char)
-    return (
-        (code < 0x20 and char not in "\t\n\r\b\f" and code != 0)
-        or code == 0x7F
-        or (code > 0xFFFF and not char.isprintable())
-    )
-
-
-def report_line(name: object, value: object) -> bytes:
-    """One report line with its line break, as UTF-8, or LaunchError saying why the value cannot be reported."""
-    if not isinstance(name, str) or not NAME.fullmatch(name):
-        raise LaunchError("output name " + repr(name) + ": letters, digits, _ and - only, 1 to 63 of them")
-    if name in RESERVED:
-        raise LaunchError("output name " + repr(name) + " is reserved (the name and phase of the job)")
-    if isinstance(value, str):
-        text = value
-    else:
-        try:
-            text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError) as e:
-            raise LaunchError("output " + repr(name) + " is not a JSON value: " + str(e)) from None
-        for char in SEPARATORS:  # inside JSON strings only: escaped, no reader splits the line there
-            text = text.replace(char, "\\u" + format(ord(char), "04x"))
-        # Only ever inside a JSON string: the same value, written so that Argo passes it on unchanged.
-        text = text.replace(TAG_START, "{\\u007b")
-        text = "".join(json.dumps(char)[1:-1] if unsayable(char) else char for char in text)
-    if TAG_START in text or "\x00" in text or any(unsayable(char) for char in text):
-        raise LaunchError(
-            "output " + repr(name) + ": the value holds two opening braces, NUL or a control character, which Argo"
-            " cannot pass on unchanged (the next template would substitute the tag or fail)"
-        )
-    if "\n" in text or "\r" in text:
-        raise LaunchError("output " + repr(name) + ": the value must be one line (report a path for larger data)")
-    try:
-        line = (PREFIX + name + "=" + text).encode("utf-8")
-    except UnicodeEncodeError:
-        raise LaunchError("output " + repr(name) + ": the value is not valid Unicode text") from None
-    if len(line) > MAX_LINE:
-        raise LaunchError("output " + repr(name) + ": the report line is over " + str(MAX_LINE) + " bytes")
-    return line + b"\n"
-
-
 def report(result: object, kind: str) -> None:
     """Print the report of the function on global rank 0 (what other ranks return is ignored)."""
     if result is None or rank(kind) != 0:
@@ -253,7 +201,10 @@ def report(result: object, kind: str) -> None:
         raise LaunchError(
             "the function returned " + type(result).__name__ + ": return a dict of names to JSON values, or None"
         )
-    lines = [report_line(name, value) for name, value in result.items()]
+    try:
+        lines = [(format_line(name, value) + "\n").encode("utf-8") for name, value in result.items()]
+    except ReportError as e:
+        raise LaunchError(str(e)) from None
     sys.stdout.flush()
     for line in lines:  # one write each: a line is never split among other output
         while line:

@@ -1,11 +1,10 @@
 """The in-pod launcher (``hera_volcano/pods/launcher.py``), run for real as pods run it (``python3 -u -c BOOTSTRAP
 KIND``, the bootstrap running the file the pods' ConfigMap holds, without hera_volcano importable): its report lines
-follow ``shared/outputs`` case by case, only global rank 0 reports, and anything wrong fails the rank with a message
+follow ``pods/reports`` case by case, only global rank 0 reports, and anything wrong fails the rank with a message
 or the function's own traceback."""
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 import json
 import os
@@ -22,10 +21,8 @@ from hera_volcano.builders import program
 from hera_volcano.pods import launcher, reports
 from hera_volcano.pods import program as pods_program
 from hera_volcano.pods.launcher import LaunchError, LaunchSettings
-from hera_volcano.shared import outputs
 from tests.builders import podsim, userfuncs
 
-LAUNCHER = Path(launcher.__file__)
 PYTHON = getattr(sys, "_base_executable", sys.executable)  # hera_volcano is not installed in a pod
 
 
@@ -44,7 +41,7 @@ def launch(
         LaunchSettings.RUN: json.dumps(run or {"function": "f", "file": "job.py", "line": 1}),
         LaunchSettings.SOURCE: textwrap.dedent(source),
         LaunchSettings.ARGS: json.dumps(args or {}),
-        "HERA_VOLCANO_LAUNCHER": str(LAUNCHER),  # where the pod's ConfigMap puts it
+        "HERA_VOLCANO_LAUNCHER": str(podsim.launcher_file()),  # where the pod's ConfigMap puts it
         **({"VC_TASK_INDEX": "0"} if env is None else env),
     }
     rendered = program.Launch("", None, (), "").command(kind) if kind in program.KINDS else ["", kind]
@@ -63,26 +60,21 @@ def failure(result: subprocess.CompletedProcess[bytes]) -> str:
     return result.stderr.decode().splitlines()[-1]
 
 
-def test_the_launcher_keeps_the_report_rules_of_shared_outputs() -> None:
-    spec = importlib.util.spec_from_file_location("launch_function", LAUNCHER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # as runpy has it in the pod: dataclasses look their module up
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[spec.name]
-    assert module.PREFIX == outputs.PREFIX
-    assert module.NAME.pattern == outputs.NAME.pattern
-    assert module.MAX_LINE == outputs.MAX_LINE
-    assert module.RESERVED == outputs.RESERVED
+def test_the_config_maps_launcher_writes_by_the_report_rules_the_follower_reads() -> None:
+    """One definition of the report line: the launcher's file in the ConfigMap is the launcher joined with the rules
+    the follower's program reads by (no copy)."""
+    text = pods_program.launcher_source()
+    assert pods_program.LAUNCHER_MODULES == ("reports", "launcher")
+    assert text.index("def format_line(") < text.index("def report(") and "def parse_line(" in text
+    assert "from hera_volcano" not in text and "import hera_volcano" not in text, "hera_volcano is not in the pod"
+    assert "def parse_line(" in pods_program.source()
 
 
 def test_what_a_job_carries_of_the_launcher_reads_the_same_in_a_command_and_in_a_shell_script() -> None:
     text = pods_program.launcher_bootstrap()
     for char in ("$", "{{", "'"):
         assert char not in text, f"{char!r} would need escaping in a pod command or in the MPI master's script"
-    assert pods_program.launcher_source() == LAUNCHER.read_text(), "the ConfigMap holds the file as it is"
+    assert pods_program.launcher_source() == podsim.launcher_file().read_text(), "the file the tests run"
 
 
 def test_without_its_config_map_a_rank_fails_at_once_naming_it(tmp_path: Path) -> None:
@@ -94,7 +86,7 @@ def test_without_its_config_map_a_rank_fails_at_once_naming_it(tmp_path: Path) -
     assert f"ConfigMap {pods_program.config_map_name()} (the program of the hera-volcano pods) is not" in done.stderr
 
 
-#: (name, value the function returns): each reported exactly as ``outputs.format_line`` writes it, or refused
+#: (name, value the function returns): each reported exactly as ``reports.format_line`` writes it, or refused
 #: where it refuses.
 CASES: list[tuple[Any, Any]] = [
     ("loss", 0.25),
@@ -106,8 +98,8 @@ CASES: list[tuple[Any, Any]] = [
     ("spaces", "  trailing  "),
     ("n-1_X", 7),
     ("x" * 63, "longest name"),
-    ("long", "v" * (outputs.MAX_LINE - len(outputs.PREFIX) - len("long="))),
-    ("too-long", "v" * outputs.MAX_LINE),
+    ("long", "v" * (reports.MAX_LINE - len(reports.PREFIX) - len("long="))),
+    ("too-long", "v" * reports.MAX_LINE),
     ("job-name", "reserved"),
     ("job-phase", "reserved"),
     ("bad name", 1),
@@ -135,7 +127,7 @@ def expected(name: str, value: Any) -> str | None:
         text = text.replace("\u2028", "\\u2028").replace("{{", "{\\u007b")
         text = text.replace("\x7f", "\\u007f").replace("\U0010fffd", "\\udbff\\udffd")
     try:
-        return outputs.format_line(name, text)
+        return reports.format_line(name, text)
     except ValueError:
         return None
 
