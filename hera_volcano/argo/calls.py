@@ -12,9 +12,8 @@ This module imports ``hera.workflows`` (slow); ``import hera_volcano`` reaches i
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
-from hera.workflows import DAG, Artifact, Parameter, Resource
+from hera.workflows import DAG, Artifact, Parameter, Resource, Step, Task
 from hera.workflows.models import Arguments
 
 from hera_volcano.argo.parameters import CallArguments
@@ -78,7 +77,7 @@ def check_call(template: str, inputs: object, arguments: object) -> None:
 class JobStep(Resource):
     """The resource template of :func:`~hera_volcano.job_template`; calling it checks the arguments."""
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: object, **kwargs: object) -> Step | Task | None:
         check_call(str(self.name), self.inputs, kwargs.get("arguments"))
         return super().__call__(*args, **kwargs)
 
@@ -86,6 +85,6 @@ class JobStep(Resource):
 class JobDAG(DAG):
     """The DAG template of :func:`~hera_volcano.job_dag`; calling it checks the arguments."""
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: object, **kwargs: object) -> Step | Task | None:
         check_call(str(self.name), self.inputs, kwargs.get("arguments"))
         return super().__call__(*args, **kwargs)

@@ -109,7 +109,7 @@ def _plain_text(value: object) -> bool:
 def has_own_value(parameter: Mapping[str, object]) -> bool:
     """Whether Argo gives a template's input a value when a call passes it none (``common.ProcessArgs``): its
     ``default`` or ``value``, or the ConfigMap key it reads (``valueFrom.configMapKeyRef``: the key's value, or
-    ``valueFrom.default`` when the ConfigMap lacks it). Any other ``valueFrom`` gives none: Argo refuses the call
+    ``valueFrom.default`` when the ConfigMap lacks it). No other ``valueFrom`` gives one: Argo refuses the call
     ("inputs.parameters.NAME was not supplied")."""
     source = parameter.get("valueFrom")
     return (

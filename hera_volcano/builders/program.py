@@ -129,7 +129,7 @@ class Program:
         return cls(argv=tuple(items))
 
     @classmethod
-    def function(cls, func: Callable[..., Any], args: Mapping[str, Any] | None = None) -> Program:
+    def function(cls, func: Callable[..., object], args: Mapping[str, object] | None = None) -> Program:
         """``func(**args)`` on every rank: a function defined with ``def`` at a module's top level, whose source
         travels alone (imports go inside it)."""
         if not isinstance(func, types.FunctionType):
@@ -142,14 +142,14 @@ class Program:
         return cls(launch=_launch("func", run, source, known, runtime))
 
     @classmethod
-    def script(cls, path: str | os.PathLike[str], args: Mapping[str, Any] | None = None) -> Program:
+    def script(cls, path: str | os.PathLike[str], args: Mapping[str, object] | None = None) -> Program:
         """A Python file, read now and inlined into the pods."""
         known, runtime = _arguments(args)
         run, source = _script(path)
         return cls(launch=_launch("script", run, source, known, runtime))
 
     @classmethod
-    def module(cls, name: str, args: Mapping[str, Any] | None = None) -> Program:
+    def module(cls, name: str, args: Mapping[str, object] | None = None) -> Program:
         """A module in the image (``pkg.train``), run as ``__main__``."""
         if not isinstance(name, str) or not _MODULE.fullmatch(name) or _has_keyword(name):
             raise ValidationError("module", "must be a module name such as pkg.train (identifiers joined by '.')")
@@ -169,7 +169,7 @@ def check(value: object) -> Program:
 
 
 def _launch(
-    field: str, run: dict[str, Any], source: str | None, args: dict[str, Any], runtime: list[RuntimeArg]
+    field: str, run: dict[str, object], source: str | None, args: dict[str, object], runtime: list[RuntimeArg]
 ) -> Launch:
     """The launcher's environment, within Kubernetes' limits."""
     args_text = _env_json(args)
@@ -205,20 +205,20 @@ def check_env(roles: Mapping[str, PodSettings | None]) -> None:
                 )
 
 
-def _env_json(value: Any) -> str:
+def _env_json(value: object) -> str:
     """Compact JSON for an env value: ``$`` doubled for Kubernetes, ``{{`` (only ever inside a JSON string) written
     ``{\\u007b`` for Argo; it parses back to ``value``."""
     text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return escape(text.replace("{{", "{\\u007b"))
 
 
-def _arguments(value: object) -> tuple[dict[str, Any], list[RuntimeArg]]:
+def _arguments(value: object) -> tuple[dict[str, object], list[RuntimeArg]]:
     """``args`` split into JSON values known now and values Argo gives at run time."""
     if value is None:
         return {}, []
     if not isinstance(value, Mapping):
         raise ValidationError("args", "must be a mapping of argument names to JSON values")
-    args: dict[str, Any] = {}
+    args: dict[str, object] = {}
     runtime: list[RuntimeArg] = []
     for name, item in value.items():
         field = f"args[{name!r}]"
@@ -260,7 +260,7 @@ def _same(a: object, b: object) -> bool:
     return a == b
 
 
-def _function(func: types.FunctionType) -> tuple[dict[str, Any], str]:
+def _function(func: types.FunctionType) -> tuple[dict[str, object], str]:
     """The launcher's run spec and the source of a function that can travel alone."""
     name = func.__name__
     if hasattr(func, "__wrapped__"):
@@ -301,7 +301,11 @@ def _function(func: types.FunctionType) -> tuple[dict[str, Any], str]:
             "what it needs inside the function",
         )
     filename = inspect.getsourcefile(func) or func.__code__.co_filename
-    run: dict[str, Any] = {"function": name, "file": os.path.basename(filename), "line": func.__code__.co_firstlineno}
+    run: dict[str, object] = {
+        "function": name,
+        "file": os.path.basename(filename),
+        "line": func.__code__.co_firstlineno,
+    }
     if future:
         run["future"] = future
     return run, source
@@ -341,7 +345,7 @@ def _check_call(func: types.FunctionType, names: list[str]) -> None:
         raise ValidationError("args", f"do not fit {func.__name__}{inspect.signature(func)}: {e}") from None
 
 
-def _script(path: object) -> tuple[dict[str, Any], str]:
+def _script(path: object) -> tuple[dict[str, object], str]:
     """The run spec and source of a Python file, read now."""
     if not isinstance(path, str | os.PathLike):
         raise ValidationError("script", "must be the path of a Python file")
