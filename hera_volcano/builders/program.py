@@ -84,9 +84,6 @@ class Launch:
         )
         return settings.to_env()
 
-    def env_names(self) -> list[str]:
-        return [str(item["name"]) for item in self.env()]
-
 
 def with_launcher(spec: dict[str, Any], *containers: dict[str, Any]) -> None:
     """Mount the ConfigMap that holds the launcher into ``containers`` of the pod ``spec`` (which run the launcher)."""
