@@ -13,6 +13,7 @@ import yaml
 from hera.workflows import DAG, Workflow
 
 import hera_volcano as hv
+from hera_volcano.pods.launcher import LaunchSettings
 from hera_volcano.shared.placeholders import substitute_text
 from hera_volcano.tools.lint import has_errors, lint_text
 
@@ -98,7 +99,7 @@ def test_a_python_function_is_the_same_program_on_every_builder(kind: str) -> No
     assert templates(doc)["train"]["inputs"]["parameters"] == [{"name": "lr"}]
     [manifest] = jobs_in(doc)
     envs = [{e["name"] for e in c.get("env", [])} for p in pods(manifest) for c in p["containers"]]
-    assert any("HERA_VOLCANO_RUN" in env for env in envs), "the launcher runs the function"
+    assert any(LaunchSettings.RUN in env for env in envs), "the launcher runs the function"
     assert "def train(lr: float)" in text
     pipeline = hv.Pipeline([hv.PipelineJob("train", job, {"lr": 0.5}, outputs=["loss"])])
     _, doc = documents(pipeline.workflow("fn"))

@@ -12,11 +12,11 @@ This module imports ``hera.workflows`` (slow); ``import hera_volcano`` reaches i
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
-from hera.workflows import DAG, Artifact, Parameter, Resource
+from hera.workflows import DAG, Artifact, Parameter, Resource, Step, Task
 from hera.workflows.models import Arguments
 
+from hera_volcano.argo.parameters import CallArguments
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.suggestions import did_you_mean
 
@@ -42,20 +42,31 @@ def argument_names(arguments: object) -> list[str]:
     return found
 
 
+def _as_argo(parameter: Parameter) -> dict[str, object]:
+    """An input as Argo reads it (the fields the call rule looks at)."""
+    source = parameter.value_from
+    return {
+        "name": parameter.name,
+        "value": parameter.value,
+        "default": parameter.default,
+        "valueFrom": None if source is None else source.model_dump(by_alias=True, exclude_none=True),
+    }
+
+
 def check_call(template: str, inputs: object, arguments: object) -> None:
-    """Each argument names an input of ``template``, and every input without a default is given."""
+    """Each argument names an input of ``template``, and every input without a value of its own is given
+    (:class:`~hera_volcano.argo.parameters.CallArguments`, the rule lint judges calls by too)."""
     declared = [p for p in inputs if isinstance(p, Parameter) and p.name] if isinstance(inputs, list) else []
     known = [str(p.name) for p in declared]
-    passed = argument_names(arguments)
-    for name in passed:
-        if name not in known:
-            choices = f"; its inputs are {', '.join(known)}" if known else "; it has no inputs"
-            raise ValidationError(
-                f"arguments.{name}",
-                f"names no input of template {template!r}{did_you_mean(name, known)}{choices}",
-            )
-    missing = [str(p.name) for p in declared if p.default is None and p.value is None and p.name not in passed]
-    if missing:
+    judged = CallArguments.judge(map(_as_argo, declared), argument_names(arguments))
+    for name in judged.unknown:
+        choices = f"; its inputs are {', '.join(known)}" if known else "; it has no inputs"
+        raise ValidationError(
+            f"arguments.{name}",
+            f"names no input of template {template!r}{did_you_mean(name, known)}{choices}",
+        )
+    if judged.missing:
+        missing = judged.missing
         raise ValidationError(
             "arguments",
             f"must give the input{'s' if len(missing) > 1 else ''} {', '.join(missing)} of template {template!r}:"
@@ -66,7 +77,7 @@ def check_call(template: str, inputs: object, arguments: object) -> None:
 class JobStep(Resource):
     """The resource template of :func:`~hera_volcano.job_template`; calling it checks the arguments."""
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: object, **kwargs: object) -> Step | Task | None:
         check_call(str(self.name), self.inputs, kwargs.get("arguments"))
         return super().__call__(*args, **kwargs)
 
@@ -74,6 +85,6 @@ class JobStep(Resource):
 class JobDAG(DAG):
     """The DAG template of :func:`~hera_volcano.job_dag`; calling it checks the arguments."""
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: object, **kwargs: object) -> Step | Task | None:
         check_call(str(self.name), self.inputs, kwargs.get("arguments"))
         return super().__call__(*args, **kwargs)

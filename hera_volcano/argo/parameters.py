@@ -4,13 +4,15 @@ A Workflow submitted with an argument that has no value, or a step passing a par
 at submission; lint reports it before. The rules are Argo's own (``validateWorkflowFieldNames`` and
 ``validateArgumentsValues``, alike in 3.7 and 4.1), applied to plain data; and ours: a Workflow argument holding
 ``{{`` or NUL, which Argo would substitute again wherever it is used (an expression that does not parse leaves the
-run without a phase).
+run without a phase). Which arguments a call must pass, and may: :class:`CallArguments`, by which both the builders
+and lint judge a call.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from hera_volcano.shared.findings import Finding, error, warning
@@ -102,3 +104,38 @@ def _check_value(param: Mapping[str, Any], path: str, values: Values) -> Iterato
 
 def _plain_text(value: object) -> bool:
     return isinstance(value, str) and not _NUMBERISH.fullmatch(value)
+
+
+def has_own_value(parameter: Mapping[str, object]) -> bool:
+    """Whether Argo gives a template's input a value when a call passes it none (``common.ProcessArgs``): its
+    ``default`` or ``value``, or the ConfigMap key it reads (``valueFrom.configMapKeyRef``: the key's value, or
+    ``valueFrom.default`` when the ConfigMap lacks it). No other ``valueFrom`` gives one: Argo refuses the call
+    ("inputs.parameters.NAME was not supplied")."""
+    source = parameter.get("valueFrom")
+    return (
+        parameter.get("default") is not None
+        or parameter.get("value") is not None
+        or (isinstance(source, Mapping) and source.get("configMapKeyRef") is not None)
+    )
+
+
+@dataclass(frozen=True)
+class CallArguments:
+    """What is wrong with the parameters a call passes to a template, by Argo's rule for calls (a step's, a task's,
+    the workflow's own to its entrypoint): ``unknown`` arguments name no input (Argo ignores them, and the input
+    they meant keeps its own value or is missing); ``missing`` inputs have no value of their own and are not passed
+    (Argo refuses the call). The builders (:mod:`hera_volcano.argo.calls`) and lint judge calls by it."""
+
+    unknown: tuple[str, ...]
+    missing: tuple[str, ...]
+
+    @classmethod
+    def judge(cls, inputs: Iterable[Mapping[str, object]], passed: Iterable[str]) -> CallArguments:
+        """``inputs``: the template's input parameters, as Argo writes them; ``passed``: the names the call passes."""
+        declared = list(inputs)
+        names = {p.get("name") for p in declared}
+        given = list(passed)
+        return cls(
+            unknown=tuple(name for name in given if name not in names),
+            missing=tuple(str(p.get("name")) for p in declared if p.get("name") not in given and not has_own_value(p)),
+        )

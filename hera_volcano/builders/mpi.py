@@ -13,7 +13,7 @@ from hera_volcano.builders.program import check as check_program
 from hera_volcano.kube import pod_scripts
 from hera_volcano.kube.images import PYTHON_IMAGE, check_image
 from hera_volcano.pods import program as pods_program
-from hera_volcano.pods.workers import WAIT_COMMAND
+from hera_volcano.pods.workers import WAIT_COMMAND, WaitSettings
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder
@@ -162,13 +162,8 @@ def mpi_job(
             *("/bin/sh", "-c", pod_scripts.read(_SCRIPTS, "pid1.sh"), "sh"),
             *("python3", "-c", pods_program.bootstrap(), WAIT_COMMAND),
         ],
-        "env": [
-            {"name": "JOB_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['volcano.sh/job-name']"}}},
-            {"name": "NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
-            {"name": "WORKER_TASK", "value": WORKER},
-            {"name": "WORKERS", "value": str(workers)},
-            {"name": "WAIT_SECONDS", "value": str(wait_seconds)},
-        ],
+        # Its namespace is the pod's, from the mounted service account (TOKEN_DIR): no variable needed.
+        "env": WaitSettings(job=None, task=WORKER, count=workers, seconds=wait_seconds).to_env(),
     }
     # Only the init container gets an API token: mpiexec and the user's program run without one.
     wait["volumeMounts"] = [

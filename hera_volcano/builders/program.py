@@ -4,12 +4,11 @@ keyword arguments (:meth:`Program.function`), a Python file (:meth:`Program.scri
 
 A Python program runs under a launcher (:mod:`hera_volcano.pods.launcher`, which the job's pods mount from the
 ConfigMap that ``hera-volcano rbac`` installs beside the RBAC, so a job carries a few lines of it, not all of it)
-with ``python3``; what it runs and the arguments travel in environment variables (:data:`RUN`,
-:data:`SOURCE`, :data:`ARGS`, and for values known at run time :data:`RUNTIME_ARGS` and ``HERA_VOLCANO_ARG_<name>``),
-written so that neither Argo's substitution nor Kubernetes' ``$(VAR)`` expansion changes a byte. Everything that can
-be checked is checked when the program is made, naming the argument: a function that cannot travel (a lambda, a
-nested function, a closure, one whose source cannot be read, one using its module's names), arguments that do not
-survive JSON, too much code, a command holding an Argo expression.
+with ``python3``; what it runs and the arguments travel in environment variables
+(:class:`hera_volcano.pods.launcher.LaunchSettings`), written so that neither Argo's substitution nor Kubernetes'
+``$(VAR)`` expansion changes a byte. Everything that can be checked is checked when the program is made, naming the
+argument: a function that cannot travel (a lambda, a nested function, a closure, one whose source cannot be read, one
+using its module's names), arguments that do not survive JSON, too much code, a command holding an Argo expression.
 """
 
 from __future__ import annotations
@@ -33,17 +32,11 @@ from typing import Any, Final
 from hera_volcano.builders.pod import PodSettings
 from hera_volcano.kube.expansion import escape, runtime_text
 from hera_volcano.pods import program as pods_program
+from hera_volcano.pods.launcher import LaunchSettings
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder, Verbatim, has_expression
 
-RUN: Final = "HERA_VOLCANO_RUN"
-SOURCE: Final = "HERA_VOLCANO_SOURCE"
-ARGS: Final = "HERA_VOLCANO_ARGS"
-RUNTIME_ARGS: Final = "HERA_VOLCANO_RUNTIME_ARGS"
-ARG_PREFIX: Final = "HERA_VOLCANO_ARG_"
-#: The launcher's variables: users' pod settings may not set names starting so.
-ENV_PREFIX: Final = "HERA_VOLCANO_"
 PYTHON: Final = "python3"
 #: How the launcher finds global rank 0 (whose return value is the report), per builder.
 KINDS: Final = ("torchrun", "mpi", "replica", "tensorflow")
@@ -83,20 +76,13 @@ class Launch:
             raise ValueError(f"kind must be one of {KINDS}")
         return [PYTHON, "-u", "-c", escape(pods_program.launcher_bootstrap()), kind]
 
-    def env(self, args: str | Placeholder | None = None) -> list[dict[str, Any]]:
+    def env(self, args: str | Placeholder | None = None) -> list[dict[str, str | Placeholder]]:
         """The launcher's variables (``args`` instead of the program's own arguments: a batch job's per-job input)."""
-        out: list[dict[str, Any]] = [{"name": RUN, "value": self.run}]
-        if self.source is not None:
-            out.append({"name": SOURCE, "value": self.source})
-        out.append({"name": ARGS, "value": self.args if args is None else args})
-        if self.runtime:
-            kinds = {arg.name: arg.kind for arg in self.runtime}
-            out.append({"name": RUNTIME_ARGS, "value": json.dumps(kinds, separators=(",", ":"))})
-            out.extend({"name": ARG_PREFIX + arg.name, "value": arg.value} for arg in self.runtime)
-        return out
-
-    def env_names(self) -> list[str]:
-        return [str(item["name"]) for item in self.env()]
+        runtime = tuple((arg.name, arg.kind, arg.value) for arg in self.runtime)
+        settings = LaunchSettings[str | Placeholder](
+            self.run, self.args if args is None else args, self.source, runtime
+        )
+        return settings.to_env()
 
 
 def with_launcher(spec: dict[str, Any], *containers: dict[str, Any]) -> None:
@@ -114,8 +100,8 @@ class Program:
     - ``Program.function(train, args={"lr": 0.1})``: a module-level function called with keyword arguments on every
       rank (``args`` values are JSON values, or ``Placeholder.input(...)`` for values given when the job's step
       runs); what global rank 0 returns (a dict) is the job's report;
-    - ``Program.script("train.py", args=...)``: a Python file, read now; ``args`` reach it as JSON in
-      ``HERA_VOLCANO_ARGS``;
+    - ``Program.script("train.py", args=...)``: a Python file, read now; ``args`` reach it as JSON in an
+      environment variable (``LaunchSettings.ARGS``);
     - ``Program.module("pkg.train", args=...)``: a module in the image, run as ``python -m``.
 
     A function, script or module runs under ``python3`` (PyTorch: under ``torchrun``; MPI: under ``mpiexec``).
@@ -140,7 +126,7 @@ class Program:
         return cls(argv=tuple(items))
 
     @classmethod
-    def function(cls, func: Callable[..., Any], args: Mapping[str, Any] | None = None) -> Program:
+    def function(cls, func: Callable[..., object], args: Mapping[str, object] | None = None) -> Program:
         """``func(**args)`` on every rank: a function defined with ``def`` at a module's top level, whose source
         travels alone (imports go inside it)."""
         if not isinstance(func, types.FunctionType):
@@ -153,14 +139,14 @@ class Program:
         return cls(launch=_launch("func", run, source, known, runtime))
 
     @classmethod
-    def script(cls, path: str | os.PathLike[str], args: Mapping[str, Any] | None = None) -> Program:
+    def script(cls, path: str | os.PathLike[str], args: Mapping[str, object] | None = None) -> Program:
         """A Python file, read now and inlined into the pods."""
         known, runtime = _arguments(args)
         run, source = _script(path)
         return cls(launch=_launch("script", run, source, known, runtime))
 
     @classmethod
-    def module(cls, name: str, args: Mapping[str, Any] | None = None) -> Program:
+    def module(cls, name: str, args: Mapping[str, object] | None = None) -> Program:
         """A module in the image (``pkg.train``), run as ``__main__``."""
         if not isinstance(name, str) or not _MODULE.fullmatch(name) or _has_keyword(name):
             raise ValidationError("module", "must be a module name such as pkg.train (identifiers joined by '.')")
@@ -180,7 +166,7 @@ def check(value: object) -> Program:
 
 
 def _launch(
-    field: str, run: dict[str, Any], source: str | None, args: dict[str, Any], runtime: list[RuntimeArg]
+    field: str, run: dict[str, object], source: str | None, args: dict[str, object], runtime: list[RuntimeArg]
 ) -> Launch:
     """The launcher's environment, within Kubernetes' limits."""
     args_text = _env_json(args)
@@ -209,26 +195,27 @@ def check_env(roles: Mapping[str, PodSettings | None]) -> None:
     """Refuse pod settings that set one of the launcher's variables."""
     for field_name, settings in roles.items():
         for variable in settings.env if settings is not None else ():
-            if variable.startswith(ENV_PREFIX):
+            if variable.startswith(LaunchSettings.PREFIX):
                 raise ValidationError(
-                    f"{field_name}.env[{variable!r}]", f"is the launcher's ({ENV_PREFIX}*): choose another name"
+                    f"{field_name}.env[{variable!r}]",
+                    f"is the launcher's ({LaunchSettings.PREFIX}*): choose another name",
                 )
 
 
-def _env_json(value: Any) -> str:
+def _env_json(value: object) -> str:
     """Compact JSON for an env value: ``$`` doubled for Kubernetes, ``{{`` (only ever inside a JSON string) written
     ``{\\u007b`` for Argo; it parses back to ``value``."""
     text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return escape(text.replace("{{", "{\\u007b"))
 
 
-def _arguments(value: object) -> tuple[dict[str, Any], list[RuntimeArg]]:
+def _arguments(value: object) -> tuple[dict[str, object], list[RuntimeArg]]:
     """``args`` split into JSON values known now and values Argo gives at run time."""
     if value is None:
         return {}, []
     if not isinstance(value, Mapping):
         raise ValidationError("args", "must be a mapping of argument names to JSON values")
-    args: dict[str, Any] = {}
+    args: dict[str, object] = {}
     runtime: list[RuntimeArg] = []
     for name, item in value.items():
         field = f"args[{name!r}]"
@@ -270,7 +257,7 @@ def _same(a: object, b: object) -> bool:
     return a == b
 
 
-def _function(func: types.FunctionType) -> tuple[dict[str, Any], str]:
+def _function(func: types.FunctionType) -> tuple[dict[str, object], str]:
     """The launcher's run spec and the source of a function that can travel alone."""
     name = func.__name__
     if hasattr(func, "__wrapped__"):
@@ -311,7 +298,11 @@ def _function(func: types.FunctionType) -> tuple[dict[str, Any], str]:
             "what it needs inside the function",
         )
     filename = inspect.getsourcefile(func) or func.__code__.co_filename
-    run: dict[str, Any] = {"function": name, "file": os.path.basename(filename), "line": func.__code__.co_firstlineno}
+    run: dict[str, object] = {
+        "function": name,
+        "file": os.path.basename(filename),
+        "line": func.__code__.co_firstlineno,
+    }
     if future:
         run["future"] = future
     return run, source
@@ -351,7 +342,7 @@ def _check_call(func: types.FunctionType, names: list[str]) -> None:
         raise ValidationError("args", f"do not fit {func.__name__}{inspect.signature(func)}: {e}") from None
 
 
-def _script(path: object) -> tuple[dict[str, Any], str]:
+def _script(path: object) -> tuple[dict[str, object], str]:
     """The run spec and source of a Python file, read now."""
     if not isinstance(path, str | os.PathLike):
         raise ValidationError("script", "must be the path of a Python file")

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from hera_volcano.pods.kubeapi import SERVICE_ACCOUNT_DIR, Api, ApiError
 from hera_volcano.pods.run import FollowLogs, Settings
-from hera_volcano.pods.workers import WAIT_COMMAND, Workers, wait_for_workers
+from hera_volcano.pods.workers import WAIT_COMMAND, WaitSettings, wait_for_workers
 
 #: The exit status after SIGTERM, as for a process it killed.
 TERMINATED = 143
@@ -34,9 +34,9 @@ def start(argv: Sequence[str], env: Mapping[str, str] = os.environ) -> int:
     signal.signal(signal.SIGINT, _terminate)
     waiting = list(argv[1:]) == [WAIT_COMMAND]
     try:
-        settings = Workers.from_env(env) if waiting else Settings.from_env(env)
+        settings = WaitSettings.from_env(env) if waiting else Settings.from_env(env)
         api = Api.in_cluster(env, env.get("SA_DIR") or SERVICE_ACCOUNT_DIR)
-        if isinstance(settings, Workers):
+        if isinstance(settings, WaitSettings):
             return wait_for_workers(api, settings)
         return FollowLogs(api, settings).run()
     except Terminated:

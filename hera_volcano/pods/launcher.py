@@ -3,23 +3,17 @@
 Every rank runs it (under torchrun, mpiexec, or once per replica) as ``python3 -u -c BOOTSTRAP KIND``, the few
 lines of :func:`hera_volcano.pods.program.launcher_bootstrap` that run this file from the ConfigMap ``hera-volcano
 rbac`` installs; it needs only the standard library (hera_volcano is not installed there). What to run comes in
-environment variables, never pasted into code or shell:
-
-- HERA_VOLCANO_RUN: JSON, one of {"function": NAME, "file": FILE, "line": N, "future": [...]},
-  {"script": FILE}, {"module": NAME};
-- HERA_VOLCANO_SOURCE: the source of the function or of the script;
-- HERA_VOLCANO_ARGS: the JSON object of arguments known when the workflow was rendered;
-- HERA_VOLCANO_RUNTIME_ARGS: JSON {NAME: "text" or "json"}, arguments known at run time, each in its variable
-  HERA_VOLCANO_ARG_NAME (a "json" one is parsed, a "text" one is passed as it is).
+environment variables (:class:`LaunchSettings`), never pasted into code or shell.
 
 A function is called with the arguments as keyword arguments. Its return value, on global rank 0 (KIND says how to
 find it: "torchrun", "mpi" or "replica"), is the report of the job: a dict of names to JSON values, each printed as a
 line ``hera-volcano:output NAME=VALUE`` (a string as it is, anything else as compact JSON; None reports nothing).
-A script or a module runs as __main__ and finds every argument, merged, in HERA_VOLCANO_ARGS. An exception prints
-its traceback on stderr and fails the rank (exit status 1), as does anything wrong with the inputs or the report.
+A script or a module runs as __main__ and finds every argument, merged, as JSON in the variable that holds the
+arguments. An exception prints its traceback on stderr and fails the rank (exit status 1), as does anything wrong
+with the inputs or the report.
 
-The report rules are those of hera_volcano.shared.outputs (its tests hold this copy to them). This text has no
-apostrophe, dollar sign or double brace, so it reads the same in a pod command and in a shell script.
+The report lines are written by the rules of :mod:`hera_volcano.pods.reports`, which the pods' ConfigMap holds joined
+with this file (:func:`hera_volcano.pods.program.launcher_source`). Neither has a dollar sign or a double brace.
 """
 
 from __future__ import annotations
@@ -29,20 +23,14 @@ import ast
 import json
 import linecache
 import os
-import re
 import sys
 import traceback
 import types
-from typing import Any, NoReturn
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import ClassVar, Generic, NoReturn, TypeVar
 
-PREFIX = "hera-volcano:output "
-#: What starts an Argo tag (written so that this text holds none).
-TAG_START = "{" * 2
-NAME = re.compile(r"[a-zA-Z0-9_-]{1,63}")
-MAX_LINE = 4096
-RESERVED = frozenset({"job-name", "job-phase"})
-#: Characters that some readers take for line breaks, which JSON would leave as they are.
-SEPARATORS = ("\x85", "\u2028", "\u2029")
+from hera_volcano.pods.reports import ReportError, format_line
 
 #: Where each kind of launch says which rank a process is, first found wins.
 RANK_VARIABLES = {
@@ -58,33 +46,92 @@ class LaunchError(Exception):
     """Something wrong with what the launcher was given, or with the report: one line for the log."""
 
 
+#: What stands for a text in :class:`LaunchSettings`: ``str`` in the pod; the builders' values may also be Argo
+#: placeholders, which Argo replaces by text before the pod starts.
+Text = TypeVar("Text")
+
+
+@dataclass(frozen=True)
+class LaunchSettings(Generic[Text]):
+    """What a rank runs, as the environment variables that carry it: the one place that names them. The builders
+    write them with :meth:`to_env`, the launcher reads them with :meth:`from_env`.
+
+    - ``run`` (HERA_VOLCANO_RUN): JSON, one of {"function": NAME, "file": FILE, "line": N, "future": [...]},
+      {"script": FILE}, {"module": NAME};
+    - ``source`` (HERA_VOLCANO_SOURCE): the source of the function or of the script;
+    - ``args`` (HERA_VOLCANO_ARGS): the JSON object of arguments known when the workflow was rendered; a script or a
+      module finds every argument, merged, there;
+    - ``runtime``: arguments known at run time, as (name, "text" or "json", value), their kinds in
+      HERA_VOLCANO_RUNTIME_ARGS (JSON {NAME: kind}), each value in HERA_VOLCANO_ARG_NAME (a "json" one is parsed, a
+      "text" one is passed as it is).
+    """
+
+    run: Text
+    args: Text
+    source: Text | None = None
+    runtime: tuple[tuple[str, str, Text], ...] = ()
+
+    RUN: ClassVar[str] = "HERA_VOLCANO_RUN"
+    SOURCE: ClassVar[str] = "HERA_VOLCANO_SOURCE"
+    ARGS: ClassVar[str] = "HERA_VOLCANO_ARGS"
+    RUNTIME_ARGS: ClassVar[str] = "HERA_VOLCANO_RUNTIME_ARGS"
+    ARG_PREFIX: ClassVar[str] = "HERA_VOLCANO_ARG_"
+    #: What the launcher's variables start with: a pod's own variables may not.
+    PREFIX: ClassVar[str] = "HERA_VOLCANO_"
+    #: Every variable (``ARG_PREFIX``: a prefix of names), in the order :meth:`to_env` writes them.
+    NAMES: ClassVar[tuple[str, ...]] = (RUN, SOURCE, ARGS, RUNTIME_ARGS, ARG_PREFIX)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> LaunchSettings[str]:
+        """The settings a rank was given (LaunchError names a missing or garbled variable)."""
+        run = env.get(cls.RUN)
+        if run is None:
+            raise LaunchError(cls.RUN + " is not set")
+        kinds = json_text(cls.RUNTIME_ARGS, env.get(cls.RUNTIME_ARGS, "{}"))
+        if not isinstance(kinds, dict):
+            raise LaunchError(cls.ARGS + " and " + cls.RUNTIME_ARGS + " must be JSON objects")
+        runtime = []
+        for name, kind in kinds.items():
+            variable = cls.ARG_PREFIX + name
+            text = env.get(variable)
+            if text is None:
+                raise LaunchError("argument " + repr(name) + ": " + variable + " is not set")
+            runtime.append((name, "json" if kind == "json" else "text", text))
+        return LaunchSettings(run, env.get(cls.ARGS, "{}"), env.get(cls.SOURCE), tuple(runtime))
+
+    def to_env(self) -> list[dict[str, str | Text]]:
+        """The containers' ``env`` entries that :meth:`from_env` reads back."""
+        out: list[dict[str, str | Text]] = [{"name": self.RUN, "value": self.run}]
+        if self.source is not None:
+            out.append({"name": self.SOURCE, "value": self.source})
+        out.append({"name": self.ARGS, "value": self.args})
+        if self.runtime:
+            kinds = {name: kind for name, kind, _ in self.runtime}
+            out.append({"name": self.RUNTIME_ARGS, "value": json.dumps(kinds, separators=(",", ":"))})
+            out.extend({"name": self.ARG_PREFIX + name, "value": value} for name, _, value in self.runtime)
+        return out
+
+
 def fail(message: str) -> NoReturn:
     sys.stderr.write("hera-volcano: " + message + "\n")
     sys.stderr.flush()
     sys.exit(1)
 
 
-def json_variable(name: str, default: str | None = None) -> Any:
-    text = os.environ.get(name, default)
-    if text is None:
-        raise LaunchError(name + " is not set")
+def json_text(name: str, text: str) -> object:
+    """The JSON value of the variable ``name``."""
     try:
         return json.loads(text)
     except ValueError as e:
         raise LaunchError(name + " is not JSON: " + str(e)) from None
 
 
-def arguments() -> dict[str, Any]:
+def arguments(settings: LaunchSettings[str]) -> dict[str, object]:
     """The keyword arguments: those of the rendered workflow, then those known at run time."""
-    args = json_variable("HERA_VOLCANO_ARGS", "{}")
-    runtime = json_variable("HERA_VOLCANO_RUNTIME_ARGS", "{}")
-    if not isinstance(args, dict) or not isinstance(runtime, dict):
-        raise LaunchError("HERA_VOLCANO_ARGS and HERA_VOLCANO_RUNTIME_ARGS must be JSON objects")
-    for name, kind in runtime.items():
-        variable = "HERA_VOLCANO_ARG_" + name
-        text = os.environ.get(variable)
-        if text is None:
-            raise LaunchError("argument " + repr(name) + ": " + variable + " is not set")
+    args = json_text(settings.ARGS, settings.args)
+    if not isinstance(args, dict):
+        raise LaunchError(settings.ARGS + " and " + settings.RUNTIME_ARGS + " must be JSON objects")
+    for name, kind, text in settings.runtime:
         if kind == "json":
             try:
                 args[name] = json.loads(text)
@@ -96,10 +143,21 @@ def arguments() -> dict[str, Any]:
     return args
 
 
+def what_to_run(settings: LaunchSettings[str]) -> dict[str, object]:
+    """The run spec: a function, a script or a module."""
+    spec = json_text(settings.RUN, settings.run)
+    if not isinstance(spec, dict) or not any(k in spec for k in ("function", "script", "module")):
+        raise LaunchError(settings.RUN + " names no function, script or module")
+    return spec
+
+
 def tensorflow_rank() -> int:
     """The place of this pod in TF_CONFIG (set by the tensorflow plugin of Volcano): the roles in the order of TF_ROLES,
     each by its index."""
-    config = json_variable("TF_CONFIG")
+    text = os.environ.get("TF_CONFIG")
+    if text is None:
+        raise LaunchError("TF_CONFIG is not set")
+    config = json_text("TF_CONFIG", text)
     cluster = config.get("cluster") if isinstance(config, dict) else None
     task = config.get("task") if isinstance(config, dict) else None
     if not isinstance(cluster, dict) or not isinstance(task, dict) or task.get("type") not in TF_ROLES:
@@ -135,50 +193,6 @@ def rank(kind: str) -> int:
     raise LaunchError("cannot tell the rank of this process: none of " + ", ".join(RANK_VARIABLES[kind]) + " is set")
 
 
-def unsayable(char: str) -> bool:
-    """What the quoting of Argo, when it passes a value on, writes as an escape JSON lacks (the node fails)."""
-    code = ord(char)
-    return (
-        (code < 0x20 and char not in "\t\n\r\b\f" and code != 0)
-        or code == 0x7F
-        or (code > 0xFFFF and not char.isprintable())
-    )
-
-
-def report_line(name: object, value: object) -> bytes:
-    """One report line with its line break, as UTF-8, or LaunchError saying why the value cannot be reported."""
-    if not isinstance(name, str) or not NAME.fullmatch(name):
-        raise LaunchError("output name " + repr(name) + ": letters, digits, _ and - only, 1 to 63 of them")
-    if name in RESERVED:
-        raise LaunchError("output name " + repr(name) + " is reserved (the name and phase of the job)")
-    if isinstance(value, str):
-        text = value
-    else:
-        try:
-            text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError) as e:
-            raise LaunchError("output " + repr(name) + " is not a JSON value: " + str(e)) from None
-        for char in SEPARATORS:  # inside JSON strings only: escaped, no reader splits the line there
-            text = text.replace(char, "\\u" + format(ord(char), "04x"))
-        # Only ever inside a JSON string: the same value, written so that Argo passes it on unchanged.
-        text = text.replace(TAG_START, "{\\u007b")
-        text = "".join(json.dumps(char)[1:-1] if unsayable(char) else char for char in text)
-    if TAG_START in text or "\x00" in text or any(unsayable(char) for char in text):
-        raise LaunchError(
-            "output " + repr(name) + ": the value holds two opening braces, NUL or a control character, which Argo"
-            " cannot pass on unchanged (the next template would substitute the tag or fail)"
-        )
-    if "\n" in text or "\r" in text:
-        raise LaunchError("output " + repr(name) + ": the value must be one line (report a path for larger data)")
-    try:
-        line = (PREFIX + name + "=" + text).encode("utf-8")
-    except UnicodeEncodeError:
-        raise LaunchError("output " + repr(name) + ": the value is not valid Unicode text") from None
-    if len(line) > MAX_LINE:
-        raise LaunchError("output " + repr(name) + ": the report line is over " + str(MAX_LINE) + " bytes")
-    return line + b"\n"
-
-
 def report(result: object, kind: str) -> None:
     """Print the report of the function on global rank 0 (what other ranks return is ignored)."""
     if result is None or rank(kind) != 0:
@@ -187,7 +201,10 @@ def report(result: object, kind: str) -> None:
         raise LaunchError(
             "the function returned " + type(result).__name__ + ": return a dict of names to JSON values, or None"
         )
-    lines = [report_line(name, value) for name, value in result.items()]
+    try:
+        lines = [(format_line(name, value) + "\n").encode("utf-8") for name, value in result.items()]
+    except ReportError as e:
+        raise LaunchError(str(e)) from None
     sys.stdout.flush()
     for line in lines:  # one write each: a line is never split among other output
         while line:
@@ -208,27 +225,29 @@ def main_module(source: str, filename: str, first_line: int, flags: int) -> type
     return module
 
 
-def run(spec: dict[str, Any], args: dict[str, Any], kind: str) -> object:
-    """Run what the spec says; return what a function returns."""
+def run(spec: dict[str, object], args: dict[str, object], source: str | None) -> object:
+    """Run what the spec says (``source``: the function's or the script's); return what a function returns."""
     if "module" in spec:
         import runpy
 
-        os.environ["HERA_VOLCANO_ARGS"] = json.dumps(args)
+        os.environ[LaunchSettings.ARGS] = json.dumps(args)
         sys.argv = [str(spec["module"])]
         runpy.run_module(str(spec["module"]), run_name="__main__", alter_sys=True)
         return None
-    source = os.environ.get("HERA_VOLCANO_SOURCE")
     if source is None:
-        raise LaunchError("HERA_VOLCANO_SOURCE is not set")
+        raise LaunchError(LaunchSettings.SOURCE + " is not set")
     if "script" in spec:
-        os.environ["HERA_VOLCANO_ARGS"] = json.dumps(args)
+        os.environ[LaunchSettings.ARGS] = json.dumps(args)
         sys.argv = [str(spec["script"])]
         main_module(source, str(spec["script"]), 1, 0)
         return None
     flags = 0  # the __future__ features that the module of the function used
-    for feature in spec.get("future", ()):
+    future = spec.get("future")
+    for feature in future if isinstance(future, list) else ():
         flags |= getattr(__future__, str(feature)).compiler_flag
-    module = main_module(source, str(spec.get("file", "<function>")), int(spec.get("line", 1)), flags)
+    line = spec.get("line", 1)
+    first = line if isinstance(line, int) else 1
+    module = main_module(source, str(spec.get("file", "<function>")), first, flags)
     function = module.__dict__.get(str(spec["function"]))
     if not callable(function):
         raise LaunchError("the source defines no function " + repr(spec["function"]))
@@ -246,15 +265,14 @@ def user_frames(tb: types.TracebackType | None) -> types.TracebackType | None:
 def main(argv: list[str]) -> None:
     kind = argv[1] if len(argv) > 1 else ""
     try:
-        spec = json_variable("HERA_VOLCANO_RUN")
-        if not isinstance(spec, dict) or not any(k in spec for k in ("function", "script", "module")):
-            raise LaunchError("HERA_VOLCANO_RUN names no function, script or module")
-        args = arguments()
+        settings = LaunchSettings.from_env(os.environ)
+        spec = what_to_run(settings)
+        args = arguments(settings)
     except LaunchError as e:
         fail(str(e))
     what = next(str(spec[k]) for k in ("function", "script", "module") if k in spec)
     try:
-        result = run(spec, args, kind)
+        result = run(spec, args, settings.source)
     except LaunchError as e:
         fail(str(e))
     except Exception as e:

@@ -21,6 +21,8 @@ from typing import Any, Final
 
 #: The modules of the program, each after those it imports.
 MODULES = ("labels", "reports", "kubeapi", "follow", "run", "workers", "entry")
+#: The modules of the launcher of function jobs, joined the same way (it runs in the job's own image).
+LAUNCHER_MODULES = ("reports", "launcher")
 #: The program's first line: how a rendered workflow's follower is recognised (RBAC grants it its declared calls).
 MARKER = "# hera-volcano log follower: hera_volcano/pods"
 _FUTURE = "from __future__ import annotations"
@@ -49,21 +51,25 @@ def _joinable(text: str) -> str:
     return "".join(line for i, line in enumerate(lines) if i not in drop)
 
 
-@cache
-def source() -> str:
-    """The follower's program: a header, ``from __future__ import annotations``, then each module in turn."""
-    parts = [
-        f"{MARKER} (hera-volcano generated this from its modules {', '.join(MODULES)}; edit those, not this)\n",
-        _FUTURE + "\n",
-    ]
-    for name in MODULES:
+def _joined(header: str, modules: tuple[str, ...]) -> str:
+    """``header``, ``from __future__ import annotations``, then each module in turn, without what Argo or
+    Kubernetes would substitute."""
+    parts = [f"{header} (hera-volcano generated this from its modules {', '.join(modules)}; edit those, not this)\n"]
+    parts.append(_FUTURE + "\n")
+    for name in modules:
         parts.append(f"\n# ---- hera_volcano/pods/{name}.py\n")
         parts.append(_joinable(module_source(name)))
     text = "".join(parts)
     for forbidden, why in (("{{", "Argo substitutes it"), ("$", "Kubernetes expands $(NAME) and $$")):
         if forbidden in text:
-            raise AssertionError(f"the follower's program holds {forbidden!r}, which {why}")
+            raise AssertionError(f"the program of {modules[-1]} holds {forbidden!r}, which {why}")
     return text
+
+
+@cache
+def source() -> str:
+    """The follower's program: a header, ``from __future__ import annotations``, then each module in turn."""
+    return _joined(MARKER, MODULES)
 
 
 #: Where a pod mounts the program's ConfigMap, and the files it holds: the follower's and the MPI wait's program, and
@@ -78,12 +84,8 @@ CONFIG_MAP_NAME: Final = re.compile(re.escape(_PREFIX) + "[0-9a-f]{12}")
 
 @cache
 def launcher_source() -> str:
-    """The launcher of function jobs, as the file it is (it holds neither ``{{`` nor ``$``: see its docstring)."""
-    text = module_source("launcher")
-    for forbidden in ("{{", "$"):
-        if forbidden in text:
-            raise AssertionError(f"the launcher holds {forbidden!r}")
-    return text
+    """The launcher of function jobs, joined with the report-line rules it writes by (:data:`LAUNCHER_MODULES`)."""
+    return _joined("# hera-volcano launcher: hera_volcano/pods", LAUNCHER_MODULES)
 
 
 @cache

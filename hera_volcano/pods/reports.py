@@ -1,8 +1,11 @@
-"""How a report line of a job's rank 0 is read (``hera-volcano:output NAME=VALUE``): the follower in the pod keeps
-the values, and :mod:`hera_volcano.shared.outputs` writes and checks them by the same rules."""
+"""The report line of a job's rank 0 (``hera-volcano:output NAME=VALUE``), written and read by the same rules: the
+launcher writes it (:func:`format_line`), the follower in the pod reads it (:func:`parse_line`), and the builders
+check output names by them (:mod:`hera_volcano.shared.outputs`). The value is the rest of the line, verbatim.
+"""
 
 from __future__ import annotations
 
+import json
 import re
 
 #: What starts a report line (at the very start of the line).
@@ -14,6 +17,19 @@ NAME = re.compile(r"[a-zA-Z0-9_-]{1,63}")
 MAX_LINE = 4096
 #: Outputs every job-carrying task has already (from the Volcano Job itself): not available as report names.
 RESERVED = frozenset({"job-name", "job-phase"})
+#: What starts an Argo tag (written so that this text holds none: it runs in pods as it is).
+TAG_START = "{" * 2
+#: Characters that some readers take for line breaks, which JSON would leave as they are.
+SEPARATORS = ("\x85", "\u2028", "\u2029")
+
+
+class ReportError(ValueError):
+    """A name or value that cannot be reported, and why: one line for the log."""
+
+
+def is_name(name: object) -> bool:
+    """A name a report may carry: Argo's parameter names, not one the job's task has already."""
+    return isinstance(name, str) and NAME.fullmatch(name) is not None and name not in RESERVED
 
 
 def parse_line(line: str) -> tuple[str, str] | None:
@@ -21,6 +37,57 @@ def parse_line(line: str) -> tuple[str, str] | None:
     if not line.startswith(PREFIX):
         return None
     name, sep, value = line[len(PREFIX) :].removesuffix("\r").partition("=")
-    if not sep or not NAME.fullmatch(name) or name in RESERVED or len(line.encode("utf-8")) > MAX_LINE:
+    if not sep or not is_name(name) or len(line.encode("utf-8")) > MAX_LINE:
         return None
     return name, value
+
+
+def unsayable(char: str) -> bool:
+    """What the quoting of Argo, when it passes a value on, writes as an escape JSON lacks (the node fails)."""
+    code = ord(char)
+    return (
+        (code < 0x20 and char not in "\t\n\r\b\f" and code != 0)
+        or code == 0x7F
+        or (code > 0xFFFF and not char.isprintable())
+    )
+
+
+def value_text(name: str, value: object) -> str:
+    """How ``value`` is written: a string as it is, anything else as compact JSON, escaped where a reader or Argo
+    would change it (the same value when parsed)."""
+    if isinstance(value, str):
+        return value
+    try:
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise ReportError("output " + repr(name) + " is not a JSON value: " + str(e)) from None
+    for char in SEPARATORS:  # inside JSON strings only: escaped, no reader splits the line there
+        text = text.replace(char, "\\u" + format(ord(char), "04x"))
+    # Only ever inside a JSON string: the same value, written so that Argo passes it on unchanged.
+    text = text.replace(TAG_START, "{\\u007b")
+    return "".join(json.dumps(char)[1:-1] if unsayable(char) else char for char in text)
+
+
+def format_line(name: object, value: object) -> str:
+    """The report line of ``name`` (without its line break), which :func:`parse_line` reads back as ``(name, the
+    value's text)``; ReportError says why it cannot be written."""
+    if not isinstance(name, str) or not NAME.fullmatch(name):
+        raise ReportError("output name " + repr(name) + ": letters, digits, _ and - only, 1 to 63 of them")
+    if name in RESERVED:
+        raise ReportError("output name " + repr(name) + " is reserved (the name and phase of the job)")
+    text = value_text(name, value)
+    if TAG_START in text or "\x00" in text or any(unsayable(char) for char in text):
+        raise ReportError(
+            "output " + repr(name) + ": the value holds two opening braces, NUL or a control character, which Argo"
+            " cannot pass on unchanged (the next template would substitute the tag or fail)"
+        )
+    if "\n" in text or "\r" in text:
+        raise ReportError("output " + repr(name) + ": the value must be one line (report a path for larger data)")
+    line = PREFIX + name + "=" + text
+    try:
+        size = len(line.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ReportError("output " + repr(name) + ": the value is not valid Unicode text") from None
+    if size > MAX_LINE:
+        raise ReportError("output " + repr(name) + ": the report line is over " + str(MAX_LINE) + " bytes")
+    return line

@@ -1,7 +1,8 @@
-"""The MPI master's wait for its workers, in an init container: until ``WORKERS`` pods of the job's worker task
-(``WORKER_TASK``) are Ready (their sshd accepts connections), at most ``WAIT_SECONDS``. It lists the pods once, then
-waits on a watch of them (no polling); SIGTERM (the job deleted, ``argo stop``) ends it at once. When the time is up
-it exits 1, so that the kubelet runs it again, within the master's retries (Volcano ends the job after them).
+"""The MPI master's wait for its workers, in an init container: until ``count`` pods of the job's worker task are
+Ready (their sshd accepts connections), at most ``seconds`` (:class:`WaitSettings`, which the builder writes into the
+container's environment and the pod reads back). It lists the pods once, then waits on a watch of them (no polling);
+SIGTERM (the job deleted, ``argo stop``) ends it at once. When the time is up it exits 1, so that the kubelet runs it
+again, within the master's retries (Volcano ends the job after them).
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import ClassVar, TextIO
 
 from hera_volcano.pods.kubeapi import PODS, Api, Reporter, Watcher
+from hera_volcano.pods.labels import JOB_NAME_LABEL, TASK_LABEL
 
 #: The API calls the wait makes, as RBAC names them (``hera_volcano.tools.rbac`` grants exactly these).
 WAIT_CALLS = (("", "pods", ("list", "watch")),)
@@ -22,45 +24,76 @@ WAIT_COMMAND = "wait-for-workers"
 
 
 @dataclass(frozen=True)
-class Workers:
-    """Which pods to wait for: ``count`` Ready pods of ``task`` in ``job``, for at most ``seconds``."""
+class WaitSettings:
+    """Which pods to wait for: ``count`` Ready pods of ``task`` in ``job``, for at most ``seconds``.
 
-    job: str
+    The one place that names the wait's environment variables: the MPI builder writes them with :meth:`to_env`, the
+    pod reads them with :meth:`from_env`. ``job`` None (the builder's: a job's name may be generated) has the kubelet
+    fill it in from the master pod's ``volcano.sh/job-name`` label."""
+
+    job: str | None
     task: str
     count: int
     seconds: int
 
+    JOB: ClassVar[str] = "JOB_NAME"
+    TASK: ClassVar[str] = "WORKER_TASK"
+    COUNT: ClassVar[str] = "WORKERS"
+    SECONDS: ClassVar[str] = "WAIT_SECONDS"
+    #: Every variable, in the order :meth:`to_env` writes them.
+    NAMES: ClassVar[tuple[str, ...]] = (JOB, TASK, COUNT, SECONDS)
+
     @property
     def selector(self) -> str:
-        return f"volcano.sh/job-name={self.job},volcano.sh/task-spec={self.task}"
+        return f"{JOB_NAME_LABEL}={self.job},{TASK_LABEL}={self.task}"
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> Workers:
-        return cls(env["JOB_NAME"], env["WORKER_TASK"], int(env["WORKERS"]), int(env["WAIT_SECONDS"]))
+    def from_env(cls, env: Mapping[str, str]) -> WaitSettings:
+        """The settings a pod was given (KeyError or ValueError when the environment lacks or garbles one)."""
+        return cls(env[cls.JOB], env[cls.TASK], int(env[cls.COUNT]), int(env[cls.SECONDS]))
+
+    def to_env(self) -> list[dict[str, object]]:
+        """The container's ``env`` entries that :meth:`from_env` reads back."""
+        job: dict[str, object] = (
+            {"valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{JOB_NAME_LABEL}']"}}}
+            if self.job is None
+            else {"value": self.job}
+        )
+        return [
+            {"name": self.JOB, **job},
+            {"name": self.TASK, "value": self.task},
+            {"name": self.COUNT, "value": str(self.count)},
+            {"name": self.SECONDS, "value": str(self.seconds)},
+        ]
 
 
-def is_ready(pod: Mapping[str, Any]) -> bool:
-    status = pod.get("status")
+def is_ready(pod: object) -> bool:
+    status = pod.get("status") if isinstance(pod, dict) else None
     conditions = status.get("conditions") if isinstance(status, dict) else None
     return any(isinstance(c, dict) and c.get("type") == "Ready" and c.get("status") == "True" for c in conditions or [])
+
+
+def _name(pod: object) -> str:
+    metadata = pod.get("metadata") if isinstance(pod, dict) else None
+    return str(metadata.get("name") if isinstance(metadata, dict) else None)
 
 
 class _Pods:
     """The worker pods the watch brought, by name; :attr:`changed` is set at each change."""
 
     def __init__(self) -> None:
-        self._pods: dict[str, Mapping[str, Any]] = {}
+        self._pods: dict[str, object] = {}
         self._lock = threading.Lock()
         self.changed = threading.Event()
 
-    def change(self, kind: str, obj: Any) -> None:
+    def change(self, kind: str, obj: object) -> None:
         with self._lock:
-            if kind == "LIST":
-                self._pods = {str(p.get("metadata", {}).get("name")): p for p in obj}
+            if kind == "LIST" and isinstance(obj, list):
+                self._pods = {_name(p): p for p in obj}
             elif kind in ("ADDED", "MODIFIED"):
-                self._pods[str(obj.get("metadata", {}).get("name"))] = obj
+                self._pods[_name(obj)] = obj
             elif kind == "DELETED":
-                self._pods.pop(str(obj.get("metadata", {}).get("name")), None)
+                self._pods.pop(_name(obj), None)
         self.changed.set()
 
     def ready(self) -> int:
@@ -70,7 +103,7 @@ class _Pods:
 
 def wait_for_workers(
     api: Api,
-    workers: Workers,
+    workers: WaitSettings,
     out: TextIO = sys.stdout,
     *,
     clock: Callable[[], float] = time.monotonic,

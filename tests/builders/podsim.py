@@ -20,6 +20,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -27,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from hera_volcano.pods import launcher as launcher_module
+from hera_volcano.pods import program as pods_program
 from hera_volcano.shared.placeholders import WORKFLOW_SAMPLES
 
 _SIMPLE = re.compile(r"(?:inputs|workflow)\.parameters\.[-a-zA-Z0-9_]+")
@@ -296,8 +297,15 @@ sys.exit(max(codes))
 """
 
 
-#: The launcher's file, whose text the ConfigMap holds (hera_volcano.pods.program.launcher_source).
-LAUNCHER = Path(launcher_module.__file__)
+def launcher_file() -> Path:
+    """The launcher's file as the pods' ConfigMap holds it (:func:`hera_volcano.pods.program.launcher_source`: the
+    launcher joined with the report rules), written once per version."""
+    path = Path(tempfile.gettempdir()) / f"hera-volcano-{pods_program.config_map_name()}-{os.getuid()}.py"
+    if not path.is_file() or path.read_text(encoding="utf-8") != pods_program.launcher_source():
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(pods_program.launcher_source(), encoding="utf-8")
+        partial.replace(path)
+    return path
 
 
 def fakes(directory: Path) -> Path:
@@ -315,7 +323,7 @@ def run(argv: Sequence[str], env: Mapping[str, str], bin_dir: Path, cwd: Path) -
     path = os.pathsep.join([str(bin_dir), os.environ.get("PATH", "")])
     # The launcher as the pod has it, from the ConfigMap its containers mount (tests/builders/test_program.py checks
     # that every container running it mounts it): the very file the ConfigMap holds.
-    full_env = {"PATH": path, "HERA_VOLCANO_LAUNCHER": str(LAUNCHER), **env}
+    full_env = {"PATH": path, "HERA_VOLCANO_LAUNCHER": str(launcher_file()), **env}
     python3 = bin_dir / "python3"
     if not python3.exists():  # the base interpreter: hera_volcano is not installed in the pod
         python3.symlink_to(getattr(sys, "_base_executable", sys.executable))

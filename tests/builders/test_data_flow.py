@@ -12,6 +12,7 @@ from hera.workflows import Container, Env, Parameter, Workflow
 
 import hera_volcano as hv
 from hera_volcano.pods import program
+from hera_volcano.pods.launcher import LaunchSettings
 from hera_volcano.shared.placeholders import substitute_text
 from tests.builders.podsim import parse, process
 
@@ -207,7 +208,7 @@ def test_a_job_reading_a_value_at_run_time_gets_the_reported_text_byte_for_byte(
     job = parse(templates(w)[template_of(w, "tune")]["resource"]["manifest"], values)
     spec = job["spec"]["tasks"][0]["template"]["spec"]["containers"][0]
     _, env = process(spec, {"VC_TASK_INDEX": "0"})
-    assert env["HERA_VOLCANO_ARG_note"] == tricky
+    assert env[LaunchSettings.ARG_PREFIX + "note"] == tricky
 
 
 def test_a_batch_job_reports_values_that_a_later_step_takes() -> None:

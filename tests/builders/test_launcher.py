@@ -1,11 +1,11 @@
 """The in-pod launcher (``hera_volcano/pods/launcher.py``), run for real as pods run it (``python3 -u -c BOOTSTRAP
 KIND``, the bootstrap running the file the pods' ConfigMap holds, without hera_volcano importable): its report lines
-follow ``shared/outputs`` case by case, only global rank 0 reports, and anything wrong fails the rank with a message
+follow ``pods/reports`` case by case, only global rank 0 reports, and anything wrong fails the rank with a message
 or the function's own traceback."""
 
 from __future__ import annotations
 
-import importlib.util
+import inspect
 import json
 import os
 import subprocess
@@ -16,12 +16,13 @@ from typing import Any
 
 import pytest
 
+import hera_volcano as hv
 from hera_volcano.builders import program
 from hera_volcano.pods import launcher, reports
 from hera_volcano.pods import program as pods_program
-from hera_volcano.shared import outputs
+from hera_volcano.pods.launcher import LaunchError, LaunchSettings
+from tests.builders import podsim, userfuncs
 
-LAUNCHER = Path(launcher.__file__)
 PYTHON = getattr(sys, "_base_executable", sys.executable)  # hera_volcano is not installed in a pod
 
 
@@ -37,10 +38,10 @@ def launch(
     """The launcher running ``source``'s function ``f`` (rank 0 unless ``env`` says otherwise)."""
     variables = {
         "PATH": os.environ.get("PATH", ""),
-        program.RUN: json.dumps(run or {"function": "f", "file": "job.py", "line": 1}),
-        program.SOURCE: textwrap.dedent(source),
-        program.ARGS: json.dumps(args or {}),
-        "HERA_VOLCANO_LAUNCHER": str(LAUNCHER),  # where the pod's ConfigMap puts it
+        LaunchSettings.RUN: json.dumps(run or {"function": "f", "file": "job.py", "line": 1}),
+        LaunchSettings.SOURCE: textwrap.dedent(source),
+        LaunchSettings.ARGS: json.dumps(args or {}),
+        "HERA_VOLCANO_LAUNCHER": str(podsim.launcher_file()),  # where the pod's ConfigMap puts it
         **({"VC_TASK_INDEX": "0"} if env is None else env),
     }
     rendered = program.Launch("", None, (), "").command(kind) if kind in program.KINDS else ["", kind]
@@ -59,22 +60,21 @@ def failure(result: subprocess.CompletedProcess[bytes]) -> str:
     return result.stderr.decode().splitlines()[-1]
 
 
-def test_the_launcher_keeps_the_report_rules_of_shared_outputs() -> None:
-    spec = importlib.util.spec_from_file_location("launch_function", LAUNCHER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    assert module.PREFIX == outputs.PREFIX
-    assert module.NAME.pattern == outputs.NAME.pattern
-    assert module.MAX_LINE == outputs.MAX_LINE
-    assert module.RESERVED == outputs.RESERVED
+def test_the_config_maps_launcher_writes_by_the_report_rules_the_follower_reads() -> None:
+    """One definition of the report line: the launcher's file in the ConfigMap is the launcher joined with the rules
+    the follower's program reads by (no copy)."""
+    text = pods_program.launcher_source()
+    assert pods_program.LAUNCHER_MODULES == ("reports", "launcher")
+    assert text.index("def format_line(") < text.index("def report(") and "def parse_line(" in text
+    assert "from hera_volcano" not in text and "import hera_volcano" not in text, "hera_volcano is not in the pod"
+    assert "def parse_line(" in pods_program.source()
 
 
 def test_what_a_job_carries_of_the_launcher_reads_the_same_in_a_command_and_in_a_shell_script() -> None:
     text = pods_program.launcher_bootstrap()
     for char in ("$", "{{", "'"):
         assert char not in text, f"{char!r} would need escaping in a pod command or in the MPI master's script"
-    assert pods_program.launcher_source() == LAUNCHER.read_text(), "the ConfigMap holds the file as it is"
+    assert pods_program.launcher_source() == podsim.launcher_file().read_text(), "the file the tests run"
 
 
 def test_without_its_config_map_a_rank_fails_at_once_naming_it(tmp_path: Path) -> None:
@@ -86,7 +86,7 @@ def test_without_its_config_map_a_rank_fails_at_once_naming_it(tmp_path: Path) -
     assert f"ConfigMap {pods_program.config_map_name()} (the program of the hera-volcano pods) is not" in done.stderr
 
 
-#: (name, value the function returns): each reported exactly as ``outputs.format_line`` writes it, or refused
+#: (name, value the function returns): each reported exactly as ``reports.format_line`` writes it, or refused
 #: where it refuses.
 CASES: list[tuple[Any, Any]] = [
     ("loss", 0.25),
@@ -98,8 +98,8 @@ CASES: list[tuple[Any, Any]] = [
     ("spaces", "  trailing  "),
     ("n-1_X", 7),
     ("x" * 63, "longest name"),
-    ("long", "v" * (outputs.MAX_LINE - len(outputs.PREFIX) - len("long="))),
-    ("too-long", "v" * outputs.MAX_LINE),
+    ("long", "v" * (reports.MAX_LINE - len(reports.PREFIX) - len("long="))),
+    ("too-long", "v" * reports.MAX_LINE),
     ("job-name", "reserved"),
     ("job-phase", "reserved"),
     ("bad name", 1),
@@ -127,7 +127,7 @@ def expected(name: str, value: Any) -> str | None:
         text = text.replace("\u2028", "\\u2028").replace("{{", "{\\u007b")
         text = text.replace("\x7f", "\\u007f").replace("\U0010fffd", "\\udbff\\udffd")
     try:
-        return outputs.format_line(name, text)
+        return reports.format_line(name, text)
     except ValueError:
         return None
 
@@ -251,7 +251,7 @@ def test_exit_status_and_output_of_the_function_are_its_own(tmp_path: Path) -> N
 
 def test_arguments_known_at_run_time_join_the_rendered_ones(tmp_path: Path) -> None:
     env = {
-        program.RUNTIME_ARGS: json.dumps({"text": "text", "config": "json"}),
+        LaunchSettings.RUNTIME_ARGS: json.dumps({"text": "text", "config": "json"}),
         "HERA_VOLCANO_ARG_text": '{"not": "parsed"}',
         "HERA_VOLCANO_ARG_config": '{"lr": 0.1}',
         "VC_TASK_INDEX": "0",
@@ -266,13 +266,16 @@ def test_arguments_known_at_run_time_join_the_rendered_ones(tmp_path: Path) -> N
 @pytest.mark.parametrize(
     ("env", "message"),
     [
-        ({program.RUNTIME_ARGS: '{"lr": "json"}'}, "argument 'lr': HERA_VOLCANO_ARG_lr is not set"),
+        ({LaunchSettings.RUNTIME_ARGS: '{"lr": "json"}'}, "argument 'lr': HERA_VOLCANO_ARG_lr is not set"),
         (
-            {program.RUNTIME_ARGS: '{"lr": "json"}', "HERA_VOLCANO_ARG_lr": "fast"},
+            {LaunchSettings.RUNTIME_ARGS: '{"lr": "json"}', "HERA_VOLCANO_ARG_lr": "fast"},
             "argument 'lr' is not JSON (Expecting value: line 1 column 1 (char 0)): 'fast'",
         ),
-        ({program.RUNTIME_ARGS: "[1]"}, "HERA_VOLCANO_ARGS and HERA_VOLCANO_RUNTIME_ARGS must be JSON objects"),
-        ({program.RUNTIME_ARGS: "{"}, "HERA_VOLCANO_RUNTIME_ARGS is not JSON: Expecting property name enclosed in"),
+        ({LaunchSettings.RUNTIME_ARGS: "[1]"}, "HERA_VOLCANO_ARGS and HERA_VOLCANO_RUNTIME_ARGS must be JSON objects"),
+        (
+            {LaunchSettings.RUNTIME_ARGS: "{"},
+            "HERA_VOLCANO_RUNTIME_ARGS is not JSON: Expecting property name enclosed in",
+        ),
     ],
 )
 def test_missing_or_broken_arguments_fail_the_rank(tmp_path: Path, env: dict[str, str], message: str) -> None:
@@ -311,7 +314,7 @@ def test_a_script_runs_as_main_with_the_merged_arguments(tmp_path: Path) -> None
     print(__name__, sys.argv, json.loads(os.environ["HERA_VOLCANO_ARGS"]))
     print("hera-volcano:output done=1")
     """
-    env = {program.RUNTIME_ARGS: '{"late": "text"}', "HERA_VOLCANO_ARG_late": "x", "VC_TASK_INDEX": "0"}
+    env = {LaunchSettings.RUNTIME_ARGS: '{"late": "text"}', "HERA_VOLCANO_ARG_late": "x", "VC_TASK_INDEX": "0"}
     result = launch(source, run={"script": "prep.py"}, args={"early": 1}, env=env, cwd=tmp_path)
     assert lines(result) == ["__main__ ['prep.py'] {'early': 1, 'late': 'x'}", "hera-volcano:output done=1"]
 
@@ -326,3 +329,31 @@ def test_a_module_runs_as_main_from_the_image(tmp_path: Path) -> None:
     assert lines(result) == [f'__main__ {package / "train.py"} {{"a": "b"}}']
     missing = launch("", run={"module": "pkg.absent"}, env=env, cwd=tmp_path)
     assert failure(missing) == "hera-volcano: pkg.absent raised ImportError"
+
+
+def test_the_settings_a_builder_writes_are_those_the_launcher_reads() -> None:
+    """``LaunchSettings.to_env`` in a rendered job, through Argo's substitution (run-time values holding quotes,
+    ``$(...)``, line breaks, unicode) and the kubelet's expansion, read back by ``from_env`` in the pod: the same
+    run spec, source and arguments."""
+    from tests.builders.test_program_runs import BUILD_ARGS, EXPECTED_ARGS, VALUES, manifest_of, runtime_args
+
+    made = hv.Program.function(userfuncs.echo, args={**BUILD_ARGS, **runtime_args()})
+    assert made.launch is not None
+    job = hv.pytorch_job(image="img", program=made, workers=1)
+    _, env = podsim.process(podsim.container(podsim.parse(manifest_of(job)[0], VALUES), "master"))
+    settings = LaunchSettings.from_env(env)
+    run = {"function": "echo", "file": "userfuncs.py", "line": 6, "future": ["annotations"]}
+    assert launcher.what_to_run(settings) == run
+    assert settings.source == inspect.getsource(userfuncs.echo)
+    assert launcher.arguments(settings) == {**EXPECTED_ARGS, "env": runtime_args()["env"]}
+    assert [n for n in env if n.startswith(LaunchSettings.PREFIX)] == [e["name"] for e in made.launch.env()]
+
+
+def test_the_settings_read_back_what_they_wrote() -> None:
+    given = LaunchSettings('{"module": "m"}', '{"a": 1}', "src", (("x", "text", "{{not a tag}}"), ("y", "json", "2")))
+    env = {str(e["name"]): str(e["value"]) for e in given.to_env()}
+    assert LaunchSettings.from_env(env) == given
+    assert launcher.arguments(given) == {"a": 1, "x": "{{not a tag}}", "y": 2}
+    assert LaunchSettings.from_env({LaunchSettings.RUN: "{}"}) == LaunchSettings("{}", "{}")
+    with pytest.raises(LaunchError, match="is not set"):
+        LaunchSettings.from_env({})

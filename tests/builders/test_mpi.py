@@ -12,7 +12,7 @@ import pytest
 from hera_volcano import PodSettings, Program, ValidationError, mpi_job
 from hera_volcano.kube.images import PYTHON_IMAGE
 from hera_volcano.pods import program
-from hera_volcano.pods.workers import WAIT_COMMAND
+from hera_volcano.pods.workers import WAIT_COMMAND, WaitSettings
 
 
 def spec(**kwargs: Any) -> dict[str, Any]:
@@ -70,7 +70,7 @@ def test_master_waits_for_ready_workers_then_completes_the_job() -> None:
     mounts = {m["name"]: m["mountPath"] for m in wait["volumeMounts"]}
     assert volumes[program.config_map_name()]["configMap"] == {"name": program.config_map_name(), "optional": True}
     assert mounts[program.config_map_name()] == program.MOUNT_DIR
-    assert {"name": "WORKERS", "value": "2"} in wait["env"]
+    assert wait["env"] == WaitSettings(None, "mpiworker", 2, 600).to_env()
     assert {"event": "TaskCompleted", "action": "CompleteJob"} in master["policies"]
 
 

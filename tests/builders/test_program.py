@@ -15,6 +15,7 @@ from hera_volcano.builders import program
 from hera_volcano.builders.pytorch import TORCHRUN_OPTIONS
 from hera_volcano.kube import values
 from hera_volcano.pods import program as pods_program
+from hera_volcano.pods.launcher import LaunchSettings
 from tests.builders import userfuncs
 from tests.builders.podsim import container
 
@@ -109,14 +110,14 @@ def test_pytorch_runs_the_function_under_torchrun_on_every_pod() -> None:
         ]
         assert_mounts_the_launcher(data, task)
         env = env_of(data, task)
-        assert json.loads(env[program.RUN]) == {
+        assert json.loads(env[LaunchSettings.RUN]) == {
             "function": "typed",
             "file": "userfuncs.py",
             "line": userfuncs.typed.__code__.co_firstlineno,
             "future": ["annotations"],
         }
-        assert env[program.SOURCE].startswith("def typed(lr: float, epochs: int = 1")
-        assert json.loads(env[program.ARGS]) == {"lr": 0.5}
+        assert env[LaunchSettings.SOURCE].startswith("def typed(lr: float, epochs: int = 1")
+        assert json.loads(env[LaunchSettings.ARGS]) == {"lr": 0.5}
     assert "--nnodes=$(WORLD_SIZE)" in spec["command"] and "--node_rank=$(RANK)" in spec["command"]
 
 
@@ -126,7 +127,7 @@ def test_mpi_runs_the_function_on_every_rank_with_its_variables_passed_on() -> N
     ).to_dict()
     master, script = container(data, "mpimaster"), container(data, "mpimaster")["command"][2]
     names = [e["name"] for e in master["env"]]
-    assert names == [program.RUN, program.SOURCE, program.ARGS]
+    assert names == [LaunchSettings.RUN, LaunchSettings.SOURCE, LaunchSettings.ARGS]
     exports = "".join(f" -x {name}" for name in names)
     assert script.endswith(f'exec mpiexec --allow-run-as-root{exports} --host "$HOSTS" -np 6 "$@"\n')
     assert master["command"][3:] == ["sh", "python3", "-u", "-c", pods_program.launcher_bootstrap(), "mpi"]
@@ -156,9 +157,9 @@ def test_batch_jobs_running_one_function_share_a_template_and_pass_their_argumen
     spec = job.tasks[0].template["spec"]["containers"][0]
     assert spec["command"] == ["python3", "-u", "-c", pods_program.launcher_bootstrap(), "replica"]
     assert_mounts_the_launcher(jobs[1].to_dict(), "main")
-    args = next(e["value"] for e in spec["env"] if e["name"] == program.ARGS)
+    args = next(e["value"] for e in spec["env"] if e["name"] == LaunchSettings.ARGS)
     assert args == hv.Placeholder.input("func-args", "{}")
-    assert json.loads(env_of(jobs[1].to_dict(), "main")[program.ARGS]) == {"lr": 0.1, "epochs": 2}
+    assert json.loads(env_of(jobs[1].to_dict(), "main")[LaunchSettings.ARGS]) == {"lr": 0.1, "epochs": 2}
     pipeline = hv.Pipeline([hv.PipelineJob(name, job) for name, job in zip("abcd", jobs, strict=True)])
     assert len(pipeline.templates()[0]) == 3
 
@@ -171,7 +172,7 @@ def test_a_tensorflow_job_runs_the_function_in_every_pod_the_chief_reporting() -
         spec = container(data, task)
         assert spec["command"] == ["python3", "-u", "-c", pods_program.launcher_bootstrap(), "tensorflow"]
         assert_mounts_the_launcher(data, task)
-        assert json.loads(env_of(data, task)[program.ARGS]) == {"lr": 0.5}
+        assert json.loads(env_of(data, task)[LaunchSettings.ARGS]) == {"lr": 0.5}
     assert data["metadata"]["annotations"]["hera-volcano/lead-task"] == "chief"
 
 
@@ -184,16 +185,16 @@ def test_a_tensorflow_job_runs_the_function_in_every_pod_the_chief_reporting() -
 )
 def test_a_module_runs_from_the_image_without_inlined_source(kwargs: dict[str, Any], run: dict[str, Any]) -> None:
     env = env_of(hv.pytorch_job(image="img", program=hv.Program.module(**kwargs)).to_dict(), "master")
-    assert json.loads(env[program.RUN]) == run and program.SOURCE not in env
-    assert json.loads(env[program.ARGS]) == kwargs.get("args", {})
+    assert json.loads(env[LaunchSettings.RUN]) == run and LaunchSettings.SOURCE not in env
+    assert json.loads(env[LaunchSettings.ARGS]) == kwargs.get("args", {})
 
 
 def test_a_script_is_read_when_the_job_is_built(tmp_path: Path) -> None:
     path = tmp_path / "prep.py"
     path.write_text("print('prep')\n")
     env = env_of(hv.mpi_job(image="img", program=hv.Program.script(path)).to_dict(), "mpimaster")
-    assert json.loads(env[program.RUN]) == {"script": "prep.py"}
-    assert env[program.SOURCE] == "print('prep')\n"
+    assert json.loads(env[LaunchSettings.RUN]) == {"script": "prep.py"}
+    assert env[LaunchSettings.SOURCE] == "print('prep')\n"
 
 
 def test_dollars_are_doubled_and_braces_escaped_so_nothing_is_substituted() -> None:
@@ -201,9 +202,9 @@ def test_dollars_are_doubled_and_braces_escaped_so_nothing_is_substituted() -> N
         image="img", program=hv.Program.function(userfuncs.braces_and_dollars, args=None), workers=1
     ).to_dict()
     env = env_of(data, "master")
-    assert "$$(HOME) $$$$" in env[program.SOURCE], "Kubernetes turns $$ into $"
+    assert "$$(HOME) $$$$" in env[LaunchSettings.SOURCE], "Kubernetes turns $$ into $"
     job = hv.pytorch_job(image="img", program=hv.Program.function(userfuncs.echo, args={"t": "{{x}} $(Y)"}), workers=1)
-    args = env_of(job.to_dict(), "master")[program.ARGS]
+    args = env_of(job.to_dict(), "master")[LaunchSettings.ARGS]
     assert args == '{"t":"{\\u007bx}} $$(Y)"}'
     assert json.loads(args.replace("$$", "$")) == {"t": "{{x}} $(Y)"}
 
@@ -229,11 +230,14 @@ def test_runtime_values_become_inputs_of_the_jobs_template() -> None:
     template = hv.job_template(job, name="train", defaults={"lr": "0.2"})
     assert [(p.name, p.default) for p in template.inputs] == [("lr", "0.2"), ("total-steps", None)]
     env = env_of(job.to_dict(), "mpimaster")
-    assert json.loads(env[program.RUNTIME_ARGS]) == {"lr": "text", "steps": "json"}
-    assert values.parse(env["HERA_VOLCANO_ARG_steps"].expression) == values.Value("inputs", "total-steps", "text", 1)
+    assert json.loads(env[LaunchSettings.RUNTIME_ARGS]) == {"lr": "text", "steps": "json"}
+    assert values.parse(env[LaunchSettings.ARG_PREFIX + "steps"].expression) == values.Value(
+        "inputs", "total-steps", "text", 1
+    )
     assert values.parse(env["TAG"].expression) == values.Value("workflow", "tag", "text", 1)
     assert (
-        "-x HERA_VOLCANO_ARG_lr -x HERA_VOLCANO_ARG_steps -x TAG" in container(job.to_dict(), "mpimaster")["command"][2]
+        f"-x {LaunchSettings.ARG_PREFIX}lr -x {LaunchSettings.ARG_PREFIX}steps -x TAG"
+        in container(job.to_dict(), "mpimaster")["command"][2]
     )
 
 
@@ -319,7 +323,7 @@ def test_a_function_whose_source_cannot_be_read_is_refused() -> None:
 
 def test_what_a_function_defines_for_itself_travels() -> None:
     env = env_of(hv.pytorch_job(image="img", program=hv.Program.function(recursive, args={"n": 2})).to_dict(), "master")
-    assert env[program.SOURCE].startswith("def recursive(n: int) -> int:\n    global COUNTER")
+    assert env[LaunchSettings.SOURCE].startswith("def recursive(n: int) -> int:\n    global COUNTER")
 
 
 @pytest.mark.parametrize(
@@ -431,12 +435,16 @@ def test_module_names_are_checked(module: Any) -> None:
 def test_pod_settings_may_not_set_the_launchers_variables(builder: Any) -> None:
     rule = "is the launcher's (HERA_VOLCANO_*): choose another name"
     refused(
-        "pod.env['HERA_VOLCANO_ARGS']", rule, builder, module="m", pod=hv.PodSettings(env={"HERA_VOLCANO_ARGS": "x"})
+        f"pod.env[{LaunchSettings.ARGS!r}]",
+        rule,
+        builder,
+        module="m",
+        pod=hv.PodSettings(env={LaunchSettings.ARGS: "x"}),
     )
     builder(
         image="img",
         program=hv.Program.command(["x"]),
-        pod=hv.PodSettings(env={"HERA_VOLCANO_ARGS": "{}"}),
+        pod=hv.PodSettings(env={LaunchSettings.ARGS: "{}"}),
     )  # a command job may use the name
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from hera_volcano.pods import program
+from hera_volcano.pods.workers import WaitSettings
 from tests.pods.https_server import Reply, Request, Server, serving
 
 JOB = "j-1"
@@ -255,8 +256,8 @@ class Workers:
 
 def waiting(server: Server, tmp_path: Path) -> subprocess.Popen[str]:
     """The MPI master's init container: the same program, with the argument ``wait-for-workers``."""
-    workers = {"JOB_NAME": JOB, "WORKER_TASK": "mpiworker", "WORKERS": "2", "WAIT_SECONDS": "600"}
-    return start(server, tmp_path, "wait-for-workers", **workers)
+    settings = WaitSettings(JOB, "mpiworker", 2, 600).to_env()
+    return start(server, tmp_path, "wait-for-workers", **{str(e["name"]): str(e["value"]) for e in settings})
 
 
 def test_the_program_waits_for_ready_workers_over_https(tmp_path: Path) -> None:

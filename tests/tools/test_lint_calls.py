@@ -125,6 +125,10 @@ def test_a_call_that_leaves_out_an_input_without_a_default_is_refused() -> None:
     # An input with a value of its own, or a default, needs no argument.
     assert lint(train(data_default="        value: /data")) == []
     assert lint(train(data_default="        default: ''")) == []
+    # A ConfigMap's key gives it one; no other valueFrom does (Argo's ProcessArgs): the builders' rule too.
+    assert lint(train(data_default="        valueFrom: {configMapKeyRef: {name: s, key: k}}")) == []
+    [found] = errors(train(data_default="        valueFrom: {supplied: {}}"))
+    assert "inputs.parameters.data-dir was not supplied" in found.message
 
 
 def test_loop_arguments_are_arguments() -> None:
