@@ -111,35 +111,9 @@ def job_template(
     without one of them, or with an argument that names no input, raises :class:`ValidationError`. argoexec checks
     the job's phase every ``poll_seconds`` (Argo's default, 5 s, when None), each check one GET.
     """
-    if not isinstance(job, VolcanoJob):
-        raise ValidationError("job", f"must be a VolcanoJob (what every builder returns), not {type(job).__name__}")
-    if defaults is not None and not isinstance(defaults, Mapping):
-        raise ValidationError("defaults", "must be a mapping of input names to default values")
-    names.check("name", name, names.argo_name)
-    label = name if job_label is None else job_label
-    if isinstance(label, str):
-        names.check("job_label", label, names.label_value)
-    if service_account is not None:
-        names.check("service_account", service_account, names.dns1123_subdomain)
-    if poll_seconds is not None:
-        checks.integer("poll_seconds", poll_seconds, minimum=1, maximum=3600)
-    if not isinstance(outputs, bool):
-        raise ValidationError("outputs", "must be True or False (whether the step saves job-name and job-phase)")
+    label = _check_arguments(job, name, job_label, service_account, defaults, poll_seconds, outputs, owned)
     success, failure = conditions(success_phases, failure_phases)
     argo_retry = job.retry if isinstance(job.retry, ArgoRetry) else None
-    if argo_retry is not None and _fixed_name(job):
-        raise ValidationError(
-            "retry",
-            "an Argo retry creates the job again, so the job needs generate_name (a fixed name collides); "
-            "or retry inside the job with VolcanoRetry(...)",
-        )
-    ttl_problem = watched_ttl_problem(job.ttl_seconds_after_finished)
-    if ttl_problem is not None:
-        raise ValidationError("ttl_seconds_after_finished", ttl_problem)
-    if owned and job.namespace is not None:
-        raise ValidationError(
-            "namespace", "an owned job lives in the Workflow's namespace; leave it unset or pass owned=False"
-        )
     # A label is a string: a placeholder goes in as one quoted text (kube.values), so `y` cannot turn into a boolean.
     labels = {WORKFLOW_LABEL: "{{workflow.name}}", JOB_LABEL: str(label)}
     pod_labels = {POD_WORKFLOW_LABEL: "{{workflow.name}}", JOB_LABEL: str(label)}
@@ -162,6 +136,47 @@ def job_template(
         labels=pod_labels,
         pod_spec_patch=None if poll_seconds is None else _poll_patch(poll_seconds),
     )
+
+
+def _check_arguments(
+    job: VolcanoJob,
+    name: str,
+    job_label: str | Placeholder | None,
+    service_account: str | None,
+    defaults: Mapping[str, int | str] | None,
+    poll_seconds: int | None,
+    outputs: bool,
+    owned: bool,
+) -> str | Placeholder:
+    """:func:`job_template`'s arguments checked, and the job's against the step's rules; the job's label."""
+    if not isinstance(job, VolcanoJob):
+        raise ValidationError("job", f"must be a VolcanoJob (what every builder returns), not {type(job).__name__}")
+    if defaults is not None and not isinstance(defaults, Mapping):
+        raise ValidationError("defaults", "must be a mapping of input names to default values")
+    names.check("name", name, names.argo_name)
+    label = name if job_label is None else job_label
+    if isinstance(label, str):
+        names.check("job_label", label, names.label_value)
+    if service_account is not None:
+        names.check("service_account", service_account, names.dns1123_subdomain)
+    if poll_seconds is not None:
+        checks.integer("poll_seconds", poll_seconds, minimum=1, maximum=3600)
+    if not isinstance(outputs, bool):
+        raise ValidationError("outputs", "must be True or False (whether the step saves job-name and job-phase)")
+    if isinstance(job.retry, ArgoRetry) and _fixed_name(job):
+        raise ValidationError(
+            "retry",
+            "an Argo retry creates the job again, so the job needs generate_name (a fixed name collides); "
+            "or retry inside the job with VolcanoRetry(...)",
+        )
+    ttl_problem = watched_ttl_problem(job.ttl_seconds_after_finished)
+    if ttl_problem is not None:
+        raise ValidationError("ttl_seconds_after_finished", ttl_problem)
+    if owned and job.namespace is not None:
+        raise ValidationError(
+            "namespace", "an owned job lives in the Workflow's namespace; leave it unset or pass owned=False"
+        )
+    return label
 
 
 def _retry_strategy(retry: ArgoRetry | None) -> RetryStrategy | None:
