@@ -29,7 +29,7 @@ def follow_logs_template(
     job_label: str | Placeholder,
     task: str | None = None,
     container: str | None = None,
-    image: str = PYTHON_IMAGE,
+    follower_image: str = PYTHON_IMAGE,
     timeout: int | None = None,
     start_limit: int | None = DEFAULT_START_LIMIT,
     step_retries: int = 0,
@@ -40,7 +40,7 @@ def follow_logs_template(
     """A container that streams the output of a Volcano Job's leading task, following it across restarts, and
     collects the values its rank 0 reports (``outputs``).
 
-    It runs ``python3`` in ``image`` (Python's standard library is all it needs): the program of
+    It runs ``python3`` in ``follower_image`` (Python's standard library is all it needs): the program of
     :mod:`hera_volcano.pods`, from the ConfigMap ``hera-volcano-follower-DIGEST`` that ``hera-volcano rbac``
     renders for the namespace (:func:`hera_volcano.pods.program.config_map`), which talks to the API server as the
     pod's service account (no kubectl). Without the ConfigMap the follower fails at once, naming it. It finds the
@@ -78,7 +78,7 @@ def follow_logs_template(
         raise ValidationError("job_label", "must be a label value or a Placeholder")
     if isinstance(job_label, str):
         names.check("job_label", job_label, names.label_value)
-    check_image(image, "image")
+    check_image(follower_image, "follower_image")
     if timeout is not None:
         checks.integer("timeout", timeout, minimum=1)
     if start_limit is not None:
@@ -108,7 +108,7 @@ def follow_logs_template(
         env += [Env(name="OUTPUTS", value=" ".join(wanted)), Env(name="OUTPUT_DIR", value=OUTPUT_DIR)]
     return Container(
         name=name,
-        image=image,
+        image=follower_image,
         command=["python3", "-c"],
         args=[program.bootstrap()],
         env=env,

@@ -85,7 +85,7 @@ def job_dag(
         job_label=label,
         task=task,
         container=container,
-        image=follower_image,
+        follower_image=follower_image,
         outputs=outputs,
         start_limit=job.start_limit,
         step_retries=job.retry.limit if isinstance(job.retry, ArgoRetry) else 0,

@@ -87,7 +87,7 @@ def job_template(
     service_account: str | None = None,
     defaults: Mapping[str, int | str] | None = None,
     poll_seconds: int | None = None,
-    outputs: bool = True,
+    job_outputs: bool = True,
 ) -> JobStep:
     """A resource template that creates ``job`` and succeeds or fails with it.
 
@@ -95,7 +95,7 @@ def job_template(
     client find it by that); its pods and the step's own pod carry ``hera-volcano/workflow`` and
     ``hera-volcano/job: JOB_LABEL`` (default: the template name), for log followers. The job's pods do not carry
     Argo's label: ``argo logs`` would ask them for a ``main`` container. The step's outputs ``job-name`` and
-    ``job-phase`` are the job's name and final phase; ``outputs=False`` leaves them out where nothing reads them:
+    ``job-phase`` are the job's name and final phase; ``job_outputs=False`` leaves them out where nothing reads them:
     argoexec reads each with a ``kubectl get`` of its own, and each pays for API discovery again (it names the job
     ``job.batch.volcano.sh/NAME``, which kubectl first takes for version ``batch`` of group ``volcano.sh``), about
     three requests an output.
@@ -111,7 +111,7 @@ def job_template(
     without one of them, or with an argument that names no input, raises :class:`ValidationError`. argoexec checks
     the job's phase every ``poll_seconds`` (Argo's default, 5 s, when None), each check one GET.
     """
-    label = _check_arguments(job, name, job_label, service_account, defaults, poll_seconds, outputs, owned)
+    label = _check_arguments(job, name, job_label, service_account, defaults, poll_seconds, job_outputs, owned)
     success, failure = conditions(success_phases, failure_phases)
     argo_retry = job.retry if isinstance(job.retry, ArgoRetry) else None
     # A label is a string: a placeholder goes in as one quoted text (kube.values), so `y` cannot turn into a boolean.
@@ -132,7 +132,7 @@ def job_template(
         service_account_name=service_account,
         retry_strategy=_retry_strategy(argo_retry),
         inputs=_inputs(manifest, defaults or {}) or None,
-        outputs=_outputs() if outputs else None,
+        outputs=_outputs() if job_outputs else None,
         labels=pod_labels,
         pod_spec_patch=None if poll_seconds is None else _poll_patch(poll_seconds),
     )
@@ -145,7 +145,7 @@ def _check_arguments(
     service_account: str | None,
     defaults: Mapping[str, int | str] | None,
     poll_seconds: int | None,
-    outputs: bool,
+    job_outputs: bool,
     owned: bool,
 ) -> str | Placeholder:
     """:func:`job_template`'s arguments checked, and the job's against the step's rules; the job's label."""
@@ -161,8 +161,8 @@ def _check_arguments(
         names.check("service_account", service_account, names.dns1123_subdomain)
     if poll_seconds is not None:
         checks.integer("poll_seconds", poll_seconds, minimum=1, maximum=3600)
-    if not isinstance(outputs, bool):
-        raise ValidationError("outputs", "must be True or False (whether the step saves job-name and job-phase)")
+    if not isinstance(job_outputs, bool):
+        raise ValidationError("job_outputs", "must be True or False (whether the step saves job-name and job-phase)")
     if isinstance(job.retry, ArgoRetry) and _fixed_name(job):
         raise ValidationError(
             "retry",

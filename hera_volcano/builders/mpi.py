@@ -66,8 +66,8 @@ def mpi_job(
     master_pod: PodSettings | None = None,
     worker_pod: PodSettings | None = None,
     mpi_plugin: bool = False,
-    ssh_port: int = 22,
-    wait_image: str = PYTHON_IMAGE,
+    port: int = 22,
+    follower_image: str = PYTHON_IMAGE,
     wait_seconds: int = 600,
     master_max_retry: int = 3,
     **settings: Unpack[JobSettings],
@@ -76,7 +76,7 @@ def mpi_job(
     running ``workers * slots_per_worker`` ranks (on the workers).
 
     Workers run ``sshd -D`` and are Ready once it listens. The master waits in an init container (``python3`` in
-    ``wait_image``, the pods' program that ``hera-volcano rbac`` installs, as ``service_account``, which needs
+    ``follower_image``, the pods' program that ``hera-volcano rbac`` installs, as ``service_account``, which needs
     ``list``/``watch`` on pods) at most ``wait_seconds`` until all workers are Ready, then runs
     ``mpiexec -np workers*slots_per_worker PROGRAM``. When the master completes, the job completes (the workers'
     sshd would otherwise keep it Running); when its container fails ``master_max_retry`` times, the job terminates.
@@ -93,9 +93,9 @@ def mpi_job(
     """
     shared = checked(settings, "mpi_job", working_dir="/home")
     program = check_program(program)
-    _check_shape(workers, slots_per_worker, mpi_plugin, ssh_port, wait_seconds, master_max_retry)
+    _check_shape(workers, slots_per_worker, mpi_plugin, port, wait_seconds, master_max_retry)
     check_image(image, "image")
-    check_image(wait_image, "wait_image")
+    check_image(follower_image, "follower_image")
     launch = program.launch
     ranks_run = gang.script_arguments(program.argv or ()) if launch is None else launch.command("mpi")
     pod = shared["pod"]
@@ -103,14 +103,14 @@ def mpi_job(
     worker_pod = check_settings("worker_pod", worker_pod)
     if launch is not None:
         check_env({"pod": pod, "master_pod": master_pod, "worker_pod": worker_pod})
-    pods = _Pods(image, shared["working_dir"], ssh_port)
+    pods = _Pods(image, shared["working_dir"], port)
     master = pods.master(
         _master_script(
-            mpi_plugin, workers * slots_per_worker, slots_per_worker, ssh_port, _forwarded(launch, pod, master_pod)
+            mpi_plugin, workers * slots_per_worker, slots_per_worker, port, _forwarded(launch, pod, master_pod)
         ),
         ranks_run,
         launch,
-        _wait_container(wait_image, workers, wait_seconds),
+        _wait_container(follower_image, workers, wait_seconds),
         shared["service_account"],
     )
     worker = pods.worker(launch)
@@ -119,7 +119,7 @@ def mpi_job(
         lead=MASTER,
         min_available=workers + 1,
         policies=gang.terminate_on_pod_failure(),
-        plugins=_plugins(mpi_plugin, ssh_port),
+        plugins=_plugins(mpi_plugin, port),
         tasks=[
             VolcanoTask(
                 name=MASTER,
@@ -139,7 +139,7 @@ def mpi_job(
 
 
 def _check_shape(
-    workers: int, slots_per_worker: int, mpi_plugin: bool, ssh_port: int, wait_seconds: int, master_max_retry: int
+    workers: int, slots_per_worker: int, mpi_plugin: bool, port: int, wait_seconds: int, master_max_retry: int
 ) -> None:
     """The MPI job's own parameters (the shared settings are :func:`checked`)."""
     if not isinstance(mpi_plugin, bool):
@@ -148,7 +148,7 @@ def _check_shape(
     checks.integer("slots_per_worker", slots_per_worker, minimum=1, maximum=MAX_SLOTS)
     checks.integer("wait_seconds", wait_seconds, minimum=1)
     checks.integer("master_max_retry", master_max_retry)
-    checks.integer("ssh_port", ssh_port, minimum=1, maximum=65535)
+    checks.integer("port", port, minimum=1, maximum=65535)
 
 
 def _forwarded(launch: Launch | None, pod: PodSettings | None, master_pod: PodSettings | None) -> list[str]:
@@ -159,9 +159,9 @@ def _forwarded(launch: Launch | None, pod: PodSettings | None, master_pod: PodSe
     return list(dict.fromkeys(names))
 
 
-def _master_script(mpi_plugin: bool, ranks: int, slots: int, ssh_port: int, forwarded: Sequence[str]) -> str:
+def _master_script(mpi_plugin: bool, ranks: int, slots: int, port: int, forwarded: Sequence[str]) -> str:
     """The master's shell: the workers' host list, their names resolved, its own sshd, then ``mpiexec``."""
-    rsh = f" --mca plm_rsh_args '-p {ssh_port}'" if ssh_port != 22 else ""
+    rsh = f" --mca plm_rsh_args '-p {port}'" if port != 22 else ""
     exports = "".join(f" -x {shlex.quote(variable)}" for variable in forwarded)
     return "\n".join(
         [
@@ -169,7 +169,7 @@ def _master_script(mpi_plugin: bool, ranks: int, slots: int, ssh_port: int, forw
             _host_list(mpi_plugin, WORKER, slots),
             pod_scripts.read(_SCRIPTS, "resolve_workers.sh").rstrip("\n"),
             "mkdir -p /var/run/sshd",
-            f"/usr/sbin/sshd -p {ssh_port}",
+            f"/usr/sbin/sshd -p {port}",
             f'echo "Running {ranks} MPI ranks on $HOSTS"',
             # The ranks' command arrives as the script's own arguments ("$@"), never as shell text: a value the
             # kubelet expands into it ($(VAR)) cannot become code (issue 34).
@@ -179,11 +179,11 @@ def _master_script(mpi_plugin: bool, ranks: int, slots: int, ssh_port: int, forw
     )
 
 
-def _wait_container(wait_image: str, workers: int, wait_seconds: int) -> dict[str, Any]:
+def _wait_container(follower_image: str, workers: int, wait_seconds: int) -> dict[str, Any]:
     """The master's init container: the pods' program waits until every worker is Ready."""
     wait = {
         "name": "wait-for-workers",
-        "image": wait_image,
+        "image": follower_image,
         "command": [
             *("/bin/sh", "-c", pod_scripts.read(_SCRIPTS, "pid1.sh"), "sh"),
             *("python3", "-c", pods_program.bootstrap(), WAIT_COMMAND),
@@ -207,15 +207,15 @@ def _wait_container(wait_image: str, workers: int, wait_seconds: int) -> dict[st
 class _Pods:
     """The master's and the workers' pod specs: one image, working folder and ssh port."""
 
-    def __init__(self, image: str, working_dir: str | None, ssh_port: int) -> None:
-        self.image, self.working_dir, self.ssh_port = image, working_dir, ssh_port
+    def __init__(self, image: str, working_dir: str | None, port: int) -> None:
+        self.image, self.working_dir, self.port = image, working_dir, port
 
     def container(self, task: str, script: str, argv: Sequence[str], **extra: object) -> dict[str, Any]:
         out: dict[str, Any] = {"name": task, "image": self.image}
         if self.working_dir is not None:
             out["workingDir"] = self.working_dir
         out["command"] = ["/bin/sh", "-c", script, "sh", *argv]
-        out["ports"] = [{"containerPort": self.ssh_port, "name": "mpijob-port"}]
+        out["ports"] = [{"containerPort": self.port, "name": "mpijob-port"}]
         return {**out, **extra}
 
     def master(
@@ -239,12 +239,12 @@ class _Pods:
     def worker(self, launch: Launch | None) -> dict[str, Any]:
         """A worker: ``sshd -D``, Ready once it listens; the ranks run here, without API credentials."""
         probe = {
-            "tcpSocket": {"port": self.ssh_port},
+            "tcpSocket": {"port": self.port},
             "initialDelaySeconds": 2,
             "periodSeconds": 5,
             "failureThreshold": 3,
         }
-        script = f"mkdir -p /var/run/sshd\nexec /usr/sbin/sshd -D -p {self.ssh_port}\n"
+        script = f"mkdir -p /var/run/sshd\nexec /usr/sbin/sshd -D -p {self.port}\n"
         worker = self.container(WORKER, script, (), readinessProbe=probe)
         spec: dict[str, Any] = {
             "automountServiceAccountToken": False,
@@ -256,8 +256,8 @@ class _Pods:
         return spec
 
 
-def _plugins(mpi_plugin: bool, ssh_port: int) -> list[Plugin]:
+def _plugins(mpi_plugin: bool, port: int) -> list[Plugin]:
     """Volcano's mpi plugin (≥ 1.6), or ssh and svc listed."""
     if mpi_plugin:
-        return [Plugin.mpi(master=MASTER, worker=WORKER, port=ssh_port if ssh_port != 22 else None)]
+        return [Plugin.mpi(master=MASTER, worker=WORKER, port=port if port != 22 else None)]
     return [Plugin.ssh(), Plugin.svc()]

@@ -386,7 +386,7 @@ class Pipeline:
                     container=shape.follow_container,
                     start_limit=shape.job.start_limit,
                     step_retries=shape.job.retry.limit if isinstance(shape.job.retry, ArgoRetry) else 0,
-                    image=self.follower_image,
+                    follower_image=self.follower_image,
                 )
         return runs, followers
 
