@@ -93,23 +93,33 @@ def job_template(
 
     The job is owned by the Workflow (deleted with it) and carries Argo's workflow label (the exit handler and the
     client find it by that); its pods and the step's own pod carry ``hera-volcano/workflow`` and
-    ``hera-volcano/job: JOB_LABEL`` (default: the template name), for log followers. The job's pods do not carry
-    Argo's label: ``argo logs`` would ask them for a ``main`` container. The step's outputs ``job-name`` and
-    ``job-phase`` are the job's name and final phase; ``job_outputs=False`` leaves them out where nothing reads them:
-    argoexec reads each with a ``kubectl get`` of its own, and each pays for API discovery again (it names the job
-    ``job.batch.volcano.sh/NAME``, which kubectl first takes for version ``batch`` of group ``volcano.sh``), about
-    three requests an output.
+    ``hera-volcano/job: JOB_LABEL``, for log followers. The job's pods do not carry Argo's label: ``argo logs``
+    would ask them for a ``main`` container.
 
     The job says how its step treats it. No time limit by default (a training run is not ended for running long; a
     job's follower keeps its ``start_limit``, see :func:`follow_logs_template`). With the job's ``deadline``
     (seconds) the step waits at most that long, and each pod runs at most as long from its own start
     (``activeDeadlineSeconds``, unless the pod template sets one): a step that times out does not leave its pods
     holding the gang's resources for long. The job's ``retry=ArgoRetry(...)`` retries the step (the job needs a
-    generated name). The step's pod runs as ``service_account`` (default: the workflow's). The job's own
-    ``arguments`` are written into its manifest. Input parameters are declared for every other
-    ``{{inputs.parameters.X}}`` the job uses, without a default unless ``defaults`` gives one: calling the template
-    without one of them, or with an argument that names no input, raises :class:`ValidationError`. argoexec checks
-    the job's phase every ``poll_seconds`` (Argo's default, 5 s, when None), each check one GET.
+    generated name). The job's own ``arguments`` are written into its manifest. Input parameters are declared for
+    every other ``{{inputs.parameters.X}}`` the job uses: calling the template without one of them, or with an
+    argument that names no input, raises :class:`ValidationError`.
+
+    :param job: the job (what every builder returns).
+    :param name: the template's name.
+    :param job_label: the ``hera-volcano/job`` label of the job and its pods, by which its follower finds them
+        (default: ``name``; a :class:`Placeholder` for one per call).
+    :param success_phases: the job's phases that succeed the step (``Completed``).
+    :param failure_phases: the job's phases that fail it (``Failed``, ``Terminated``, ``Aborted``).
+    :param owned: whether the Workflow owns the job (an owned job lives in the Workflow's namespace).
+    :param service_account: the account of the step's pod (default: the workflow's).
+    :param defaults: default values of the job's input parameters (none by default).
+    :param poll_seconds: seconds between argoexec's checks of the job's phase, each one GET (Argo's default, 5 s,
+        when None).
+    :param job_outputs: whether the step has the outputs ``job-name`` and ``job-phase`` (the job's name and final
+        phase). False leaves them out where nothing reads them: argoexec reads each with a ``kubectl get`` of its
+        own, and each pays for API discovery again (it names the job ``job.batch.volcano.sh/NAME``, which kubectl
+        first takes for version ``batch`` of group ``volcano.sh``), about three requests an output.
     """
     label = _check_arguments(job, name, job_label, service_account, defaults, poll_seconds, job_outputs, owned)
     success, failure = conditions(success_phases, failure_phases)

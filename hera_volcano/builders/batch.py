@@ -40,19 +40,22 @@ def batch_job(
     min_available: int | None = None,
     **settings: Unpack[JobSettings],
 ) -> VolcanoJob:
-    """A job of ``replicas`` pods (the task ``main``, all alike) running ``program`` in ``image``, gang-scheduled
-    (``min_available`` of them, by default all, start together or none does).
+    """A job of ``replicas`` pods (the task ``main``, all alike) running ``program`` in ``image``, gang-scheduled.
 
     A pod that fails (or is evicted) ends the job Terminated, which fails its step, unless ``retry`` says otherwise:
-    ``VolcanoRetry`` restarts the job on those events, ``ArgoRetry`` creates it anew. Without ``name`` the job
-    gets ``generate_name`` (default ``batch-job-``).
+    ``VolcanoRetry`` restarts the job on those events, ``ArgoRetry`` creates it anew. ``image``, the command (or a
+    Python program's ``args``), ``replicas`` and ``min_available`` are the job's own ``arguments``: jobs that agree
+    on the other settings share one template in a :class:`Pipeline`.
 
-    ``image``, the command (or a Python program's ``args``), ``replicas`` and ``min_available`` are the job's own
-    ``arguments``: jobs that agree on the other settings share one template in a :class:`Pipeline`. A Python
-    program (:class:`Program`) runs under ``python3`` in every replica; replica 0's return value is the job's report
-    (the replica's index comes from Volcano's env plugin, ``VC_TASK_INDEX``, which such jobs use). The settings
-    every builder shares (``name``, ``queue``, ``service_account``, ``pod``, ``deadline``, ``start_limit``,
-    ``retry``...): see :class:`JobSettings`.
+    :param image: the image of every replica.
+    :param program: what every replica runs: a command, or a :class:`Program` function, script or module under
+        ``python3``; replica 0's return value is the job's report (the replica's index comes from Volcano's env
+        plugin, ``VC_TASK_INDEX``, which such jobs use).
+    :param replicas: the job's pods.
+    :param min_available: how many of them start together or none does (default: all).
+    :param settings: the settings every builder shares (``name``, ``queue``, ``service_account``, ``pod``,
+        ``deadline``, ``start_limit``, ``retry``...): :class:`JobSettings`; ``generate_name`` is ``batch-job-``
+        by default.
     """
     program = check_program(program)
     check_image(image, "image")

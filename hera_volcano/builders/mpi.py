@@ -75,21 +75,27 @@ def mpi_job(
     """An MPI job: 1 master + ``workers`` worker pods, one gang of ``workers + 1`` pods on the Volcano scheduler,
     running ``workers * slots_per_worker`` ranks (on the workers).
 
-    Workers run ``sshd -D`` and are Ready once it listens. The master waits in an init container (``python3`` in
-    ``follower_image``, the pods' program that ``hera-volcano rbac`` installs, as ``service_account``, which needs
-    ``list``/``watch`` on pods) at most ``wait_seconds`` until all workers are Ready, then runs
-    ``mpiexec -np workers*slots_per_worker PROGRAM``. When the master completes, the job completes (the workers'
-    sshd would otherwise keep it Running); when its container fails ``master_max_retry`` times, the job terminates.
-    ``mpi_plugin`` uses Volcano's mpi plugin (≥ 1.6) instead of listing ssh and svc. Without ``name`` the job gets
-    ``generate_name`` (default ``mpi-job-``), so creating it twice never collides.
-
-    ``pod`` settings apply to every pod, ``master_pod`` and ``worker_pod`` on top of them to one role. The ranks
-    run on the workers (their resources and GPUs belong in ``worker_pod``), started by sshd with a clean
+    Workers run ``sshd -D`` and are Ready once it listens. The master waits in an init container (the pods' program
+    that ``hera-volcano rbac`` installs, as ``service_account``, which needs ``list``/``watch`` on pods) until all
+    workers are Ready, then runs ``mpiexec -np workers*slots_per_worker PROGRAM``. When the master completes, the
+    job completes (the workers' sshd would otherwise keep it Running). The ranks are started by sshd with a clean
     environment: ``mpiexec`` passes the variables of ``pod.env`` and ``master_pod.env`` on to every rank (``-x``).
 
-    A :class:`Program` function, script or module runs under ``python3`` on every rank (it may use ``mpi4py``;
-    rank 0's return value is the job's report). The settings every builder shares (``name``, ``queue``,
-    ``service_account``, ``pod``, ``deadline``, ``start_limit``, ``retry``...): see :class:`JobSettings`.
+    :param image: the image of the master and the workers (with ``mpiexec`` and ``sshd``).
+    :param program: what every rank runs: a command (by ``mpiexec``), or a :class:`Program` function, script or
+        module under ``python3`` (it may use ``mpi4py``; rank 0's return value is the job's report).
+    :param workers: worker pods, where the ranks run.
+    :param slots_per_worker: ranks on each worker.
+    :param master_pod: :class:`PodSettings` for the master, on top of ``pod``.
+    :param worker_pod: :class:`PodSettings` for the workers, on top of ``pod`` (their resources and GPUs).
+    :param mpi_plugin: use Volcano's mpi plugin (≥ 1.6) instead of listing ssh and svc.
+    :param port: the workers' sshd port (the one the plugin wires).
+    :param follower_image: the image (with ``python3``) the master's wait for its workers runs in.
+    :param wait_seconds: how long the master waits at most for its workers to be Ready.
+    :param master_max_retry: how many times the master's container may fail before the job terminates.
+    :param settings: the settings every builder shares (``name``, ``queue``, ``service_account``, ``pod``,
+        ``deadline``, ``start_limit``, ``retry``...): :class:`JobSettings`; ``working_dir`` is ``/home`` by default,
+        ``generate_name`` ``mpi-job-``.
     """
     shared = checked(settings, "mpi_job", working_dir="/home")
     program = check_program(program)
@@ -98,44 +104,50 @@ def mpi_job(
     check_image(follower_image, "follower_image")
     launch = program.launch
     ranks_run = gang.script_arguments(program.argv or ()) if launch is None else launch.command("mpi")
-    pod = shared["pod"]
-    master_pod = check_settings("master_pod", master_pod)
-    worker_pod = check_settings("worker_pod", worker_pod)
+    roles = {"pod": shared["pod"], MASTER: check_settings("master_pod", master_pod)}
+    roles[WORKER] = check_settings("worker_pod", worker_pod)
     if launch is not None:
-        check_env({"pod": pod, "master_pod": master_pod, "worker_pod": worker_pod})
+        check_env({"pod": roles["pod"], "master_pod": roles[MASTER], "worker_pod": roles[WORKER]})
     pods = _Pods(image, shared["working_dir"], port)
+    forwarded = _forwarded(launch, roles["pod"], roles[MASTER])
     master = pods.master(
-        _master_script(
-            mpi_plugin, workers * slots_per_worker, slots_per_worker, port, _forwarded(launch, pod, master_pod)
-        ),
+        _master_script(mpi_plugin, workers * slots_per_worker, slots_per_worker, port, forwarded),
         ranks_run,
         launch,
         _wait_container(follower_image, workers, wait_seconds),
         shared["service_account"],
     )
-    worker = pods.worker(launch)
     return job(
         shared,
         lead=MASTER,
         min_available=workers + 1,
         policies=gang.terminate_on_pod_failure(),
         plugins=_plugins(mpi_plugin, port),
-        tasks=[
-            VolcanoTask(
-                name=MASTER,
-                replicas=1,
-                max_retry=master_max_retry,
-                policies=[
-                    Policy(event="TaskCompleted", action="CompleteJob"),
-                    Policy(event="TaskFailed", action="TerminateJob"),
-                ],
-                template=apply_settings({"spec": master}, MASTER, pod, master_pod),
-            ),
-            VolcanoTask(
-                name=WORKER, replicas=workers, template=apply_settings({"spec": worker}, WORKER, pod, worker_pod)
-            ),
-        ],
+        tasks=_tasks(master, pods.worker(launch), workers, master_max_retry, roles),
     )
+
+
+def _tasks(
+    master: dict[str, Any],
+    worker: dict[str, Any],
+    workers: int,
+    master_max_retry: int,
+    roles: Mapping[str, PodSettings | None],
+) -> list[VolcanoTask]:
+    """The master (it completes the job, or after ``master_max_retry`` failures ends it) and the workers, with the
+    job's ``pod`` settings and each role's on top."""
+    master_task = VolcanoTask(
+        name=MASTER,
+        replicas=1,
+        max_retry=master_max_retry,
+        policies=[
+            Policy(event="TaskCompleted", action="CompleteJob"),
+            Policy(event="TaskFailed", action="TerminateJob"),
+        ],
+        template=apply_settings({"spec": master}, MASTER, roles["pod"], roles[MASTER]),
+    )
+    template = apply_settings({"spec": worker}, WORKER, roles["pod"], roles[WORKER])
+    return [master_task, VolcanoTask(name=WORKER, replicas=workers, template=template)]
 
 
 def _check_shape(

@@ -46,6 +46,9 @@ def torchrun(*args: str, nproc_per_node: int = 1) -> list[str]:
 
     No shell needed: Kubernetes expands ``$(VAR)`` in a container's command from its environment, which holds the
     plugin's variables when the pod is created.
+
+    :param args: the script (or ``-m module``) and its arguments.
+    :param nproc_per_node: processes in each pod.
     """
     checks.integer("nproc_per_node", nproc_per_node, minimum=1, maximum=MAX_PROCESSES)
     return [
@@ -73,16 +76,22 @@ def pytorch_job(
     """A PyTorch job: 1 master + ``workers`` worker pods running ``program``, one gang of ``workers + 1`` pods.
 
     Volcano's pytorch plugin sets ``MASTER_ADDR``, ``MASTER_PORT``, ``WORLD_SIZE`` and ``RANK`` (see the module
-    docstring; a command may be ``Program.command(torchrun("train.py"))``); the svc plugin gives the master its DNS
-    name. When the master completes, the job completes; a pod that fails ends it (Terminated). ``pod`` settings
-    apply to every pod, ``master_pod`` and ``worker_pod`` on top of them. Without ``name`` the job gets
-    ``generate_name`` (default ``pytorch-job-``).
+    docstring); the svc plugin gives the master its DNS name. When the master completes, the job completes; a pod
+    that fails ends it (Terminated).
 
-    A :class:`Program` function (global rank 0's return value is the job's report), script or module runs under
-    ``torchrun`` on every pod, ``nproc_per_node`` processes each: one node per pod, the master's pod the rendezvous
-    point, so the program sees torchrun's ``RANK`` (global), ``LOCAL_RANK`` and ``WORLD_SIZE`` (processes).
-    The settings every builder shares (``name``, ``queue``, ``service_account``, ``pod``, ``deadline``,
-    ``start_limit``, ``retry``...): see :class:`JobSettings`.
+    :param image: the image of every pod.
+    :param program: what every pod runs: a command as it is (``Program.command(torchrun("train.py"))``), or a
+        :class:`Program` function (global rank 0's return value is the job's report), script or module under
+        ``torchrun``: one node per pod, the master's pod the rendezvous point, so the program sees torchrun's
+        ``RANK`` (global), ``LOCAL_RANK`` and ``WORLD_SIZE`` (processes).
+    :param workers: worker pods, beside the master.
+    :param nproc_per_node: processes in each pod (a Python program's; a command says its own with ``torchrun``).
+    :param master_pod: :class:`PodSettings` for the master, on top of ``pod``.
+    :param worker_pod: :class:`PodSettings` for the workers, on top of ``pod``.
+    :param port: the rendezvous port the plugin wires (``MASTER_PORT``).
+    :param settings: the settings every builder shares (``name``, ``queue``, ``service_account``, ``pod``,
+        ``deadline``, ``start_limit``, ``retry``...): :class:`JobSettings`; ``generate_name`` is ``pytorch-job-``
+        by default.
     """
     shared = checked(settings, "pytorch_job")
     program = check_program(program)

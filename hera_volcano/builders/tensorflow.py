@@ -45,18 +45,26 @@ def tensorflow_job(
     port: int = PORT,
     **settings: Unpack[JobSettings],
 ) -> VolcanoJob:
-    """A TensorFlow job: a ``chief`` (1 pod, if true), ``ps`` parameter server pods and ``workers`` worker pods
-    running ``program``, one gang of all of them.
+    """A TensorFlow job: a chief, parameter servers and workers running ``program``, one gang of all of them.
 
     Volcano's tensorflow plugin sets ``TF_CONFIG`` (see the module docstring). The job completes when the chief
     completes (without a chief: when every worker has), as parameter servers never finish on their own; a pod that
-    fails ends it (Terminated). ``pod`` settings apply to every pod, ``chief_pod``, ``ps_pod`` and ``worker_pod``
-    on top of them. Without ``name`` the job gets ``generate_name`` (default ``tensorflow-job-``).
+    fails ends it (Terminated).
 
-    A :class:`Program` function, script or module runs under ``python3`` in every pod; the chief (without one,
-    worker 0) is global rank 0, whose function's return value is the job's report. The settings every builder
-    shares (``name``, ``queue``, ``service_account``, ``pod``, ``deadline``, ``start_limit``, ``retry``...): see
-    :class:`JobSettings`.
+    :param image: the image of every pod.
+    :param program: what every pod runs: a command as it is, or a :class:`Program` function, script or module under
+        ``python3``; the chief (without one, worker 0) is global rank 0, whose function's return value is the job's
+        report.
+    :param workers: worker pods.
+    :param ps: parameter server pods.
+    :param chief: whether the job has a chief (1 pod).
+    :param chief_pod: :class:`PodSettings` for the chief, on top of ``pod``.
+    :param ps_pod: :class:`PodSettings` for the parameter servers, on top of ``pod``.
+    :param worker_pod: :class:`PodSettings` for the workers, on top of ``pod``.
+    :param port: the port every address in ``TF_CONFIG`` names.
+    :param settings: the settings every builder shares (``name``, ``queue``, ``service_account``, ``pod``,
+        ``deadline``, ``start_limit``, ``retry``...): :class:`JobSettings`; ``generate_name`` is
+        ``tensorflow-job-`` by default.
     """
     shared = checked(settings, "tensorflow_job")
     program = check_program(program)
