@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from hera_volcano.builders.pod import PodSettings, apply_settings, check_settings
 from hera_volcano.builders.program import Launch, Program, check_env, with_launcher
@@ -47,10 +47,10 @@ def framework_container(
     port: tuple[int, str],
     working_dir: str | None,
     env: Sequence[Mapping[str, object]] | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The one container of a PyTorch or TensorFlow pod: its command as given (and ``env``, a launcher's), and the
     (number, name) of the port the plugin wires (named as the plugin names what it opens itself)."""
-    out: dict[str, Any] = {"name": task, "image": image}
+    out: dict[str, object] = {"name": task, "image": image}
     if working_dir is not None:
         out["workingDir"] = working_dir
     out["command"] = list(command)
@@ -60,11 +60,11 @@ def framework_container(
     return out
 
 
-def framework_pod(container: dict[str, Any], service_account: str | None) -> dict[str, Any]:
+def framework_pod(container: dict[str, object], service_account: str | None) -> dict[str, object]:
     """A PyTorch or TensorFlow pod: restartPolicy Never, so a failed process fails its pod and Volcano ends the job
     (a restarted process could not rejoin the others). User code gets API credentials only under
     ``service_account``."""
-    spec: dict[str, Any] = {}
+    spec: dict[str, object] = {}
     if service_account is None:
         spec["automountServiceAccountToken"] = False
     else:
@@ -112,7 +112,7 @@ class FrameworkPods:
             check_env(fields)
         return cls(image, tuple(command), port, settings, program.launch, checked)
 
-    def template(self, role: str) -> dict[str, Any]:
+    def template(self, role: str) -> dict[str, object]:
         """The pod template of ``role`` (also its task's and its container's name)."""
         env = None if self.launch is None else self.launch.env()
         container = framework_container(role, self.image, self.command, self.port, self.settings["working_dir"], env)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hera_volcano.builders import gang
 from hera_volcano.builders.pod import PodSettings, apply_settings, check_settings
@@ -128,8 +128,8 @@ def mpi_job(
 
 
 def _tasks(
-    master: dict[str, Any],
-    worker: dict[str, Any],
+    master: dict[str, object],
+    worker: dict[str, object],
     workers: int,
     master_max_retry: int,
     roles: Mapping[str, PodSettings | None],
@@ -191,9 +191,9 @@ def _master_script(mpi_plugin: bool, ranks: int, slots: int, port: int, forwarde
     )
 
 
-def _wait_container(follower_image: str, workers: int, wait_seconds: int) -> dict[str, Any]:
+def _wait_container(follower_image: str, workers: int, wait_seconds: int) -> dict[str, object]:
     """The master's init container: the pods' program waits until every worker is Ready."""
-    wait = {
+    wait: dict[str, object] = {
         "name": "wait-for-workers",
         "image": follower_image,
         "command": [
@@ -222,8 +222,8 @@ class _Pods:
     def __init__(self, image: str, working_dir: str | None, port: int) -> None:
         self.image, self.working_dir, self.port = image, working_dir, port
 
-    def container(self, task: str, script: str, argv: Sequence[str], **extra: object) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": task, "image": self.image}
+    def container(self, task: str, script: str, argv: Sequence[str], **extra: object) -> dict[str, object]:
+        out: dict[str, object] = {"name": task, "image": self.image}
         if self.working_dir is not None:
             out["workingDir"] = self.working_dir
         out["command"] = ["/bin/sh", "-c", script, "sh", *argv]
@@ -237,10 +237,10 @@ class _Pods:
         launch: Launch | None,
         wait: Mapping[str, object],
         service_account: str | None,
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         """The master: ``mpiexec`` after its init container ``wait``, the only container with an API token."""
         launch_env = [] if launch is None else launch.env()
-        spec: dict[str, Any] = {} if service_account is None else {"serviceAccountName": service_account}
+        spec: dict[str, object] = {} if service_account is None else {"serviceAccountName": service_account}
         spec["automountServiceAccountToken"] = False
         spec["initContainers"] = [dict(wait)]
         spec["containers"] = [self.container(MASTER, script, ranks_run, **({"env": launch_env} if launch_env else {}))]
@@ -248,7 +248,7 @@ class _Pods:
         spec["restartPolicy"] = "OnFailure"
         return spec
 
-    def worker(self, launch: Launch | None) -> dict[str, Any]:
+    def worker(self, launch: Launch | None) -> dict[str, object]:
         """A worker: ``sshd -D``, Ready once it listens; the ranks run here, without API credentials."""
         probe = {
             "tcpSocket": {"port": self.port},
@@ -258,7 +258,7 @@ class _Pods:
         }
         script = f"mkdir -p /var/run/sshd\nexec /usr/sbin/sshd -D -p {self.port}\n"
         worker = self.container(WORKER, script, (), readinessProbe=probe)
-        spec: dict[str, Any] = {
+        spec: dict[str, object] = {
             "automountServiceAccountToken": False,
             "containers": [worker],
             "restartPolicy": "OnFailure",

@@ -104,7 +104,7 @@ class _Prepared:
     (by placeholder), inside strings (``embedded``), or read at run time through an expression (``runtime``)."""
 
     job: VolcanoJob
-    data: dict[str, Any]
+    data: dict[str, object]
     whole: Mapping[str, Placeholder]
     embedded: frozenset[str]
     runtime: frozenset[str]
@@ -177,7 +177,7 @@ class Pipeline:
                 raise ValidationError(f"jobs[{i}].follow_logs", f"its log follower task {follower!r} is also a job")
         self._shapes: dict[str, tuple[_Shape, _Prepared]] = {}
         self._shape_of: dict[str, _Shape] = {}
-        self._arguments_of: dict[str, dict[str, Any]] = {}
+        self._arguments_of: dict[str, dict[str, object]] = {}
         self._deps: dict[str, tuple[str, ...]] = {}
         for i, entry in enumerate(self.entries):
             if isinstance(entry, PipelineJob):
@@ -332,7 +332,7 @@ class Pipeline:
         return groups
 
     @staticmethod
-    def _encode(arguments: Mapping[str, Any], prepared: _Prepared, field: str, kind: str) -> dict[str, str]:
+    def _encode(arguments: Mapping[str, object], prepared: _Prepared, field: str, kind: str) -> dict[str, str]:
         encoded = {}
         for k, v in arguments.items():
             at = f"{field}.{k}"
@@ -561,7 +561,7 @@ def _follower_name(job: str) -> str:
     return f"{job}-logs"
 
 
-def _strings(data: Any) -> list[str]:
+def _strings(data: object) -> list[str]:
     """Every string in ``data`` that holds an Argo expression."""
     if isinstance(data, str):
         return [data] if "{{" in data else []
@@ -572,7 +572,7 @@ def _strings(data: Any) -> list[str]:
     return []
 
 
-def _runtime_argument(value: Any, field: str, kind: str) -> str:
+def _runtime_argument(value: object, field: str, kind: str) -> str:
     """A parameter the job reads at run time (through an expression that escapes it whatever it holds): its text,
     a step's output, or JSON for a non-text value (the launcher parses it back)."""
     if isinstance(value, StepOutput):

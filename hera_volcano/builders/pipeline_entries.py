@@ -40,7 +40,7 @@ class PipelineJob:
 
     name: str
     job: VolcanoJob
-    arguments: Mapping[str, Any] = field(default_factory=dict)
+    arguments: Mapping[str, object] = field(default_factory=dict)
     after: Sequence[str] = ()
     follow_logs: bool = False
     outputs: Sequence[str] = ()
@@ -69,7 +69,7 @@ class PipelineJob:
             names.check("job_label", self.job_label, names.label_value)
 
 
-def encode_argument(value: Any, field: str, *, placeholder: Placeholder | None, embedded: bool) -> str:
+def encode_argument(value: object, field: str, *, placeholder: Placeholder | None, embedded: bool) -> str:
     """The text of an Argo parameter that reads back as ``value`` with its type: the manifest reads every parameter
     through an expression that writes it as one scalar of its kind (``hera_volcano.kube.values``), so the parameter
     is the value's own text (JSON for a list). Values Argo could not carry are refused here."""
@@ -128,7 +128,7 @@ class PipelineStep:
 
     name: str
     template: Any
-    arguments: Mapping[str, Any] = field(default_factory=dict)
+    arguments: Mapping[str, object] = field(default_factory=dict)
     after: Sequence[str] = ()
     api_token: bool = False
 
