@@ -1,5 +1,13 @@
 """The log follower: a container that streams one task's pod logs into the workflow's, beside the job's step.
 
+It runs ``python3`` in its ``follower_image`` (Python's standard library is all it needs): the program of
+:mod:`hera_volcano.pods`, from the ConfigMap ``hera-volcano-follower-DIGEST`` that ``hera-volcano rbac`` renders for
+the namespace (:func:`hera_volcano.pods.program.config_map`), which talks to the API server as the pod's service
+account (no kubectl). Without the ConfigMap the follower fails at once, naming it. It finds the job, its pods and the
+pod of the step that creates it by labels (the job's name may be generated; see :func:`job_template`), waiting on
+watches; with its own Argo node name it follows exactly the job its sibling step created (in a loop, after an Argo
+retry, beside jobs that share its label).
+
 This module imports ``hera.workflows`` (slow); ``import hera_volcano`` reaches it only when it is used.
 """
 
@@ -40,15 +48,9 @@ def follow_logs_template(
     """A container that streams the output of a Volcano Job's leading task, following it across restarts, and
     collects the values its rank 0 reports (``outputs``).
 
-    It runs ``python3`` in ``follower_image`` (Python's standard library is all it needs): the program of
-    :mod:`hera_volcano.pods`, from the ConfigMap ``hera-volcano-follower-DIGEST`` that ``hera-volcano rbac``
-    renders for the namespace (:func:`hera_volcano.pods.program.config_map`), which talks to the API server as the
-    pod's service account (no kubectl). Without the ConfigMap the follower fails at once, naming it. It finds the
-    job, its pods and the pod of the step that creates it by labels (the job's name may be generated; see
-    :func:`job_template`), waiting on watches; with its own Argo node name it follows exactly the job its sibling
-    step created (in a loop, after an Argo retry, beside jobs that share its label). It stops when the job is
-    Completed, Failed, Terminated or Aborted, when a job it saw is gone, when the job's step has ended and the job
-    did not finish, when neither the step nor the job appeared within ``grace`` seconds, or after ``timeout``.
+    It stops when the job is Completed, Failed, Terminated or Aborted, when a job it saw is gone, when the job's
+    step has ended and the job did not finish, when neither the step nor the job appeared within ``grace`` seconds,
+    or after ``timeout`` (see the module docstring for how it finds the job).
 
     Without ``outputs`` it always exits 0 (unless the start limit ended the job): run it beside the job step,
     without a dependency, and where the DAG allows it (no ``depends``) also give the task
