@@ -21,6 +21,8 @@ PUBLIC: list[Callable[..., object]] = [
     hv.batch_job,
     hv.job_template,
     hv.follow_logs_template,
+    hv.job_dag,
+    hv.cleanup_on_failure,
 ]
 _PARAM = re.compile(r"^:param (\w+):", re.MULTILINE)
 
