@@ -121,8 +121,12 @@ class Pipeline:
     :class:`PipelineStep`s; rendering checks names, dependencies (unknown names, cycles), each job's arguments
     against its inputs, each :class:`StepOutput` against what its step gives, and each job against Volcano's rules
     with its real arguments. A job with ``outputs`` is a task that carries them (:func:`hera_volcano.job_dag`). With
-    ``workspace``, its claim is mounted in every job's pods and in every ordinary step. The log followers run
-    ``follower_image``.
+    ``workspace``, its claim is mounted in every job's pods and in every ordinary step.
+
+    :param jobs: the entries, :class:`PipelineJob` and :class:`PipelineStep`, in order.
+    :param max_dag_tasks: the most tasks one DAG may hold (None: no limit).
+    :param workspace: a :class:`Workspace` every job's pods and every ordinary step mount.
+    :param follower_image: the image (with ``python3``) the log followers run in.
     """
 
     def __init__(
@@ -469,7 +473,10 @@ class Pipeline:
             raise ValidationError("name", f"{name!r} is also a template of this pipeline; choose another name")
 
     def dag(self, name: str = "pipeline") -> DAG:
-        """A DAG template of the pipeline, inside a ``with Workflow(...)`` block."""
+        """A DAG template of the pipeline, inside a ``with Workflow(...)`` block.
+
+        :param name: the template's name.
+        """
         from hera.workflows import DAG
 
         self._check_template_name(name)
@@ -485,7 +492,10 @@ class Pipeline:
         return dag
 
     def steps(self, name: str = "pipeline") -> Steps:
-        """A Steps template: one parallel group per level (an entry runs after every one of the groups before)."""
+        """A Steps template: one parallel group per level (an entry runs after every one of the groups before).
+
+        :param name: the template's name.
+        """
         from hera.workflows import Step, Steps
 
         from hera_volcano.argo.follow_logs import follower_continue_on
@@ -529,6 +539,13 @@ class Pipeline:
 
         With ``cleanup`` (the default), an exit handler deletes the workflow's Volcano Jobs unless it Succeeded
         (:func:`hera_volcano.cleanup_on_failure`): a stopped or failed pipeline leaves no gang behind.
+
+        :param name: the workflow's name (its ``generateName`` prefix) and its entry template's.
+        :param namespace: the namespace it runs in.
+        :param service_account: the account its pods run as.
+        :param template: a WorkflowTemplate instead of a Workflow.
+        :param as_steps: Steps instead of a DAG.
+        :param cleanup: add the exit handler that deletes the jobs of a workflow that did not Succeed.
         """
         from hera_volcano.argo.workflows import workflow
 
