@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hera_volcano.builders import gang
@@ -216,11 +217,13 @@ def _wait_container(follower_image: str, workers: int, wait_seconds: int) -> dic
     return wait
 
 
+@dataclass(frozen=True)
 class _Pods:
     """The master's and the workers' pod specs: one image, working folder and ssh port."""
 
-    def __init__(self, image: str, working_dir: str | None, port: int) -> None:
-        self.image, self.working_dir, self.port = image, working_dir, port
+    image: str
+    working_dir: str | None
+    port: int
 
     def container(self, task: str, script: str, argv: Sequence[str], **extra: object) -> dict[str, object]:
         out: dict[str, object] = {"name": task, "image": self.image}
