@@ -26,7 +26,7 @@ CASES: list[tuple[Callable[[], Any], str]] = [
         lambda: hv.mpi_job(image=IMAGE, program=hv.Program.command(["x"]), worker_pod=hv.PodSettings(gpus="2")),
         "gpus",
     ),
-    (lambda: hv.mpi_job(image=IMAGE, program=hv.Program.command(["x"]), working_dir=None), "working_dir"),
+    (lambda: hv.mpi_job(image=IMAGE, program=hv.Program.command(["x"]), working_dir="home"), "working_dir"),
     (lambda: hv.mpi_job(image=IMAGE, program=hv.Program.command(["x"]), generate_name=5), "generate_name"),
     (lambda: hv.PipelineJob("a", hv.batch_job(image=IMAGE, program=hv.Program.command("true"))), "command"),
     (lambda: hv.PipelineJob("a", hv.batch_job(image=IMAGE, program=hv.Program.command(["x"])), after="ba"), "after"),

@@ -25,6 +25,9 @@ def cleanup_on_failure(*, name: str = CLEANUP, delete_name: str = DELETE_JOBS) -
     PodGroups go and give back what they hold. Jobs of a workflow that Succeeded are kept for inspection. Needs
     ``delete`` and ``list`` on ``jobs.batch.volcano.sh`` (``rbac_for`` grants them). ``argo terminate`` runs no exit
     handler: deleting the Workflow removes its jobs in any case (owner references).
+
+    :param name: the exit handler's (Steps) template name.
+    :param delete_name: the name of the resource template that deletes the jobs.
     """
     names.check("name", name, names.argo_name)
     names.check("delete_name", delete_name, names.argo_name)

@@ -1,5 +1,13 @@
 """The log follower: a container that streams one task's pod logs into the workflow's, beside the job's step.
 
+It runs ``python3`` in its ``follower_image`` (Python's standard library is all it needs): the program of
+:mod:`hera_volcano.pods`, from the ConfigMap ``hera-volcano-follower-DIGEST`` that ``hera-volcano rbac`` renders for
+the namespace (:func:`hera_volcano.pods.program.config_map`), which talks to the API server as the pod's service
+account (no kubectl). Without the ConfigMap the follower fails at once, naming it. It finds the job, its pods and the
+pod of the step that creates it by labels (the job's name may be generated; see :func:`job_template`), waiting on
+watches; with its own Argo node name it follows exactly the job its sibling step created (in a loop, after an Argo
+retry, beside jobs that share its label).
+
 This module imports ``hera.workflows`` (slow); ``import hera_volcano`` reaches it only when it is used.
 """
 
@@ -29,7 +37,7 @@ def follow_logs_template(
     job_label: str | Placeholder,
     task: str | None = None,
     container: str | None = None,
-    image: str = PYTHON_IMAGE,
+    follower_image: str = PYTHON_IMAGE,
     timeout: int | None = None,
     start_limit: int | None = DEFAULT_START_LIMIT,
     step_retries: int = 0,
@@ -40,34 +48,35 @@ def follow_logs_template(
     """A container that streams the output of a Volcano Job's leading task, following it across restarts, and
     collects the values its rank 0 reports (``outputs``).
 
-    It runs ``python3`` in ``image`` (Python's standard library is all it needs): the program of
-    :mod:`hera_volcano.pods`, from the ConfigMap ``hera-volcano-follower-DIGEST`` that ``hera-volcano rbac``
-    renders for the namespace (:func:`hera_volcano.pods.program.config_map`), which talks to the API server as the
-    pod's service account (no kubectl). Without the ConfigMap the follower fails at once, naming it. It finds the
-    job, its pods and the pod of the step that creates it by labels (the job's name may be generated; see
-    :func:`job_template`), waiting on watches; with its own Argo node name it
-    follows exactly the job its sibling step created (in a loop, after an Argo retry, beside jobs that share its
-    label). ``task`` (default: the task the job's ``hera-volcano/lead-task``
-    annotation names, the MPI master, PyTorch master or TensorFlow chief of our builders) and ``container``
-    (default: the task's name) say whose output to stream. It stops when the job is Completed, Failed, Terminated or
-    Aborted, when a job it saw is gone, when the job's step has ended and the job did not finish, when neither the
-    step nor the job appeared within ``grace`` seconds, or after ``timeout`` seconds if given (no limit by default:
-    the follower lasts as long as the job's step, and a limit shorter than the job's would end it first).
+    It stops when the job is Completed, Failed, Terminated or Aborted, when a job it saw is gone, when the job's
+    step has ended and the job did not finish, when neither the step nor the job appeared within ``grace`` seconds,
+    or after ``timeout`` (see the module docstring for how it finds the job).
 
-    ``start_limit`` (seconds from the follower's start, a day by default, None for no limit) bounds the wait for
-    the job to start: a job still Pending then (its gang held by its queue or by the nodes) is deleted, so its step
-    fails and the gang frees what it holds, and the follower fails with the scheduler's conditions on the job's
-    PodGroup as its message. It is the follower that keeps this limit: a job step alone has none.
+    Without ``outputs`` it always exits 0 (unless the start limit ended the job): run it beside the job step,
+    without a dependency, and where the DAG allows it (no ``depends``) also give the task
+    :func:`follower_continue_on`.
 
-    ``step_retries`` is how many times Argo retries the job's step (its ``retry_strategy`` limit): when an attempt's
-    job fails, the follower waits for the next attempt and follows its job instead (:func:`job_dag` sets it).
-
-    ``outputs`` names values rank 0 reports with a line ``hera-volcano:output NAME=VALUE``
-    (:mod:`hera_volcano.shared.outputs`): each becomes an output parameter of this template, and the follower fails
-    whenever it ends without all of them: the job did not Complete (it failed, was stopped, or the follower's own
-    ``timeout`` came first) or Completed without reporting one (naming it). Without ``outputs`` it always exits 0
-    (unless the start limit ended the job): run it beside the job step, without a dependency, and where the DAG
-    allows it (no ``depends``) also give the task :func:`follower_continue_on`.
+    :param name: the template's name.
+    :param job_label: the ``hera-volcano/job`` label of the job to follow (:func:`job_template`'s).
+    :param task: the task whose output to stream (default: the task the job's ``hera-volcano/lead-task``
+        annotation names, the MPI master, PyTorch master or TensorFlow chief of our builders).
+    :param container: the container whose output to stream (default: the task's name).
+    :param follower_image: the image (with ``python3``) the follower runs in.
+    :param timeout: seconds after which the follower stops (no limit by default: it lasts as long as the job's
+        step, and a limit shorter than the job's would end it first).
+    :param start_limit: seconds from the follower's start that the job may wait to start (a day by default, None
+        for no limit): a job still Pending then (its gang held by its queue or by the nodes) is deleted, so its step
+        fails and the gang frees what it holds, and the follower fails with the scheduler's conditions on the job's
+        PodGroup as its message. It is the follower that keeps this limit: a job step alone has none.
+    :param step_retries: how many times Argo retries the job's step (its ``retry_strategy`` limit): when an
+        attempt's job fails, the follower waits for the next attempt and follows its job instead (:func:`job_dag`
+        sets it).
+    :param grace: seconds within which the step or the job must appear.
+    :param service_account: the account of the follower's pod (default: the workflow's).
+    :param outputs: names of values rank 0 reports with a line ``hera-volcano:output NAME=VALUE``
+        (:mod:`hera_volcano.shared.outputs`): each becomes an output parameter of this template, and the follower
+        fails whenever it ends without all of them: the job did not Complete (it failed, was stopped, or the
+        follower's own ``timeout`` came first) or Completed without reporting one (naming it).
     """
     names.check("name", name, names.argo_name)
     if task is not None:
@@ -78,7 +87,7 @@ def follow_logs_template(
         raise ValidationError("job_label", "must be a label value or a Placeholder")
     if isinstance(job_label, str):
         names.check("job_label", job_label, names.label_value)
-    check_image(image, "image")
+    check_image(follower_image, "follower_image")
     if timeout is not None:
         checks.integer("timeout", timeout, minimum=1)
     if start_limit is not None:
@@ -108,7 +117,7 @@ def follow_logs_template(
         env += [Env(name="OUTPUTS", value=" ".join(wanted)), Env(name="OUTPUT_DIR", value=OUTPUT_DIR)]
     return Container(
         name=name,
-        image=image,
+        image=follower_image,
         command=["python3", "-c"],
         args=[program.bootstrap()],
         env=env,

@@ -52,19 +52,24 @@ def job_dag(
 
     Inside, the task ``job`` creates the job and waits for it (:func:`job_template`, template ``NAME-job``) while
     the task ``logs`` streams its leading task's output into the workflow's logs and collects the reported values
-    (:func:`follow_logs_template`, template ``NAME-logs``, in ``follower_image``; ``task`` and ``container``
-    override the job's lead task and its container). The job's ``retry=ArgoRetry(...)`` retries the job's step,
-    and its follower follows each attempt's job. The job's
-    inputs (``Placeholder.input``) are the DAG's inputs, passed on, without defaults unless ``defaults`` gives them:
-    a call that leaves one out is refused (here, and by Argo at submission), and so is an argument that names no
-    input. When the job did not Complete, or Completed but rank 0 did not report one of ``outputs``, the ``logs``
-    task fails saying so, and so does the DAG: a downstream step never runs with an empty value.
+    (:func:`follow_logs_template`, template ``NAME-logs``). The job's ``retry=ArgoRetry(...)`` retries the job's
+    step, and its follower follows each attempt's job. The job's inputs (``Placeholder.input``) are the DAG's
+    inputs, passed on: a call that leaves one out is refused (here, and by Argo at submission), and so is an
+    argument that names no input. When the job did not Complete, or Completed but rank 0 did not report one of
+    ``outputs``, the ``logs`` task fails saying so, and so does the DAG: a downstream step never runs with an empty
+    value. The job's ``start_limit`` (a day by default) bounds the wait for the job to start; its ``deadline``
+    (none by default) bounds the whole step and each of its pods.
 
-    The job's two limits, in seconds: its ``start_limit`` (a day by default) bounds the wait for the job to start: a
-    gang still held then is ended, the scheduler's reason in the ``logs`` task's message (see
-    :func:`follow_logs_template`). Its ``deadline`` (none by default: a training run is not ended for running long)
-    bounds the whole step, waiting and running, and each of its pods (see :func:`job_template`). The follower ends
-    with the job's step in any case.
+    :param job: the job (what every builder returns).
+    :param name: the DAG template's name (its inner templates are ``NAME-job`` and ``NAME-logs``).
+    :param outputs: names of the values rank 0 reports, each an output of the DAG.
+    :param job_label: the ``hera-volcano/job`` label of the job and its pods (default: ``name``).
+    :param task: the task whose output the follower streams (default: the job's lead task).
+    :param container: the container whose output it streams (default: the task's name).
+    :param poll_seconds: seconds between argoexec's checks of the job (:func:`job_template`).
+    :param defaults: default values of the job's input parameters.
+    :param follower_image: the image (with ``python3``) the follower runs in.
+    :param service_account: the account of the DAG's two pods (default: the workflow's).
     """
     names.check("name", name, names.argo_name)
     if len(name) + len("-logs") > names.ARGO_NAME_MAX:
@@ -85,7 +90,7 @@ def job_dag(
         job_label=label,
         task=task,
         container=container,
-        image=follower_image,
+        follower_image=follower_image,
         outputs=outputs,
         start_limit=job.start_limit,
         step_retries=job.retry.limit if isinstance(job.retry, ArgoRetry) else 0,

@@ -87,59 +87,43 @@ def job_template(
     service_account: str | None = None,
     defaults: Mapping[str, int | str] | None = None,
     poll_seconds: int | None = None,
-    outputs: bool = True,
+    job_outputs: bool = True,
 ) -> JobStep:
     """A resource template that creates ``job`` and succeeds or fails with it.
 
     The job is owned by the Workflow (deleted with it) and carries Argo's workflow label (the exit handler and the
     client find it by that); its pods and the step's own pod carry ``hera-volcano/workflow`` and
-    ``hera-volcano/job: JOB_LABEL`` (default: the template name), for log followers. The job's pods do not carry
-    Argo's label: ``argo logs`` would ask them for a ``main`` container. The step's outputs ``job-name`` and
-    ``job-phase`` are the job's name and final phase; ``outputs=False`` leaves them out where nothing reads them:
-    argoexec reads each with a ``kubectl get`` of its own, and each pays for API discovery again (it names the job
-    ``job.batch.volcano.sh/NAME``, which kubectl first takes for version ``batch`` of group ``volcano.sh``), about
-    three requests an output.
+    ``hera-volcano/job: JOB_LABEL``, for log followers. The job's pods do not carry Argo's label: ``argo logs``
+    would ask them for a ``main`` container.
 
     The job says how its step treats it. No time limit by default (a training run is not ended for running long; a
     job's follower keeps its ``start_limit``, see :func:`follow_logs_template`). With the job's ``deadline``
     (seconds) the step waits at most that long, and each pod runs at most as long from its own start
     (``activeDeadlineSeconds``, unless the pod template sets one): a step that times out does not leave its pods
     holding the gang's resources for long. The job's ``retry=ArgoRetry(...)`` retries the step (the job needs a
-    generated name). The step's pod runs as ``service_account`` (default: the workflow's). The job's own
-    ``arguments`` are written into its manifest. Input parameters are declared for every other
-    ``{{inputs.parameters.X}}`` the job uses, without a default unless ``defaults`` gives one: calling the template
-    without one of them, or with an argument that names no input, raises :class:`ValidationError`. argoexec checks
-    the job's phase every ``poll_seconds`` (Argo's default, 5 s, when None), each check one GET.
+    generated name). The job's own ``arguments`` are written into its manifest. Input parameters are declared for
+    every other ``{{inputs.parameters.X}}`` the job uses: calling the template without one of them, or with an
+    argument that names no input, raises :class:`ValidationError`.
+
+    :param job: the job (what every builder returns).
+    :param name: the template's name.
+    :param job_label: the ``hera-volcano/job`` label of the job and its pods, by which its follower finds them
+        (default: ``name``; a :class:`Placeholder` for one per call).
+    :param success_phases: the job's phases that succeed the step (``Completed``).
+    :param failure_phases: the job's phases that fail it (``Failed``, ``Terminated``, ``Aborted``).
+    :param owned: whether the Workflow owns the job (an owned job lives in the Workflow's namespace).
+    :param service_account: the account of the step's pod (default: the workflow's).
+    :param defaults: default values of the job's input parameters (none by default).
+    :param poll_seconds: seconds between argoexec's checks of the job's phase, each one GET (Argo's default, 5 s,
+        when None).
+    :param job_outputs: whether the step has the outputs ``job-name`` and ``job-phase`` (the job's name and final
+        phase). False leaves them out where nothing reads them: argoexec reads each with a ``kubectl get`` of its
+        own, and each pays for API discovery again (it names the job ``job.batch.volcano.sh/NAME``, which kubectl
+        first takes for version ``batch`` of group ``volcano.sh``), about three requests an output.
     """
-    if not isinstance(job, VolcanoJob):
-        raise ValidationError("job", f"must be a VolcanoJob (what every builder returns), not {type(job).__name__}")
-    if defaults is not None and not isinstance(defaults, Mapping):
-        raise ValidationError("defaults", "must be a mapping of input names to default values")
-    names.check("name", name, names.argo_name)
-    label = name if job_label is None else job_label
-    if isinstance(label, str):
-        names.check("job_label", label, names.label_value)
-    if service_account is not None:
-        names.check("service_account", service_account, names.dns1123_subdomain)
-    if poll_seconds is not None:
-        checks.integer("poll_seconds", poll_seconds, minimum=1, maximum=3600)
-    if not isinstance(outputs, bool):
-        raise ValidationError("outputs", "must be True or False (whether the step saves job-name and job-phase)")
+    label = _check_arguments(job, name, job_label, service_account, defaults, poll_seconds, job_outputs, owned)
     success, failure = conditions(success_phases, failure_phases)
     argo_retry = job.retry if isinstance(job.retry, ArgoRetry) else None
-    if argo_retry is not None and _fixed_name(job):
-        raise ValidationError(
-            "retry",
-            "an Argo retry creates the job again, so the job needs generate_name (a fixed name collides); "
-            "or retry inside the job with VolcanoRetry(...)",
-        )
-    ttl_problem = watched_ttl_problem(job.ttl_seconds_after_finished)
-    if ttl_problem is not None:
-        raise ValidationError("ttl_seconds_after_finished", ttl_problem)
-    if owned and job.namespace is not None:
-        raise ValidationError(
-            "namespace", "an owned job lives in the Workflow's namespace; leave it unset or pass owned=False"
-        )
     # A label is a string: a placeholder goes in as one quoted text (kube.values), so `y` cannot turn into a boolean.
     labels = {WORKFLOW_LABEL: "{{workflow.name}}", JOB_LABEL: str(label)}
     pod_labels = {POD_WORKFLOW_LABEL: "{{workflow.name}}", JOB_LABEL: str(label)}
@@ -158,10 +142,51 @@ def job_template(
         service_account_name=service_account,
         retry_strategy=_retry_strategy(argo_retry),
         inputs=_inputs(manifest, defaults or {}) or None,
-        outputs=_outputs() if outputs else None,
+        outputs=_outputs() if job_outputs else None,
         labels=pod_labels,
         pod_spec_patch=None if poll_seconds is None else _poll_patch(poll_seconds),
     )
+
+
+def _check_arguments(
+    job: VolcanoJob,
+    name: str,
+    job_label: str | Placeholder | None,
+    service_account: str | None,
+    defaults: Mapping[str, int | str] | None,
+    poll_seconds: int | None,
+    job_outputs: bool,
+    owned: bool,
+) -> str | Placeholder:
+    """:func:`job_template`'s arguments checked, and the job's against the step's rules; the job's label."""
+    if not isinstance(job, VolcanoJob):
+        raise ValidationError("job", f"must be a VolcanoJob (what every builder returns), not {type(job).__name__}")
+    if defaults is not None and not isinstance(defaults, Mapping):
+        raise ValidationError("defaults", "must be a mapping of input names to default values")
+    names.check("name", name, names.argo_name)
+    label = name if job_label is None else job_label
+    if isinstance(label, str):
+        names.check("job_label", label, names.label_value)
+    if service_account is not None:
+        names.check("service_account", service_account, names.dns1123_subdomain)
+    if poll_seconds is not None:
+        checks.integer("poll_seconds", poll_seconds, minimum=1, maximum=3600)
+    if not isinstance(job_outputs, bool):
+        raise ValidationError("job_outputs", "must be True or False (whether the step saves job-name and job-phase)")
+    if isinstance(job.retry, ArgoRetry) and _fixed_name(job):
+        raise ValidationError(
+            "retry",
+            "an Argo retry creates the job again, so the job needs generate_name (a fixed name collides); "
+            "or retry inside the job with VolcanoRetry(...)",
+        )
+    ttl_problem = watched_ttl_problem(job.ttl_seconds_after_finished)
+    if ttl_problem is not None:
+        raise ValidationError("ttl_seconds_after_finished", ttl_problem)
+    if owned and job.namespace is not None:
+        raise ValidationError(
+            "namespace", "an owned job lives in the Workflow's namespace; leave it unset or pass owned=False"
+        )
+    return label
 
 
 def _retry_strategy(retry: ArgoRetry | None) -> RetryStrategy | None:

@@ -9,19 +9,22 @@ from __future__ import annotations
 
 import functools
 from dataclasses import replace
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
 from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
 from hera_volcano.builders import gang
-from hera_volcano.builders.pod import PodSettings, check_settings
+from hera_volcano.builders.pod import PodSettings
 from hera_volcano.builders.program import Launch, Program, check_env, with_launcher
 from hera_volcano.builders.program import check as check_program
+from hera_volcano.builders.settings import JobSettings, checked
 from hera_volcano.kube.images import check_image
 from hera_volcano.shared import checks
 from hera_volcano.shared.placeholders import Placeholder
 from hera_volcano.volcano.job import Plugin, VolcanoJob, VolcanoTask
-from hera_volcano.volcano.queue import Queue, queue_name
-from hera_volcano.volcano.step import DEFAULT_START_LIMIT, ArgoRetry, VolcanoRetry
+from hera_volcano.volcano.queue import queue_name
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 #: The job's input holding a Python program's arguments (JSON), where a command job has ``command``.
 FUNC_ARGS: Final = "func-args"
@@ -35,66 +38,59 @@ def batch_job(
     program: Program,
     replicas: int = 1,
     min_available: int | None = None,
-    name: str | None = None,
-    generate_name: str | None = None,
-    queue: str | Queue | None = None,
-    priority_class_name: str | None = None,
-    service_account: str | None = None,
-    working_dir: str | None = None,
-    deadline: int | None = None,
-    start_limit: int | None = DEFAULT_START_LIMIT,
-    retry: ArgoRetry | VolcanoRetry | None = None,
-    pod: PodSettings | None = None,
+    **settings: Unpack[JobSettings],
 ) -> VolcanoJob:
-    """A job of ``replicas`` pods (the task ``main``, all alike) running ``program`` in ``image``, gang-scheduled
-    (``min_available`` of them, by default all, start together or none does).
+    """A job of ``replicas`` pods (the task ``main``, all alike) running ``program`` in ``image``, gang-scheduled.
 
     A pod that fails (or is evicted) ends the job Terminated, which fails its step, unless ``retry`` says otherwise:
-    ``VolcanoRetry`` restarts the job on those events, ``ArgoRetry`` creates it anew. Without ``name`` the job
-    gets ``generate_name`` (default ``batch-job-``).
+    ``VolcanoRetry`` restarts the job on those events, ``ArgoRetry`` creates it anew. ``image``, the command (or a
+    Python program's ``args``), ``replicas`` and ``min_available`` are the job's own ``arguments``: jobs that agree
+    on the other settings share one template in a :class:`Pipeline`.
 
-    ``image``, the command (or a Python program's ``args``), ``replicas`` and ``min_available`` are the job's own
-    ``arguments``: jobs that agree on the other settings share one template in a :class:`Pipeline`. A Python
-    program (:class:`Program`) runs under ``python3`` in every replica; replica 0's return value is the job's report
-    (the replica's index comes from Volcano's env plugin, ``VC_TASK_INDEX``, which such jobs use). ``deadline``,
-    ``start_limit`` and ``retry``: see :class:`VolcanoJob`.
+    :param image: the image of every replica.
+    :param program: what every replica runs: a command, or a :class:`Program` function, script or module under
+        ``python3``; replica 0's return value is the job's report (the replica's index comes from Volcano's env
+        plugin, ``VC_TASK_INDEX``, which such jobs use).
+    :param replicas: the job's pods.
+    :param min_available: how many of them start together or none does (default: all).
+    :param settings: the settings every builder shares (``name``, ``queue``, ``service_account``, ``pod``,
+        ``deadline``, ``start_limit``, ``retry``...): :class:`JobSettings`; ``generate_name`` is ``batch-job-``
+        by default.
     """
     program = check_program(program)
     check_image(image, "image")
     checks.integer("replicas", replicas, minimum=1)
     if min_available is not None:
         checks.integer("min_available", min_available, minimum=1)
-    generate_name = gang.job_names(name, generate_name, "batch-job-")
-    gang.service_account(service_account)
-    if working_dir is not None:
-        gang.working_dir(working_dir)
-    settings = check_settings("pod", pod)
+    shared = checked(settings, "batch_job")
     if program.launch is not None:
-        check_env({"pod": settings})
-    shared = None if program.launch is None else replace(program.launch, args="")
+        check_env({"pod": shared["pod"]})
+    launch = None if program.launch is None else replace(program.launch, args="")
     job = _shape(
-        name,
-        generate_name,
-        queue_name(queue),  # a queue's name: the shape is cached on it
-        priority_class_name,
-        service_account,
-        working_dir,
-        settings,
-        shared,
+        shared["name"],
+        shared["generate_name"],
+        queue_name(shared["queue"]),  # a queue's name: the shape is cached on it
+        shared["priority_class_name"],
+        shared["service_account"],
+        shared["working_dir"],
+        shared["pod"],
+        launch,
     )
-    given: dict[str, Any] = {"image": image}
+    given: dict[str, object] = {"image": image}
     if program.launch is None:
         given["command"] = list(program.argv or ())
     else:
         # The JSON itself: the manifest's expression doubles its $ for the kubelet (hera_volcano.kube.values).
         given[FUNC_ARGS] = program.launch.args.replace("$$", "$")
     given.update({"replicas": replicas, "min-available": min_available or replicas})
-    return replace(job, arguments=given, deadline=deadline, start_limit=start_limit, retry=retry)
+    return replace(
+        job, arguments=given, deadline=shared["deadline"], start_limit=shared["start_limit"], retry=shared["retry"]
+    )
 
 
 @functools.lru_cache(maxsize=256)
 def _shape(
-    name: str | None,
+    name: str | Placeholder | None,
     generate_name: str | None,
     queue: str | None,
     priority_class_name: str | None,
@@ -105,7 +101,7 @@ def _shape(
 ) -> VolcanoJob:
     """The job every :func:`batch_job` with these settings (and code) shares, its per-job values as input parameters
     (memoised: a pure function of immutable inputs, so a pipeline of thousands of jobs holds one, not thousands)."""
-    container: dict[str, Any] = {"name": MAIN, "image": Placeholder.input("image", "busybox:1")}
+    container: dict[str, object] = {"name": MAIN, "image": Placeholder.input("image", "busybox:1")}
     if working_dir is not None:
         container["workingDir"] = working_dir
     if launch is None:

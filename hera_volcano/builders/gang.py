@@ -1,33 +1,21 @@
-"""What the job builders share: their names, service accounts and working folders, checked alike, and the policy
-that a pod failing outright ends the whole job."""
+"""What the job builders' shapes share: the policy that a pod failing outright ends the whole job, and the pods of
+the PyTorch and TensorFlow jobs (one container each, wired by a Volcano plugin). The settings every job takes are
+:mod:`hera_volcano.builders.settings`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from dataclasses import dataclass
+from typing import Final
 
-from hera_volcano.builders.pod import PodSettings
-from hera_volcano.kube import names
+from hera_volcano.builders.pod import PodSettings, apply_settings, check_settings
+from hera_volcano.builders.program import Launch, Program, check_env, with_launcher
+from hera_volcano.builders.settings import JobSettings
 from hera_volcano.shared.errors import ValidationError
-from hera_volcano.shared.placeholders import Placeholder, has_expression
 from hera_volcano.volcano.job import Policy
 
 #: More workers than any cluster gang-schedules.
 MAX_WORKERS: Final = 10_000
-
-
-def job_names(name: str | Placeholder | None, generate_name: str | None, default_prefix: str) -> str | None:
-    """The job's ``generateName``: ``generate_name``, or ``default_prefix`` without a name, so creating a job twice
-    never collides. A name (the svc plugin names a Service after the job) is a DNS-1035 label."""
-    if isinstance(name, str):
-        names.check("name", name, names.dns1035_label)
-    if name is None and generate_name is None:
-        generate_name = default_prefix
-    if generate_name is not None:
-        if not isinstance(generate_name, str):
-            raise ValidationError("generate_name", "must be a string")
-        names.check("generate_name", generate_name.rstrip("-") or "-", names.dns1035_label)
-    return generate_name
 
 
 def script_arguments(argv: Sequence[str]) -> list[str]:
@@ -37,16 +25,6 @@ def script_arguments(argv: Sequence[str]) -> list[str]:
         if not arg or "\n" in arg:
             raise ValidationError(f"program.command[{i}]", "must be non-empty, without a newline (mpiexec's ranks)")
     return list(argv)
-
-
-def service_account(value: str | None) -> None:
-    if value is not None:
-        names.check("service_account", value, names.dns1123_subdomain)
-
-
-def working_dir(value: object) -> None:
-    if not isinstance(value, str) or not value.startswith("/") or has_expression(value):
-        raise ValidationError("working_dir", "must be an absolute path without Argo expressions")
 
 
 def terminate_on_pod_failure() -> list[Policy]:
@@ -68,11 +46,11 @@ def framework_container(
     command: Sequence[str],
     port: tuple[int, str],
     working_dir: str | None,
-    env: Sequence[Mapping[str, Any]] | None = None,
-) -> dict[str, Any]:
+    env: Sequence[Mapping[str, object]] | None = None,
+) -> dict[str, object]:
     """The one container of a PyTorch or TensorFlow pod: its command as given (and ``env``, a launcher's), and the
     (number, name) of the port the plugin wires (named as the plugin names what it opens itself)."""
-    out: dict[str, Any] = {"name": task, "image": image}
+    out: dict[str, object] = {"name": task, "image": image}
     if working_dir is not None:
         out["workingDir"] = working_dir
     out["command"] = list(command)
@@ -82,11 +60,11 @@ def framework_container(
     return out
 
 
-def framework_pod(container: dict[str, Any], service_account: str | None) -> dict[str, Any]:
+def framework_pod(container: dict[str, object], service_account: str | None) -> dict[str, object]:
     """A PyTorch or TensorFlow pod: restartPolicy Never, so a failed process fails its pod and Volcano ends the job
     (a restarted process could not rejoin the others). User code gets API credentials only under
     ``service_account``."""
-    spec: dict[str, Any] = {}
+    spec: dict[str, object] = {}
     if service_account is None:
         spec["automountServiceAccountToken"] = False
     else:
@@ -99,3 +77,46 @@ def framework_pod(container: dict[str, Any], service_account: str | None) -> dic
 def framework_policies() -> list[Policy]:
     """A pod that fails, is evicted or (under a patched restart policy) keeps restarting ends the job."""
     return [*terminate_on_pod_failure(), Policy(event="TaskFailed", action="TerminateJob")]
+
+
+@dataclass(frozen=True)
+class FrameworkPods:
+    """The pods of a PyTorch or TensorFlow job: one container each running ``command`` in ``image``, alike but for
+    their role's settings (on top of the job's ``pod``)."""
+
+    image: str
+    command: Sequence[str]
+    port: tuple[int, str]
+    settings: JobSettings
+    launch: Launch | None
+    roles: Mapping[str, PodSettings | None]
+
+    @classmethod
+    def of(
+        cls,
+        settings: JobSettings,
+        image: str,
+        program: Program,
+        command: Sequence[str],
+        port: tuple[int, str],
+        plugin_env: Sequence[str],
+        plugin: str,
+        **roles: PodSettings | None,
+    ) -> FrameworkPods:
+        """The pods, each role's settings (``master=``, ``worker=``...: the builder's ``ROLE_pod``) checked: none may
+        set what the ``plugin`` sets (``plugin_env``) or, for a Python program, the launcher's variables."""
+        checked = {role: check_settings(f"{role}_pod", value) for role, value in roles.items()}
+        fields = {"pod": settings["pod"], **{f"{role}_pod": value for role, value in checked.items()}}
+        reserved_env(plugin, plugin_env, fields)
+        if program.launch is not None:
+            check_env(fields)
+        return cls(image, tuple(command), port, settings, program.launch, checked)
+
+    def template(self, role: str) -> dict[str, object]:
+        """The pod template of ``role`` (also its task's and its container's name)."""
+        env = None if self.launch is None else self.launch.env()
+        container = framework_container(role, self.image, self.command, self.port, self.settings["working_dir"], env)
+        spec = framework_pod(container, self.settings["service_account"])
+        if self.launch is not None:
+            with_launcher(spec, container)
+        return apply_settings({"spec": spec}, role, self.settings["pod"], self.roles[role])

@@ -3,23 +3,25 @@
 from __future__ import annotations
 
 import shlex
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
 from hera_volcano.builders import gang
 from hera_volcano.builders.pod import PodSettings, apply_settings, check_settings
-from hera_volcano.builders.program import Program, check_env, with_launcher
+from hera_volcano.builders.program import Launch, Program, check_env, with_launcher
 from hera_volcano.builders.program import check as check_program
+from hera_volcano.builders.settings import JobSettings, checked, job
 from hera_volcano.kube import pod_scripts
 from hera_volcano.kube.images import PYTHON_IMAGE, check_image
 from hera_volcano.pods import program as pods_program
 from hera_volcano.pods.workers import WAIT_COMMAND, WaitSettings
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
-from hera_volcano.shared.placeholders import Placeholder
 from hera_volcano.volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
-from hera_volcano.volcano.queue import Queue
-from hera_volcano.volcano.step import DEFAULT_START_LIMIT, ArgoRetry, VolcanoRetry
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 MASTER = "mpimaster"
 WORKER = "mpiworker"
@@ -35,7 +37,7 @@ API_ACCESS = "kube-api-access"
 TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 
-def _api_access_volume() -> dict[str, Any]:
+def _api_access_volume() -> dict[str, object]:
     """What Kubernetes mounts for a service account (token, cluster CA, namespace), as a volume we mount into the
     one container that needs it, instead of into every container of the pod."""
     return {
@@ -62,78 +64,125 @@ def mpi_job(
     program: Program,
     workers: int = 2,
     slots_per_worker: int = 1,
-    name: str | Placeholder | None = None,
-    generate_name: str | None = None,
-    queue: str | Queue | None = None,
-    priority_class_name: str | None = None,
-    service_account: str | None = None,
-    working_dir: str = "/home",
-    deadline: int | None = None,
-    start_limit: int | None = DEFAULT_START_LIMIT,
-    retry: ArgoRetry | VolcanoRetry | None = None,
-    pod: PodSettings | None = None,
     master_pod: PodSettings | None = None,
     worker_pod: PodSettings | None = None,
     mpi_plugin: bool = False,
-    ssh_port: int = 22,
-    wait_image: str = PYTHON_IMAGE,
+    port: int = 22,
+    follower_image: str = PYTHON_IMAGE,
     wait_seconds: int = 600,
     master_max_retry: int = 3,
+    **settings: Unpack[JobSettings],
 ) -> VolcanoJob:
     """An MPI job: 1 master + ``workers`` worker pods, one gang of ``workers + 1`` pods on the Volcano scheduler,
     running ``workers * slots_per_worker`` ranks (on the workers).
 
-    Workers run ``sshd -D`` and are Ready once it listens. The master waits in an init container (``python3`` in
-    ``wait_image``, the pods' program that ``hera-volcano rbac`` installs, as ``service_account``, which needs
-    ``list``/``watch`` on pods) at most ``wait_seconds`` until all workers are Ready, then runs
-    ``mpiexec -np workers*slots_per_worker PROGRAM``. When the master completes, the job completes (the workers'
-    sshd would otherwise keep it Running); when its container fails ``master_max_retry`` times, the job terminates.
-    ``mpi_plugin`` uses Volcano's mpi plugin (≥ 1.6) instead of listing ssh and svc. Without ``name`` the job gets
-    ``generate_name`` (default ``mpi-job-``), so creating it twice never collides.
-
-    ``pod`` settings apply to every pod, ``master_pod`` and ``worker_pod`` on top of them to one role. The ranks
-    run on the workers (their resources and GPUs belong in ``worker_pod``), started by sshd with a clean
+    Workers run ``sshd -D`` and are Ready once it listens. The master waits in an init container (the pods' program
+    that ``hera-volcano rbac`` installs, as ``service_account``, which needs ``list``/``watch`` on pods) until all
+    workers are Ready, then runs ``mpiexec -np workers*slots_per_worker PROGRAM``. When the master completes, the
+    job completes (the workers' sshd would otherwise keep it Running). The ranks are started by sshd with a clean
     environment: ``mpiexec`` passes the variables of ``pod.env`` and ``master_pod.env`` on to every rank (``-x``).
 
-    A :class:`Program` function, script or module runs under ``python3`` on every rank (it may use ``mpi4py``;
-    rank 0's return value is the job's report). ``deadline``, ``start_limit`` and ``retry``: see
-    :class:`VolcanoJob`.
+    :param image: the image of the master and the workers (with ``mpiexec`` and ``sshd``).
+    :param program: what every rank runs: a command (by ``mpiexec``), or a :class:`Program` function, script or
+        module under ``python3`` (it may use ``mpi4py``; rank 0's return value is the job's report).
+    :param workers: worker pods, where the ranks run.
+    :param slots_per_worker: ranks on each worker.
+    :param master_pod: :class:`PodSettings` for the master, on top of ``pod``.
+    :param worker_pod: :class:`PodSettings` for the workers, on top of ``pod`` (their resources and GPUs).
+    :param mpi_plugin: use Volcano's mpi plugin (≥ 1.6) instead of listing ssh and svc.
+    :param port: the workers' sshd port (the one the plugin wires).
+    :param follower_image: the image (with ``python3``) the master's wait for its workers runs in.
+    :param wait_seconds: how long the master waits at most for its workers to be Ready.
+    :param master_max_retry: how many times the master's container may fail before the job terminates.
+    :param settings: the settings every builder shares (``name``, ``queue``, ``service_account``, ``pod``,
+        ``deadline``, ``start_limit``, ``retry``...): :class:`JobSettings`; ``working_dir`` is ``/home`` by default,
+        ``generate_name`` ``mpi-job-``.
     """
-    generate_name = gang.job_names(name, generate_name, "mpi-job-")
+    shared = checked(settings, "mpi_job", working_dir="/home")
     program = check_program(program)
+    _check_shape(workers, slots_per_worker, mpi_plugin, port, wait_seconds, master_max_retry)
+    check_image(image, "image")
+    check_image(follower_image, "follower_image")
+    launch = program.launch
+    ranks_run = gang.script_arguments(program.argv or ()) if launch is None else launch.command("mpi")
+    roles = {"pod": shared["pod"], MASTER: check_settings("master_pod", master_pod)}
+    roles[WORKER] = check_settings("worker_pod", worker_pod)
+    if launch is not None:
+        check_env({"pod": roles["pod"], "master_pod": roles[MASTER], "worker_pod": roles[WORKER]})
+    pods = _Pods(image, shared["working_dir"], port)
+    forwarded = _forwarded(launch, roles["pod"], roles[MASTER])
+    master = pods.master(
+        _master_script(mpi_plugin, workers * slots_per_worker, slots_per_worker, port, forwarded),
+        ranks_run,
+        launch,
+        _wait_container(follower_image, workers, wait_seconds),
+        shared["service_account"],
+    )
+    return job(
+        shared,
+        lead=MASTER,
+        min_available=workers + 1,
+        policies=gang.terminate_on_pod_failure(),
+        plugins=_plugins(mpi_plugin, port),
+        tasks=_tasks(master, pods.worker(launch), workers, master_max_retry, roles),
+    )
+
+
+def _tasks(
+    master: dict[str, object],
+    worker: dict[str, object],
+    workers: int,
+    master_max_retry: int,
+    roles: Mapping[str, PodSettings | None],
+) -> list[VolcanoTask]:
+    """The master (it completes the job, or after ``master_max_retry`` failures ends it) and the workers, with the
+    job's ``pod`` settings and each role's on top."""
+    master_task = VolcanoTask(
+        name=MASTER,
+        replicas=1,
+        max_retry=master_max_retry,
+        policies=[
+            Policy(event="TaskCompleted", action="CompleteJob"),
+            Policy(event="TaskFailed", action="TerminateJob"),
+        ],
+        template=apply_settings({"spec": master}, MASTER, roles["pod"], roles[MASTER]),
+    )
+    template = apply_settings({"spec": worker}, WORKER, roles["pod"], roles[WORKER])
+    return [master_task, VolcanoTask(name=WORKER, replicas=workers, template=template)]
+
+
+def _check_shape(
+    workers: int, slots_per_worker: int, mpi_plugin: bool, port: int, wait_seconds: int, master_max_retry: int
+) -> None:
+    """The MPI job's own parameters (the shared settings are :func:`checked`)."""
     if not isinstance(mpi_plugin, bool):
         raise ValidationError("mpi_plugin", "must be true or false")
     checks.integer("workers", workers, minimum=1, maximum=gang.MAX_WORKERS)
     checks.integer("slots_per_worker", slots_per_worker, minimum=1, maximum=MAX_SLOTS)
     checks.integer("wait_seconds", wait_seconds, minimum=1)
     checks.integer("master_max_retry", master_max_retry)
-    checks.integer("ssh_port", ssh_port, minimum=1, maximum=65535)
-    check_image(image, "image")
-    check_image(wait_image, "wait_image")
-    launch = program.launch
-    ranks_run = gang.script_arguments(program.argv or ()) if launch is None else launch.command("mpi")
-    gang.service_account(service_account)
-    gang.working_dir(working_dir)
-    pod = check_settings("pod", pod)
-    master_pod = check_settings("master_pod", master_pod)
-    worker_pod = check_settings("worker_pod", worker_pod)
-    launch_env = [] if launch is None else launch.env()
-    if launch is not None:
-        check_env({"pod": pod, "master_pod": master_pod, "worker_pod": worker_pod})
+    checks.integer("port", port, minimum=1, maximum=65535)
 
-    ranks = workers * slots_per_worker
-    rsh = f" --mca plm_rsh_args '-p {ssh_port}'" if ssh_port != 22 else ""
-    forwarded = dict.fromkeys(
-        [*(e["name"] for e in launch_env), *(pod.env if pod else ()), *(master_pod.env if master_pod else ())]
-    )
+
+def _forwarded(launch: Launch | None, pod: PodSettings | None, master_pod: PodSettings | None) -> list[str]:
+    """The variables ``mpiexec`` passes on to every rank (sshd starts them with a clean environment): the
+    launcher's and those of ``pod.env`` and ``master_pod.env``."""
+    launch_env = [] if launch is None else launch.env()
+    names = [*(e["name"] for e in launch_env), *(pod.env if pod else ()), *(master_pod.env if master_pod else ())]
+    return list(dict.fromkeys(names))
+
+
+def _master_script(mpi_plugin: bool, ranks: int, slots: int, port: int, forwarded: Sequence[str]) -> str:
+    """The master's shell: the workers' host list, their names resolved, its own sshd, then ``mpiexec``."""
+    rsh = f" --mca plm_rsh_args '-p {port}'" if port != 22 else ""
     exports = "".join(f" -x {shlex.quote(variable)}" for variable in forwarded)
-    master_script = "\n".join(
+    return "\n".join(
         [
             "set -e",
-            _host_list(mpi_plugin, WORKER, slots_per_worker),
+            _host_list(mpi_plugin, WORKER, slots),
             pod_scripts.read(_SCRIPTS, "resolve_workers.sh").rstrip("\n"),
             "mkdir -p /var/run/sshd",
-            f"/usr/sbin/sshd -p {ssh_port}",
+            f"/usr/sbin/sshd -p {port}",
             f'echo "Running {ranks} MPI ranks on $HOSTS"',
             # The ranks' command arrives as the script's own arguments ("$@"), never as shell text: a value the
             # kubelet expands into it ($(VAR)) cannot become code (issue 34).
@@ -141,23 +190,13 @@ def mpi_job(
             "",
         ]
     )
-    worker_script = f"mkdir -p /var/run/sshd\nexec /usr/sbin/sshd -D -p {ssh_port}\n"
-    port = [{"containerPort": ssh_port, "name": "mpijob-port"}]
 
-    def container(task: str, script: str, *argv: str, **extra: Any) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "name": task,
-            "image": image,
-            "workingDir": working_dir,
-            "command": ["/bin/sh", "-c", script, "sh", *argv],
-            "ports": port,
-        }
-        out.update(extra)
-        return out
 
-    wait = {
+def _wait_container(follower_image: str, workers: int, wait_seconds: int) -> dict[str, object]:
+    """The master's init container: the pods' program waits until every worker is Ready."""
+    wait: dict[str, object] = {
         "name": "wait-for-workers",
-        "image": wait_image,
+        "image": follower_image,
         "command": [
             *("/bin/sh", "-c", pod_scripts.read(_SCRIPTS, "pid1.sh"), "sh"),
             *("python3", "-c", pods_program.bootstrap(), WAIT_COMMAND),
@@ -170,57 +209,65 @@ def mpi_job(
         {"name": API_ACCESS, "mountPath": TOKEN_DIR, "readOnly": True},
         pods_program.mount(),
     ]
-    master_spec: dict[str, Any] = {
-        "automountServiceAccountToken": False,
-        "initContainers": [wait],
-        "containers": [container(MASTER, master_script, *ranks_run, **({"env": launch_env} if launch_env else {}))],
-        "volumes": [_api_access_volume(), pods_program.volume()],
-        "restartPolicy": "OnFailure",
-    }
-    if service_account is not None:
-        master_spec = {"serviceAccountName": service_account, **master_spec}
-    probe = {"tcpSocket": {"port": ssh_port}, "initialDelaySeconds": 2, "periodSeconds": 5, "failureThreshold": 3}
-    worker = container(WORKER, worker_script, readinessProbe=probe)
-    worker_spec = {
-        "automountServiceAccountToken": False,  # the ranks run here: no API credentials for user code
-        "containers": [worker],
-        "restartPolicy": "OnFailure",
-    }
-    if launch is not None:
-        with_launcher(worker_spec, worker)  # mpiexec starts the ranks on the workers
-    plugins = (
-        [Plugin.mpi(master=MASTER, worker=WORKER, port=ssh_port if ssh_port != 22 else None)]
-        if mpi_plugin
-        else [Plugin.ssh(), Plugin.svc()]
-    )
-    return VolcanoJob(
-        name=name,
-        generate_name=generate_name,
-        min_available=workers + 1,
-        deadline=deadline,
-        start_limit=start_limit,
-        retry=retry,
-        policies=gang.terminate_on_pod_failure(),
-        scheduler_name="volcano",
-        queue=queue,
-        priority_class_name=priority_class_name,
-        annotations={LEAD_TASK_ANNOTATION: MASTER},
-        plugins=plugins,
-        tasks=[
-            VolcanoTask(
-                name=MASTER,
-                replicas=1,
-                max_retry=master_max_retry,
-                policies=[
-                    Policy(event="TaskCompleted", action="CompleteJob"),
-                    Policy(event="TaskFailed", action="TerminateJob"),
-                ],
-                template=apply_settings({"spec": master_spec}, MASTER, pod, master_pod),
-            ),
-            VolcanoTask(
-                name=WORKER,
-                replicas=workers,
-                template=apply_settings({"spec": worker_spec}, WORKER, pod, worker_pod),
-            ),
-        ],
-    )
+    return wait
+
+
+@dataclass(frozen=True)
+class _Pods:
+    """The master's and the workers' pod specs: one image, working folder and ssh port."""
+
+    image: str
+    working_dir: str | None
+    port: int
+
+    def container(self, task: str, script: str, argv: Sequence[str], **extra: object) -> dict[str, object]:
+        out: dict[str, object] = {"name": task, "image": self.image}
+        if self.working_dir is not None:
+            out["workingDir"] = self.working_dir
+        out["command"] = ["/bin/sh", "-c", script, "sh", *argv]
+        out["ports"] = [{"containerPort": self.port, "name": "mpijob-port"}]
+        return {**out, **extra}
+
+    def master(
+        self,
+        script: str,
+        ranks_run: Sequence[str],
+        launch: Launch | None,
+        wait: Mapping[str, object],
+        service_account: str | None,
+    ) -> dict[str, object]:
+        """The master: ``mpiexec`` after its init container ``wait``, the only container with an API token."""
+        launch_env = [] if launch is None else launch.env()
+        spec: dict[str, object] = {} if service_account is None else {"serviceAccountName": service_account}
+        spec["automountServiceAccountToken"] = False
+        spec["initContainers"] = [dict(wait)]
+        spec["containers"] = [self.container(MASTER, script, ranks_run, **({"env": launch_env} if launch_env else {}))]
+        spec["volumes"] = [_api_access_volume(), pods_program.volume()]
+        spec["restartPolicy"] = "OnFailure"
+        return spec
+
+    def worker(self, launch: Launch | None) -> dict[str, object]:
+        """A worker: ``sshd -D``, Ready once it listens; the ranks run here, without API credentials."""
+        probe = {
+            "tcpSocket": {"port": self.port},
+            "initialDelaySeconds": 2,
+            "periodSeconds": 5,
+            "failureThreshold": 3,
+        }
+        script = f"mkdir -p /var/run/sshd\nexec /usr/sbin/sshd -D -p {self.port}\n"
+        worker = self.container(WORKER, script, (), readinessProbe=probe)
+        spec: dict[str, object] = {
+            "automountServiceAccountToken": False,
+            "containers": [worker],
+            "restartPolicy": "OnFailure",
+        }
+        if launch is not None:
+            with_launcher(spec, worker)  # mpiexec starts the ranks on the workers
+        return spec
+
+
+def _plugins(mpi_plugin: bool, port: int) -> list[Plugin]:
+    """Volcano's mpi plugin (≥ 1.6), or ssh and svc listed."""
+    if mpi_plugin:
+        return [Plugin.mpi(master=MASTER, worker=WORKER, port=port if port != 22 else None)]
+    return [Plugin.ssh(), Plugin.svc()]

@@ -104,7 +104,7 @@ class _Prepared:
     (by placeholder), inside strings (``embedded``), or read at run time through an expression (``runtime``)."""
 
     job: VolcanoJob
-    data: dict[str, Any]
+    data: dict[str, object]
     whole: Mapping[str, Placeholder]
     embedded: frozenset[str]
     runtime: frozenset[str]
@@ -121,8 +121,12 @@ class Pipeline:
     :class:`PipelineStep`s; rendering checks names, dependencies (unknown names, cycles), each job's arguments
     against its inputs, each :class:`StepOutput` against what its step gives, and each job against Volcano's rules
     with its real arguments. A job with ``outputs`` is a task that carries them (:func:`hera_volcano.job_dag`). With
-    ``workspace``, its claim is mounted in every job's pods and in every ordinary step. The log followers run
-    ``follower_image``.
+    ``workspace``, its claim is mounted in every job's pods and in every ordinary step.
+
+    :param jobs: the entries, :class:`PipelineJob` and :class:`PipelineStep`, in order.
+    :param max_dag_tasks: the most tasks one DAG may hold (None: no limit).
+    :param workspace: a :class:`Workspace` every job's pods and every ordinary step mount.
+    :param follower_image: the image (with ``python3``) the log followers run in.
     """
 
     def __init__(
@@ -177,7 +181,7 @@ class Pipeline:
                 raise ValidationError(f"jobs[{i}].follow_logs", f"its log follower task {follower!r} is also a job")
         self._shapes: dict[str, tuple[_Shape, _Prepared]] = {}
         self._shape_of: dict[str, _Shape] = {}
-        self._arguments_of: dict[str, dict[str, Any]] = {}
+        self._arguments_of: dict[str, dict[str, object]] = {}
         self._deps: dict[str, tuple[str, ...]] = {}
         for i, entry in enumerate(self.entries):
             if isinstance(entry, PipelineJob):
@@ -332,7 +336,7 @@ class Pipeline:
         return groups
 
     @staticmethod
-    def _encode(arguments: Mapping[str, Any], prepared: _Prepared, field: str, kind: str) -> dict[str, str]:
+    def _encode(arguments: Mapping[str, object], prepared: _Prepared, field: str, kind: str) -> dict[str, str]:
         encoded = {}
         for k, v in arguments.items():
             at = f"{field}.{k}"
@@ -386,7 +390,7 @@ class Pipeline:
                     container=shape.follow_container,
                     start_limit=shape.job.start_limit,
                     step_retries=shape.job.retry.limit if isinstance(shape.job.retry, ArgoRetry) else 0,
-                    image=self.follower_image,
+                    follower_image=self.follower_image,
                 )
         return runs, followers
 
@@ -469,7 +473,10 @@ class Pipeline:
             raise ValidationError("name", f"{name!r} is also a template of this pipeline; choose another name")
 
     def dag(self, name: str = "pipeline") -> DAG:
-        """A DAG template of the pipeline, inside a ``with Workflow(...)`` block."""
+        """A DAG template of the pipeline, inside a ``with Workflow(...)`` block.
+
+        :param name: the template's name.
+        """
         from hera.workflows import DAG
 
         self._check_template_name(name)
@@ -485,7 +492,10 @@ class Pipeline:
         return dag
 
     def steps(self, name: str = "pipeline") -> Steps:
-        """A Steps template: one parallel group per level (an entry runs after every one of the groups before)."""
+        """A Steps template: one parallel group per level (an entry runs after every one of the groups before).
+
+        :param name: the template's name.
+        """
         from hera.workflows import Step, Steps
 
         from hera_volcano.argo.follow_logs import follower_continue_on
@@ -529,6 +539,13 @@ class Pipeline:
 
         With ``cleanup`` (the default), an exit handler deletes the workflow's Volcano Jobs unless it Succeeded
         (:func:`hera_volcano.cleanup_on_failure`): a stopped or failed pipeline leaves no gang behind.
+
+        :param name: the workflow's name (its ``generateName`` prefix) and its entry template's.
+        :param namespace: the namespace it runs in.
+        :param service_account: the account its pods run as.
+        :param template: a WorkflowTemplate instead of a Workflow.
+        :param as_steps: Steps instead of a DAG.
+        :param cleanup: add the exit handler that deletes the jobs of a workflow that did not Succeed.
         """
         from hera_volcano.argo.workflows import workflow
 
@@ -561,7 +578,7 @@ def _follower_name(job: str) -> str:
     return f"{job}-logs"
 
 
-def _strings(data: Any) -> list[str]:
+def _strings(data: object) -> list[str]:
     """Every string in ``data`` that holds an Argo expression."""
     if isinstance(data, str):
         return [data] if "{{" in data else []
@@ -572,7 +589,7 @@ def _strings(data: Any) -> list[str]:
     return []
 
 
-def _runtime_argument(value: Any, field: str, kind: str) -> str:
+def _runtime_argument(value: object, field: str, kind: str) -> str:
     """A parameter the job reads at run time (through an expression that escapes it whatever it holds): its text,
     a step's output, or JSON for a non-text value (the launcher parses it back)."""
     if isinstance(value, StepOutput):

@@ -36,11 +36,20 @@ class PipelineJob:
     Jobs that render alike (differing only in their arguments) share one template, named ``template`` or, by
     default, ``volcano-job-`` and a digest of what it renders. Each job's pods are labelled ``job_label`` (by
     default the entry's name, passed to the template as its input ``job``), which its follower finds them by.
+
+    :param name: the entry's (and its task's) name.
+    :param job: the job (what every builder returns).
+    :param arguments: values of the job's remaining input parameters.
+    :param after: the entries it runs after.
+    :param follow_logs: add a log follower beside a job without outputs.
+    :param outputs: names of the values its rank 0 reports.
+    :param template: the name of the template it shares with the jobs that render alike.
+    :param job_label: the ``hera-volcano/job`` label of its job and pods (default: the entry's name).
     """
 
     name: str
     job: VolcanoJob
-    arguments: Mapping[str, Any] = field(default_factory=dict)
+    arguments: Mapping[str, object] = field(default_factory=dict)
     after: Sequence[str] = ()
     follow_logs: bool = False
     outputs: Sequence[str] = ()
@@ -69,7 +78,7 @@ class PipelineJob:
             names.check("job_label", self.job_label, names.label_value)
 
 
-def encode_argument(value: Any, field: str, *, placeholder: Placeholder | None, embedded: bool) -> str:
+def encode_argument(value: object, field: str, *, placeholder: Placeholder | None, embedded: bool) -> str:
     """The text of an Argo parameter that reads back as ``value`` with its type: the manifest reads every parameter
     through an expression that writes it as one scalar of its kind (``hera_volcano.kube.values``), so the parameter
     is the value's own text (JSON for a list). Values Argo could not carry are refused here."""
@@ -96,7 +105,11 @@ class StepOutput:
     ``job-name``/``job-phase``; an ordinary step: one of its template's outputs), as an argument of a later job or
     step. It is known only at run time, so a job takes it only where it reads the value at run time
     (``Placeholder.input`` in a program's ``args`` or ``PodSettings(env=...)``); the step that gives it runs
-    first."""
+    first.
+
+    :param step: the earlier entry's name.
+    :param name: its output parameter.
+    """
 
     step: str
     name: str
@@ -124,11 +137,18 @@ class PipelineStep:
     create Volcano Jobs, which a step that only reads and writes data has no use for. Argo's own containers in the
     pod still report the step's outputs, as the workflow's account (``executor.serviceAccountName``; ``hera-volcano
     rbac`` renders the token Secret Argo mounts for them). A template that sets ``automount_service_account_token``
-    itself is left as it is."""
+    itself is left as it is.
+
+    :param name: the entry's (and its task's) name.
+    :param template: a Hera template (``Container``, ``Script``...).
+    :param arguments: values (or :class:`StepOutput`) for its input parameters.
+    :param after: the entries it runs after.
+    :param api_token: whether its code gets the account's API token.
+    """
 
     name: str
     template: Any
-    arguments: Mapping[str, Any] = field(default_factory=dict)
+    arguments: Mapping[str, object] = field(default_factory=dict)
     after: Sequence[str] = ()
     api_token: bool = False
 

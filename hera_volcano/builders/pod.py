@@ -127,7 +127,7 @@ class PodVolume:
 
     name: str
     mount_path: str
-    source: Mapping[str, Any]
+    source: Mapping[str, object]
     read_only: bool = False
     sub_path: str | None = None
 
@@ -173,11 +173,11 @@ class PodVolume:
         names.check(f"volumes[{name}].claim", claim, names.dns1123_subdomain)
         return cls(name, mount_path, {"persistentVolumeClaim": {"claimName": claim}}, read_only=read_only)
 
-    def volume(self) -> dict[str, Any]:
+    def volume(self) -> dict[str, object]:
         return {"name": self.name, **self.source}
 
-    def mount(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "mountPath": self.mount_path}
+    def mount(self) -> dict[str, object]:
+        out: dict[str, object] = {"name": self.name, "mountPath": self.mount_path}
         if self.read_only:
             out["readOnly"] = True
         if self.sub_path is not None:
@@ -218,8 +218,8 @@ class Toleration:
             if self.effect != "NoExecute":
                 raise ValidationError("toleration.seconds", "applies only to the NoExecute effect")
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {}
         if self.key is not None:
             out["key"] = self.key
         out["operator"] = self.operator
@@ -256,15 +256,15 @@ class PodSettings:
     memory_limit: Quantity | None = None
     gpus: int = 0
     extended_resources: Mapping[str, int | str] = field(default_factory=dict)
-    env: Mapping[str, str | Mapping[str, Any] | Placeholder] = field(default_factory=dict)
+    env: Mapping[str, str | Mapping[str, object] | Placeholder] = field(default_factory=dict)
     volumes: Sequence[PodVolume] = ()
     image_pull_secrets: Sequence[str] = ()
     node_selector: Mapping[str, str] = field(default_factory=dict)
     tolerations: Sequence[Toleration] = ()
-    affinity: Mapping[str, Any] | None = None
+    affinity: Mapping[str, object] | None = None
     labels: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
-    patch: Mapping[str, Any] | None = None
+    patch: Mapping[str, object] | None = None
 
     def __post_init__(self) -> None:
         for request, limit in (("cpu", "cpu_limit"), ("memory", "memory_limit")):
@@ -393,7 +393,7 @@ class PodSettings:
         return data if self.patch is None else merge_pod_template(data, self.patch)
 
 
-def apply_settings(template: Mapping[str, Any], container: str, *settings: PodSettings | None) -> dict[str, Any]:
+def apply_settings(template: Mapping[str, object], container: str, *settings: PodSettings | None) -> dict[str, Any]:
     """``template`` with each of ``settings`` applied in turn (later ones win), skipping None; unchanged without
     any, so a builder's output stays the same for a job without pod settings."""
     data = dict(template)
@@ -410,7 +410,7 @@ def check_settings(field_name: str, value: object) -> PodSettings | None:
     return value
 
 
-def _check_patch(patch: Mapping[str, Any]) -> None:
+def _check_patch(patch: Mapping[str, object]) -> None:
     """A patch meets the checks every task's pod template meets (its fields' shape, Kubernetes' validation), here
     where it is written: merged into a template holding just the containers it names (each with an image, as the
     builders' have), so that only what the patch sets is judged, at ``patch.<field>``."""
@@ -500,10 +500,10 @@ def _extended(value: object) -> dict[str, int | str]:
     return out
 
 
-def _env(value: object) -> dict[str, str | dict[str, Any] | Placeholder]:
+def _env(value: object) -> dict[str, str | dict[str, object] | Placeholder]:
     if not isinstance(value, Mapping):
         raise ValidationError("env", "must be a mapping of variable names to values")
-    out: dict[str, str | dict[str, Any] | Placeholder] = {}
+    out: dict[str, str | dict[str, object] | Placeholder] = {}
     for name, item in value.items():
         if not isinstance(name, str) or not _ENV_NAME.fullmatch(name):
             raise ValidationError(

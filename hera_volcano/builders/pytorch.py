@@ -11,20 +11,20 @@ are also what ``torch.distributed.init_process_group`` reads from the environmen
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
-from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
 from hera_volcano.builders import gang
-from hera_volcano.builders.pod import PodSettings, apply_settings, check_settings
-from hera_volcano.builders.program import Program, check_env, with_launcher
+from hera_volcano.builders.pod import PodSettings
+from hera_volcano.builders.program import Program
 from hera_volcano.builders.program import check as check_program
+from hera_volcano.builders.settings import JobSettings, checked, job
 from hera_volcano.kube.images import check_image
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
-from hera_volcano.shared.placeholders import Placeholder
 from hera_volcano.volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
-from hera_volcano.volcano.queue import Queue
-from hera_volcano.volcano.step import DEFAULT_START_LIMIT, ArgoRetry, VolcanoRetry
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 MASTER: Final = "master"
 WORKER: Final = "worker"
@@ -46,6 +46,9 @@ def torchrun(*args: str, nproc_per_node: int = 1) -> list[str]:
 
     No shell needed: Kubernetes expands ``$(VAR)`` in a container's command from its environment, which holds the
     plugin's variables when the pod is created.
+
+    :param args: the script (or ``-m module``) and its arguments.
+    :param nproc_per_node: processes in each pod.
     """
     checks.integer("nproc_per_node", nproc_per_node, minimum=1, maximum=MAX_PROCESSES)
     return [
@@ -65,80 +68,46 @@ def pytorch_job(
     program: Program,
     workers: int = 2,
     nproc_per_node: int = 1,
-    name: str | Placeholder | None = None,
-    generate_name: str | None = None,
-    queue: str | Queue | None = None,
-    priority_class_name: str | None = None,
-    service_account: str | None = None,
-    working_dir: str | None = None,
-    deadline: int | None = None,
-    start_limit: int | None = DEFAULT_START_LIMIT,
-    retry: ArgoRetry | VolcanoRetry | None = None,
-    pod: PodSettings | None = None,
     master_pod: PodSettings | None = None,
     worker_pod: PodSettings | None = None,
     port: int = PORT,
+    **settings: Unpack[JobSettings],
 ) -> VolcanoJob:
     """A PyTorch job: 1 master + ``workers`` worker pods running ``program``, one gang of ``workers + 1`` pods.
 
     Volcano's pytorch plugin sets ``MASTER_ADDR``, ``MASTER_PORT``, ``WORLD_SIZE`` and ``RANK`` (see the module
-    docstring; a command may be ``Program.command(torchrun("train.py"))``); the svc plugin gives the master its DNS
-    name. When the master completes, the job completes; a pod that fails ends it (Terminated). ``pod`` settings
-    apply to every pod, ``master_pod`` and ``worker_pod`` on top of them. Without ``name`` the job gets
-    ``generate_name`` (default ``pytorch-job-``).
+    docstring); the svc plugin gives the master its DNS name. When the master completes, the job completes; a pod
+    that fails ends it (Terminated).
 
-    A :class:`Program` function (global rank 0's return value is the job's report), script or module runs under
-    ``torchrun`` on every pod, ``nproc_per_node`` processes each: one node per pod, the master's pod the rendezvous
-    point, so the program sees torchrun's ``RANK`` (global), ``LOCAL_RANK`` and ``WORLD_SIZE`` (processes).
-    ``deadline``, ``start_limit`` and ``retry``: see :class:`VolcanoJob`.
+    :param image: the image of every pod.
+    :param program: what every pod runs: a command as it is (``Program.command(torchrun("train.py"))``), or a
+        :class:`Program` function (global rank 0's return value is the job's report), script or module under
+        ``torchrun``: one node per pod, the master's pod the rendezvous point, so the program sees torchrun's
+        ``RANK`` (global), ``LOCAL_RANK`` and ``WORLD_SIZE`` (processes).
+    :param workers: worker pods, beside the master.
+    :param nproc_per_node: processes in each pod (a Python program's; a command says its own with ``torchrun``).
+    :param master_pod: :class:`PodSettings` for the master, on top of ``pod``.
+    :param worker_pod: :class:`PodSettings` for the workers, on top of ``pod``.
+    :param port: the rendezvous port the plugin wires (``MASTER_PORT``).
+    :param settings: the settings every builder shares (``name``, ``queue``, ``service_account``, ``pod``,
+        ``deadline``, ``start_limit``, ``retry``...): :class:`JobSettings`; ``generate_name`` is ``pytorch-job-``
+        by default.
     """
-    generate_name = gang.job_names(name, generate_name, "pytorch-job-")
+    shared = checked(settings, "pytorch_job")
     program = check_program(program)
     checks.integer("workers", workers, minimum=1, maximum=gang.MAX_WORKERS)
     checks.integer("port", port, minimum=1, maximum=65535)
     check_image(image, "image")
     checks.integer("nproc_per_node", nproc_per_node, minimum=1, maximum=MAX_PROCESSES)
-    launch = program.launch
-    if launch is None:
-        command = list(program.argv or ())
-        if nproc_per_node != 1:
-            raise ValidationError(
-                "nproc_per_node", "goes with a Python program (with Program.command: hv.torchrun(nproc_per_node=))"
-            )
-    else:
-        command = torchrun(*TORCHRUN_OPTIONS, "--no_python", *launch.command("torchrun"), nproc_per_node=nproc_per_node)
-    gang.service_account(service_account)
-    if working_dir is not None:
-        gang.working_dir(working_dir)
-    roles = {
-        "pod": check_settings("pod", pod),
-        "master_pod": check_settings("master_pod", master_pod),
-        "worker_pod": check_settings("worker_pod", worker_pod),
-    }
-    gang.reserved_env("pytorch", PLUGIN_ENV, roles)
-    if launch is not None:
-        check_env(roles)
-    env = None if launch is None else launch.env()
-
-    def template(task: str, role: PodSettings | None) -> dict[str, Any]:
-        container = gang.framework_container(task, image, command, (port, PORT_NAME), working_dir, env)
-        spec = gang.framework_pod(container, service_account)
-        if launch is not None:
-            with_launcher(spec, container)
-        return apply_settings({"spec": spec}, task, roles["pod"], role)
-
-    return VolcanoJob(
-        name=name,
-        generate_name=generate_name,
+    command = _command(program, nproc_per_node)
+    pods = gang.FrameworkPods.of(
+        shared, image, program, command, (port, PORT_NAME), PLUGIN_ENV, "pytorch", master=master_pod, worker=worker_pod
+    )
+    return job(
+        shared,
+        lead=MASTER,
         min_available=workers + 1,
-        deadline=deadline,
-        start_limit=start_limit,
-        retry=retry,
         policies=gang.framework_policies(),
-        scheduler_name="volcano",
-        queue=queue,
-        priority_class_name=priority_class_name,
-        annotations={LEAD_TASK_ANNOTATION: MASTER},
         # svc is what makes MASTER_ADDR resolve (Volcano's webhook would add it too).
         plugins=[Plugin.pytorch(master=MASTER, worker=WORKER, port=port), Plugin.svc()],
         tasks=[
@@ -146,8 +115,20 @@ def pytorch_job(
                 name=MASTER,
                 replicas=1,
                 policies=[Policy(event="TaskCompleted", action="CompleteJob")],
-                template=template(MASTER, roles["master_pod"]),
+                template=pods.template(MASTER),
             ),
-            VolcanoTask(name=WORKER, replicas=workers, template=template(WORKER, roles["worker_pod"])),
+            VolcanoTask(name=WORKER, replicas=workers, template=pods.template(WORKER)),
         ],
     )
+
+
+def _command(program: Program, nproc_per_node: int) -> list[str]:
+    """What every pod runs: a command as given, or the launcher under ``torchrun``."""
+    launch = program.launch
+    if launch is not None:
+        return torchrun(*TORCHRUN_OPTIONS, "--no_python", *launch.command("torchrun"), nproc_per_node=nproc_per_node)
+    if nproc_per_node != 1:
+        raise ValidationError(
+            "nproc_per_node", "goes with a Python program (with Program.command: hv.torchrun(nproc_per_node=))"
+        )
+    return list(program.argv or ())

@@ -8,20 +8,20 @@ plugin), the task its role and its index within the role: what ``tf.distribute``
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
-from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
 from hera_volcano.builders import gang
-from hera_volcano.builders.pod import PodSettings, apply_settings, check_settings
-from hera_volcano.builders.program import Program, check_env, with_launcher
+from hera_volcano.builders.pod import PodSettings
+from hera_volcano.builders.program import Program
 from hera_volcano.builders.program import check as check_program
+from hera_volcano.builders.settings import JobSettings, checked, job
 from hera_volcano.kube.images import check_image
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
-from hera_volcano.shared.placeholders import Placeholder
 from hera_volcano.volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
-from hera_volcano.volcano.queue import Queue
-from hera_volcano.volcano.step import DEFAULT_START_LIMIT, ArgoRetry, VolcanoRetry
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 CHIEF: Final = "chief"
 PS: Final = "ps"
@@ -39,35 +39,78 @@ def tensorflow_job(
     workers: int = 2,
     ps: int = 0,
     chief: bool = True,
-    name: str | Placeholder | None = None,
-    generate_name: str | None = None,
-    queue: str | Queue | None = None,
-    priority_class_name: str | None = None,
-    service_account: str | None = None,
-    working_dir: str | None = None,
-    deadline: int | None = None,
-    start_limit: int | None = DEFAULT_START_LIMIT,
-    retry: ArgoRetry | VolcanoRetry | None = None,
-    pod: PodSettings | None = None,
     chief_pod: PodSettings | None = None,
     ps_pod: PodSettings | None = None,
     worker_pod: PodSettings | None = None,
     port: int = PORT,
+    **settings: Unpack[JobSettings],
 ) -> VolcanoJob:
-    """A TensorFlow job: a ``chief`` (1 pod, if true), ``ps`` parameter server pods and ``workers`` worker pods
-    running ``program``, one gang of all of them.
+    """A TensorFlow job: a chief, parameter servers and workers running ``program``, one gang of all of them.
 
     Volcano's tensorflow plugin sets ``TF_CONFIG`` (see the module docstring). The job completes when the chief
     completes (without a chief: when every worker has), as parameter servers never finish on their own; a pod that
-    fails ends it (Terminated). ``pod`` settings apply to every pod, ``chief_pod``, ``ps_pod`` and ``worker_pod``
-    on top of them. Without ``name`` the job gets ``generate_name`` (default ``tensorflow-job-``).
+    fails ends it (Terminated).
 
-    A :class:`Program` function, script or module runs under ``python3`` in every pod; the chief (without one,
-    worker 0) is global rank 0, whose function's return value is the job's report. ``deadline``, ``start_limit``
-    and ``retry``: see :class:`VolcanoJob`.
+    :param image: the image of every pod.
+    :param program: what every pod runs: a command as it is, or a :class:`Program` function, script or module under
+        ``python3``; the chief (without one, worker 0) is global rank 0, whose function's return value is the job's
+        report.
+    :param workers: worker pods.
+    :param ps: parameter server pods.
+    :param chief: whether the job has a chief (1 pod).
+    :param chief_pod: :class:`PodSettings` for the chief, on top of ``pod``.
+    :param ps_pod: :class:`PodSettings` for the parameter servers, on top of ``pod``.
+    :param worker_pod: :class:`PodSettings` for the workers, on top of ``pod``.
+    :param port: the port every address in ``TF_CONFIG`` names.
+    :param settings: the settings every builder shares (``name``, ``queue``, ``service_account``, ``pod``,
+        ``deadline``, ``start_limit``, ``retry``...): :class:`JobSettings`; ``generate_name`` is
+        ``tensorflow-job-`` by default.
     """
-    generate_name = gang.job_names(name, generate_name, "tensorflow-job-")
+    shared = checked(settings, "tensorflow_job")
     program = check_program(program)
+    _check_shape(workers, ps, chief)
+    checks.integer("port", port, minimum=1, maximum=65535)
+    check_image(image, "image")
+    launch = program.launch
+    command = list(program.argv or ()) if launch is None else launch.command("tensorflow")
+    pods = gang.FrameworkPods.of(
+        shared,
+        image,
+        program,
+        command,
+        (port, PORT_NAME),
+        PLUGIN_ENV,
+        "tensorflow",
+        chief=chief_pod,
+        ps=ps_pod,
+        worker=worker_pod,
+    )
+    completes = [Policy(event="TaskCompleted", action="CompleteJob")]
+
+    def task(role: str, replicas: int, finishes: bool) -> VolcanoTask:
+        return VolcanoTask(
+            name=role, replicas=replicas, policies=completes if finishes else (), template=pods.template(role)
+        )
+
+    tasks = [task(CHIEF, 1, True)] if chief else []
+    if ps:
+        tasks.append(task(PS, ps, False))
+    tasks.append(task(WORKER, workers, not chief))
+    return job(
+        shared,
+        lead=CHIEF if chief else WORKER,
+        min_available=int(chief) + ps + workers,
+        policies=gang.framework_policies(),
+        # svc is what makes the addresses in TF_CONFIG resolve (Volcano's webhook would add it too).
+        plugins=[
+            Plugin.tensorflow(ps=PS if ps else None, worker=WORKER, chief=CHIEF if chief else None, port=port),
+            Plugin.svc(),
+        ],
+        tasks=tasks,
+    )
+
+
+def _check_shape(workers: int, ps: int, chief: bool) -> None:
     checks.integer("workers", workers, minimum=1, maximum=gang.MAX_WORKERS)
     checks.integer("ps", ps, maximum=gang.MAX_WORKERS)
     if not isinstance(chief, bool):
@@ -76,54 +119,3 @@ def tensorflow_job(
         raise ValidationError(
             "workers", "a job without chief or ps needs 2 workers: Volcano sets no TF_CONFIG for 1 pod"
         )
-    checks.integer("port", port, minimum=1, maximum=65535)
-    check_image(image, "image")
-    launch = program.launch
-    command = list(program.argv or ()) if launch is None else launch.command("tensorflow")
-    gang.service_account(service_account)
-    if working_dir is not None:
-        gang.working_dir(working_dir)
-    roles = {
-        "pod": check_settings("pod", pod),
-        "chief_pod": check_settings("chief_pod", chief_pod),
-        "ps_pod": check_settings("ps_pod", ps_pod),
-        "worker_pod": check_settings("worker_pod", worker_pod),
-    }
-    gang.reserved_env("tensorflow", PLUGIN_ENV, roles)
-    if launch is not None:
-        check_env(roles)
-    env = None if launch is None else launch.env()
-    completes = [Policy(event="TaskCompleted", action="CompleteJob")]
-
-    def task(role: str, replicas: int, finishes: bool) -> VolcanoTask:
-        container = gang.framework_container(role, image, command, (port, PORT_NAME), working_dir, env)
-        spec = gang.framework_pod(container, service_account)
-        if launch is not None:
-            with_launcher(spec, container)
-        template: dict[str, Any] = {"spec": spec}
-        template = apply_settings(template, role, roles["pod"], roles[f"{role}_pod"])
-        return VolcanoTask(name=role, replicas=replicas, policies=completes if finishes else (), template=template)
-
-    tasks = [task(CHIEF, 1, True)] if chief else []
-    if ps:
-        tasks.append(task(PS, ps, False))
-    tasks.append(task(WORKER, workers, not chief))
-    return VolcanoJob(
-        name=name,
-        generate_name=generate_name,
-        min_available=int(chief) + ps + workers,
-        deadline=deadline,
-        start_limit=start_limit,
-        retry=retry,
-        policies=gang.framework_policies(),
-        scheduler_name="volcano",
-        queue=queue,
-        priority_class_name=priority_class_name,
-        annotations={LEAD_TASK_ANNOTATION: CHIEF if chief else WORKER},
-        # svc is what makes the addresses in TF_CONFIG resolve (Volcano's webhook would add it too).
-        plugins=[
-            Plugin.tensorflow(ps=PS if ps else None, worker=WORKER, chief=CHIEF if chief else None, port=port),
-            Plugin.svc(),
-        ],
-        tasks=tasks,
-    )

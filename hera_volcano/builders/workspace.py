@@ -16,7 +16,12 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Workspace:
     """The claim ``claim`` (it must exist in the workflow's namespace, with an access mode that lets every pod that
-    mounts it do so: ReadWriteMany across nodes) mounted at ``path`` as the volume ``name``."""
+    mounts it do so: ReadWriteMany across nodes) mounted at ``path`` as the volume ``name``.
+
+    :param claim: the PersistentVolumeClaim's name.
+    :param path: where the pods mount it.
+    :param name: the volume's name in each pod.
+    """
 
     claim: str
     path: str = "/workspace"

@@ -231,7 +231,6 @@ COMMON_OPTIONS: Final = {
     "namespace": "--namespace",
     "service_account": "--service-account",
     "follower_image": "--follower-image",
-    "wait_image": "--follower-image",
 }
 
 

@@ -23,8 +23,12 @@ def submit_and_follow(
     from hera_volcano.argo.job_template import job_template
 
     # Nothing here reads the step's job-name and job-phase: without them its pod makes about 6 requests fewer.
-    submit = job_template(job, name="submit-volcano-job", job_label=job_label, poll_seconds=poll_seconds, outputs=False)
-    follow = follow_logs_template(name="follow-master-logs", job_label=job_label, task=master, image=follower_image)
+    submit = job_template(
+        job, name="submit-volcano-job", job_label=job_label, poll_seconds=poll_seconds, job_outputs=False
+    )
+    follow = follow_logs_template(
+        name="follow-master-logs", job_label=job_label, task=master, follower_image=follower_image
+    )
     with DAG(name="main"):
         submit(name="submit-job")
         follow(name="follow-logs", continue_on=follower_continue_on())

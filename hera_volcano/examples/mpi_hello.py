@@ -85,7 +85,7 @@ def build(options: Options = Options()) -> Workflow:
         worker_pod=worker_pod,
         mpi_plugin=options.mpi_plugin,
         service_account=options.service_account,
-        wait_image=options.follower_image,  # one Python image for the follower and the master's wait
+        follower_image=options.follower_image,  # one Python image for the follower and the master's wait
     )
     with workflow(
         name=NAME,

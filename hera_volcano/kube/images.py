@@ -62,7 +62,7 @@ def check_image(image: str, field: str) -> None:
 
 #: Python image for our programs in pods, the log follower and the MPI master's wait for its workers (hera_volcano/pods,
 #: standard library only, run as ``python3 -c``): the Docker Hub official image, multi-arch, its 3.11 line the one
-#: Debian 12 ships (what the test cluster builds). ``follower_image=`` (``--follower-image``) and ``mpi_job``'s
-#: ``wait_image=`` pick another; it needs ``python3`` (3.10 or later) with its standard library (ssl, http.client,
+#: Debian 12 ships (what the test cluster builds). ``follower_image=`` (``--follower-image``; ``mpi_job``'s too)
+#: picks another; it needs ``python3`` (3.10 or later) with its standard library (ssl, http.client,
 #: json), no packages and no CA bundle of its own (the service account's is mounted).
 PYTHON_IMAGE = "python:3.11-slim"

@@ -94,12 +94,12 @@ def test_the_step_s_poll_interval_reaches_argoexec_through_its_main_container() 
 
 
 def test_a_step_whose_outputs_nothing_reads_can_leave_them_out() -> None:
-    """argoexec reads each output with a kubectl call of its own (paying API discovery): outputs=False saves them."""
-    r = resource(job_template(simple_job(), name="run", outputs=False))
+    """argoexec reads each output with a kubectl call of its own (API discovery each): job_outputs=False saves them."""
+    r = resource(job_template(simple_job(), name="run", job_outputs=False))
     assert "outputs" not in r and r["resource"] == resource(job_template(simple_job(), name="run"))["resource"]
     with pytest.raises(ValidationError) as e:
-        job_template(simple_job(), name="run", outputs="no")  # type: ignore[arg-type]
-    assert e.value.field == "outputs"
+        job_template(simple_job(), name="run", job_outputs="no")  # type: ignore[arg-type]
+    assert e.value.field == "job_outputs"
 
 
 def test_integer_placeholders_stay_integers_after_substitution() -> None:
@@ -220,7 +220,7 @@ def test_follower_in_a_pipeline_takes_its_job_label_as_an_input() -> None:
     ("kwargs", "field"),
     [
         ({"task": "Bad"}, "task"),
-        ({"image": "a b"}, "image"),
+        ({"follower_image": "a b"}, "follower_image"),
         ({"timeout": 0}, "timeout"),
         ({"grace": -1}, "grace"),
         ({"job_label": "has space"}, "job_label"),
@@ -264,8 +264,8 @@ def test_a_ttl_long_enough_for_the_step_is_kept(ttl: int | None) -> None:
 @pytest.mark.parametrize("image", ["busybox:1\n", " busybox:1", "busybox:1 "])
 def test_images_with_surrounding_whitespace_are_refused(image: str) -> None:
     with pytest.raises(ValidationError) as e:
-        follow_logs_template(job_label="x", image=image)
-    assert e.value.field == "image"
+        follow_logs_template(job_label="x", follower_image=image)
+    assert e.value.field == "follower_image"
     job = simple_job()
     job.tasks[0].template["spec"]["containers"][0]["image"] = image
     with pytest.raises(ValidationError) as bad:

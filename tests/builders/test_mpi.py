@@ -133,7 +133,7 @@ def test_without_a_name_the_job_name_is_generated() -> None:
         ({"name": "Bad_Name"}, "name"),
         ({"name": "1abc"}, "name"),
         ({"service_account": "Bad SA"}, "service_account"),
-        ({"ssh_port": 0}, "ssh_port"),
+        ({"port": 0}, "port"),
     ],
 )
 def test_bad_input_names_the_field(kwargs: dict[str, Any], field: str) -> None:
