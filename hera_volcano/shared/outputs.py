@@ -5,7 +5,7 @@ log follower reads the leading task's output anyway: a line ``hera-volcano:outpu
 output parameter NAME of the task that carries the job. Language-neutral (``echo`` does it), no new privileges, no
 artifact repository. The value is the rest of the line, verbatim; the last report of a name wins.
 
-The in-pod function launcher (``hera_volcano/builders/scripts``) writes report lines by these rules and the follower
+The in-pod function launcher (``hera_volcano/pods/launcher.py``) writes report lines by these rules and the follower
 reads them (:func:`hera_volcano.pods.reports.parse_line`); tests hold both to the same cases.
 """
 
