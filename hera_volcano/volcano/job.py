@@ -49,8 +49,8 @@ class Policy:
         if self.exit_code is not None:
             checks.integer("policy.exit_code", self.exit_code, minimum=checks.INT32_MIN, maximum=checks.INT32_MAX)
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {}
         if self.event is not None:
             out["event"] = self.event
         if self.events:
@@ -140,7 +140,7 @@ def _port(port: int | None) -> list[str]:
     return [] if port is None else [f"--port={checks.integer('port', port, minimum=1, maximum=65535)}"]
 
 
-def pod_template_to_dict(template: Any) -> dict[str, Any]:
+def pod_template_to_dict(template: object) -> dict[str, Any]:
     """Plain data from a pod template: a dict (possibly holding Hera or ``kubernetes`` models, e.g. containers),
     or a ``kubernetes`` ``V1PodTemplateSpec``."""
     data = _plain(template)
@@ -149,7 +149,7 @@ def pod_template_to_dict(template: Any) -> dict[str, Any]:
     return data
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
     if isinstance(value, Mapping):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -169,7 +169,7 @@ class VolcanoTask:
     """One task of a Volcano Job: ``replicas`` pods from one pod template."""
 
     name: str
-    template: Any
+    template: object
     replicas: IntValue = 1
     min_available: IntValue | None = None
     max_retry: int | None = None
@@ -183,8 +183,8 @@ class VolcanoTask:
         checks.strings("depends_on", self.depends_on)
         _sequence_of("policies", self.policies, Policy)
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "replicas": self.replicas}
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"name": self.name, "replicas": self.replicas}
         if self.min_available is not None:
             out["minAvailable"] = self.min_available
         if self.max_retry is not None:
@@ -192,7 +192,7 @@ class VolcanoTask:
         if self.policies:
             out["policies"] = [p.to_dict() for p in self.policies]
         if self.depends_on:
-            dep: dict[str, Any] = {"name": list(self.depends_on)}
+            dep: dict[str, object] = {"name": list(self.depends_on)}
             if self.depends_on_iteration:
                 dep["iteration"] = self.depends_on_iteration
             out["dependsOn"] = dep
@@ -237,7 +237,7 @@ class VolcanoJob:
     priority_class_name: str | None = None
     policies: Sequence[Policy] = ()
     plugins: Sequence[Plugin] = ()
-    arguments: Mapping[str, Any] = field(default_factory=dict)
+    arguments: Mapping[str, object] = field(default_factory=dict)
     deadline: int | None = None
     start_limit: int | None = DEFAULT_START_LIMIT
     retry: ArgoRetry | VolcanoRetry | None = None
@@ -265,14 +265,14 @@ class VolcanoJob:
         if isinstance(self.retry, VolcanoRetry) and self.max_retry is not None:
             raise ValidationError("max_retry", "is set by retry=VolcanoRetry(max_retry=...): set it once")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The Job as plain data, its ``arguments`` written in (other placeholders kept), after checking every
         Volcano rule against sample values."""
         data = self.bound_data()
         check(data)
         return data
 
-    def bound_data(self) -> dict[str, Any]:
+    def bound_data(self) -> dict[str, object]:
         """The Job as plain data with its ``arguments`` written in (unchecked); each must name an input it uses."""
         data = self._data()
         used = {e.removeprefix(_INPUT) for e in placeholders(data) if e.startswith(_INPUT)}
@@ -280,11 +280,11 @@ class VolcanoJob:
         unknown = sorted(set(self.arguments) - used)
         if unknown:
             raise ValidationError(f"arguments.{unknown[0]}", "names no input parameter of the job")
-        bound: dict[str, Any] = bind(data, {_INPUT + k: v for k, v in self.arguments.items()})
+        bound: dict[str, object] = bind(data, {_INPUT + k: v for k, v in self.arguments.items()})
         return bound
 
-    def _data(self) -> dict[str, Any]:
-        metadata: dict[str, Any] = {}
+    def _data(self) -> dict[str, object]:
+        metadata: dict[str, object] = {}
         if self.name is not None:
             metadata["name"] = self.name
         if self.generate_name is not None:
@@ -295,7 +295,7 @@ class VolcanoJob:
             metadata["labels"] = dict(self.labels)
         if self.annotations:
             metadata["annotations"] = dict(self.annotations)
-        spec: dict[str, Any] = {"schedulerName": self.scheduler_name}
+        spec: dict[str, object] = {"schedulerName": self.scheduler_name}
         if self.min_available is not None:
             spec["minAvailable"] = self.min_available
         policies = list(self.policies)
@@ -334,7 +334,7 @@ def _restarting(events: Sequence[str], policies: Sequence[Policy]) -> list[Polic
     return out
 
 
-def _embedded(data: Any) -> list[str]:
+def _embedded(data: object) -> list[str]:
     """The expressions inside the strings of ``data``."""
     if isinstance(data, str):
         return expressions(data) if "{{" in data else []
@@ -358,7 +358,7 @@ def _sequence_of(field: str, value: object, kind: type) -> None:
             raise ValidationError(f"{field}[{i}]", f"must be a {kind.__name__}, not {type(item).__name__}")
 
 
-def check(job: Mapping[str, Any], samples: Mapping[str, Any] | None = None) -> None:
+def check(job: Mapping[str, object], samples: Mapping[str, object] | None = None) -> None:
     """Raise :class:`ValidationError` for the first Volcano rule ``job`` breaks, placeholders set to samples."""
     from hera_volcano.volcano.rules import check_job, raise_first
 
