@@ -55,6 +55,14 @@ def key(module: str, name: str) -> str:
     return f"meta.{name}" if module == META else name
 
 
+def model_name(kind: Mapping[str, FieldKind]) -> str:
+    """The model a ``{"model": NAME}`` kind names."""
+    name = kind["model"]
+    if not isinstance(name, str):
+        raise TypeError(f"a model kind names its model, not {name!r}")
+    return name
+
+
 @functools.cache
 def table() -> Table:
     """The committed snapshot, read once per process."""

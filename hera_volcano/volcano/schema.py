@@ -251,10 +251,7 @@ def _node(kind: pod_fields.FieldKind) -> _Node:
         return _ListOf(_node(kind["list"]))
     if "map" in kind:
         return _MapOf(_node(kind["map"]))
-    model = kind["model"]
-    if not isinstance(model, str):
-        raise TypeError(f"pod_fields.json: a model kind names its model, not {model!r}")
-    return _Model(model)
+    return _Model(pod_fields.model_name(kind))
 
 
 def _leaf_problem(kind: str, value: object) -> str | None:
