@@ -35,7 +35,7 @@ check: $(STAMP) debian-tools
 	$(PY) -m build --no-isolation --quiet --outdir .cache/dist .
 	$(VENV)/bin/twine check --strict .cache/dist/*
 
-## unit: pytest without the cluster suites, on every core (pytest-xdist)
+## unit: pytest without the cluster suites and the tests that need Go (marked go: make conformance), on every core
 unit: $(STAMP) debian-tools
 	$(VENV)/bin/pytest tests --ignore=tests/cluster --ignore=tests/e2e -n auto
 
@@ -45,8 +45,10 @@ debian-tools:
 	if [ -n "$$missing" ]; then echo "installing Debian's$$missing" >&2; \
 		apt-get update -qq >&2 && apt-get install -y -qq $$missing >&2; fi
 
+## conformance: Argo's own validators (Go) on every rendered file, and the tests that hold lint to them (marked go)
 conformance: $(STAMP)
 	PYTHON=$(abspath $(PY)) bash conformance/check-all.sh
+	$(VENV)/bin/pytest tests --ignore=tests/cluster --ignore=tests/e2e -m go
 
 test-cluster: $(STAMP)
 	bash cluster/build.sh control-plane

@@ -24,7 +24,7 @@ fi
 # them (-mod=readonly), and do not stamp VCS data (fresh clones, CI). The
 # caller's GOFLAGS (say -p=1) are kept; ours come last and win.
 export GOFLAGS="${GOFLAGS:-} -mod=readonly -buildvcs=false"
-# One build at a time (make unit runs the tests that build the validators on every core).
+# One build at a time (pytest -n runs the tests that build the validators on every core).
 mkdir -p "$bin"
 exec 9>"$bin/.lock"
 if command -v flock >/dev/null; then flock 9; fi

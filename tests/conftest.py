@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,8 @@ import yaml
 from hera_volcano.argo.samples import resolved_manifests
 
 ROOT = Path(__file__).resolve().parent.parent
+#: Argo's own validators (conformance/, one per Argo line), built into .cache by conformance/run.sh.
+VALIDATORS = tuple(ROOT / ".cache" / "conformance" / "bin" / name for name in ("argo37-validate", "argo4-validate"))
 
 
 def manifests(workflow: Any) -> list[dict[str, Any]]:
@@ -34,3 +37,19 @@ def upstream() -> Path:
     root = Path(path)
     assert root.is_dir(), f"HERA_VOLCANO_UPSTREAM={path} does not exist"
     return root
+
+
+@pytest.fixture(scope="session")
+def _built_validators() -> tuple[Path, ...]:
+    build = subprocess.run(["bash", "conformance/run.sh", "--build"], cwd=ROOT, capture_output=True, text=True)
+    assert build.returncode == 0, f"building Argo's validators failed:\n{build.stdout}{build.stderr}"
+    return VALIDATORS
+
+
+@pytest.fixture
+def argo_validators(request: pytest.FixtureRequest) -> tuple[Path, ...]:
+    """Argo's own validators, built with Go: only for tests marked ``go``, which `make conformance` runs and
+    `make unit` leaves out (pyproject's ``-m 'not go'``), so the unit suite needs no Go."""
+    assert request.node.get_closest_marker("go"), f"{request.node.name} builds Go: mark it @pytest.mark.go"
+    built: tuple[Path, ...] = request.getfixturevalue("_built_validators")
+    return built

@@ -11,11 +11,13 @@ Lint's errors must all be that rule (one `# lint:` line each when a mistake brea
 output must hold its expected message: a validator or a lint rule that fails for another reason (a crash, a
 "malformed document", a decoding error elsewhere) does not count as agreeing.
 
-The validators are built by conformance/run.sh (Go's build cache makes reruns take a second).
+The validators are built by conformance/run.sh (Go's build cache makes reruns take a second); the tests that run
+them are marked ``go`` and run in `make conformance`, the lint half in `make unit`.
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,10 +26,10 @@ import pytest
 
 from hera_volcano.tools.lint import has_errors, lint_file
 from tests.conftest import ROOT
+from tests.conftest import VALIDATORS as VALIDATOR_PATHS
 
 CORPUS = ROOT / "tests" / "agreement"
-BIN = ROOT / ".cache" / "conformance" / "bin"
-VALIDATORS = ("argo37-validate", "argo4-validate")
+VALIDATORS = tuple(path.name for path in VALIDATOR_PATHS)
 INVALID = sorted((CORPUS / "invalid").glob("*.yaml"))
 
 
@@ -54,20 +56,13 @@ def expected(path: Path) -> Expected:
     return found
 
 
-@pytest.fixture(scope="session")
-def validators() -> list[Path]:
-    build = subprocess.run(["bash", "conformance/run.sh", "--build"], cwd=ROOT, capture_output=True, text=True)
-    assert build.returncode == 0, f"building Argo's validators failed:\n{build.stdout}{build.stderr}"
-    return [BIN / name for name in VALIDATORS]
-
-
 def argo_accepts(validator: Path, path: Path) -> tuple[bool, str]:
     p = subprocess.run([str(validator), str(path)], capture_output=True, text=True, timeout=60)
     return p.returncode == 0, p.stdout + p.stderr
 
 
 @pytest.mark.parametrize("path", INVALID, ids=lambda p: p.stem)
-def test_both_reject_invalid_for_the_same_reason(path: Path, validators: list[Path]) -> None:
+def test_lint_rejects_invalid_for_the_rule_it_names(path: Path) -> None:
     want = expected(path)
     assert want.lint and set(want.argo) == set(VALIDATORS), f"{path.name}: name the rule (# lint: ..., # argo: ...)"
     errors = [f for f in lint_file(path) if f.severity == "error"]
@@ -76,17 +71,31 @@ def test_both_reject_invalid_for_the_same_reason(path: Path, validators: list[Pa
         assert any(text in f.message for text in want.lint), f"lint says something else about {path.name}: {f}"
     for text in want.lint:
         assert any(text in f.message for f in errors), f"lint does not say {text!r} about {path.name}: {errors}"
-    for validator in validators:
+
+
+@pytest.mark.go
+@pytest.mark.parametrize("path", INVALID, ids=lambda p: p.stem)
+def test_argo_rejects_invalid_for_the_rule_it_names(path: Path, argo_validators: tuple[Path, ...]) -> None:
+    want = expected(path)
+    for validator in argo_validators:
         ok, out = argo_accepts(validator, path)
-        assert not ok, f"{validator.name} accepts {path.name} but lint says: {errors}"
+        assert not ok, f"{validator.name} accepts {path.name}, which breaks {want.lint}"
         assert want.argo[validator.name] in out, f"{validator.name} rejects {path.name} for another reason:\n{out}"
 
 
-@pytest.mark.parametrize("path", sorted((CORPUS / "valid").glob("*.yaml")), ids=lambda p: p.stem)
-def test_both_accept_valid(path: Path, validators: list[Path]) -> None:
+VALID = sorted((CORPUS / "valid").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", VALID, ids=lambda p: p.stem)
+def test_lint_accepts_valid(path: Path) -> None:
     findings = lint_file(path)
     assert not has_errors(findings), findings
-    for validator in validators:
+
+
+@pytest.mark.go
+@pytest.mark.parametrize("path", VALID, ids=lambda p: p.stem)
+def test_argo_accepts_valid(path: Path, argo_validators: tuple[Path, ...]) -> None:
+    for validator in argo_validators:
         ok, out = argo_accepts(validator, path)
         assert ok, out
 
@@ -106,3 +115,12 @@ def test_a_file_that_names_the_wrong_rule_is_caught(tmp_path: Path) -> None:
     assert want.argo == {"argo37-validate": "one", "argo4-validate": "two"}
     errors = [f.message for f in lint_file(path) if f.severity == "error"]
     assert errors and not any("something else" in m for m in errors)
+
+
+def test_make_conformance_runs_the_tests_that_need_go_and_make_unit_leaves_them_out() -> None:
+    """The checks that build Go moved from `make unit` to `make conformance`: moved, not dropped."""
+    makefile = (ROOT / "Makefile").read_text()
+    recipes = dict(re.findall(r"^([\w-]+): .*\n((?:\t.*\n)+)", makefile, re.MULTILINE))
+    assert "pytest tests --ignore=tests/cluster --ignore=tests/e2e -m go" in recipes["conformance"]
+    assert "pytest" in recipes["unit"] and " -m " not in recipes["unit"]
+    assert re.search(r"^addopts = .*-m 'not go'", (ROOT / "pyproject.toml").read_text(), re.MULTILINE)

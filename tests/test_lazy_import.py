@@ -1,7 +1,10 @@
 """`import hera_volcano` stays light: the slow or optional packages load only when used."""
 
+import ast
+import importlib
 import subprocess
 import sys
+from pathlib import Path
 
 
 def imported_after(code: str) -> set[str]:
@@ -39,9 +42,43 @@ def test_lazy_names_resolve_and_unknown_names_fail() -> None:
         _ = hera_volcano.no_such_name  # type: ignore[attr-defined]
 
 
-def test_every_public_name_is_exported_and_resolves() -> None:
+def test_every_public_name_is_exported_and_resolves_from_its_module() -> None:
     import hera_volcano
 
-    for name in hera_volcano.__all__:
-        assert getattr(hera_volcano, name) is not None
-    assert set(hera_volcano.__all__) == {"ValidationError", *hera_volcano._LAZY}
+    assert hera_volcano.__all__ == sorted(hera_volcano._PUBLIC)
+    assert set(hera_volcano._PUBLIC) <= set(dir(hera_volcano))
+    for name, module in hera_volcano._PUBLIC.items():
+        assert getattr(hera_volcano, name) is getattr(importlib.import_module(module), name), name
+
+
+def type_checking_imports() -> dict[str, str]:
+    """The names ``hera_volcano/__init__.py`` imports under ``if TYPE_CHECKING:``, each with its module."""
+    tree = ast.parse(Path(hera_volcano_init()).read_text(encoding="utf-8"))
+    blocks = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+    ]
+    assert len(blocks) == 1
+    imports: dict[str, str] = {}
+    for node in blocks[0].body:
+        assert isinstance(node, ast.ImportFrom) and node.module, ast.unparse(node)
+        for alias in node.names:
+            # `X as X` re-exports the name for type checkers (mypy's no_implicit_reexport).
+            assert alias.asname == alias.name, ast.unparse(node)
+            assert alias.name not in imports, f"{alias.name} imported twice"
+            imports[alias.name] = node.module
+    return imports
+
+
+def hera_volcano_init() -> str:
+    import hera_volcano
+
+    assert hera_volcano.__file__
+    return hera_volcano.__file__
+
+
+def test_the_type_checkers_imports_are_the_table_of_public_names() -> None:
+    import hera_volcano
+
+    assert type_checking_imports() == hera_volcano._PUBLIC

@@ -11,7 +11,7 @@ import sys
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, NoReturn
+from typing import Final, NoReturn
 
 from hera_volcano.argo.defaults import NAMESPACE, SERVICE_ACCOUNT
 from hera_volcano.cli.commands import COMMANDS, PROG
@@ -195,7 +195,7 @@ def add_document_output(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output-file", metavar="FILE", help="write to FILE (atomically) instead of stdout")
 
 
-def documents(fmt: str, *objects: Any) -> str:
+def documents(fmt: str, *objects: object) -> str:
     """Objects (Hera workflows or dicts) as deterministic YAML (one document each) or JSON (several: a ``List``)."""
     from hera_volcano.kube.emit import to_json, to_yaml
 
@@ -234,7 +234,7 @@ COMMON_OPTIONS: Final = {
 }
 
 
-def print_workflow(args: argparse.Namespace, build: Callable[[], Any], options: Mapping[str, str]) -> int:
+def print_workflow(args: argparse.Namespace, build: Callable[[], object], options: Mapping[str, str]) -> int:
     """Build a bundled workflow and print (or write) it as ``-o`` says; a model error names the option behind it
     (``options``: field to option, beside :data:`COMMON_OPTIONS`)."""
     try:

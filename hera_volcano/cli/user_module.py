@@ -9,11 +9,14 @@ import sys
 import traceback
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
 from hera_volcano.cli import common as c
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.volcano.queue import Queue
+
+if TYPE_CHECKING:
+    from hera.workflows import Workflow
 
 _MODULE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 #: How much of the user's call a message quotes.
@@ -24,7 +27,7 @@ _NOT_THEIRS: Final = tuple(
 )
 
 
-def module_workflows(spec: str) -> list[Any]:
+def module_workflows(spec: str) -> list[Workflow | Queue]:
     """Workflows a user's module exposes: ``PKG.MODULE`` (its module-level workflow objects, in name order) or
     ``PKG.MODULE:FUNCTION`` (what the function returns: one workflow or a list).
 
@@ -51,23 +54,24 @@ def module_workflows(spec: str) -> list[Any]:
             raise
         except (Exception, SystemExit) as e:  # the user's code: any failure is reported as one line
             raise failure(spec, e) from None
+        workflows = [w for w in found if isinstance(w, Workflow | Queue)]
         bad = [type(w).__name__ for w in found if not isinstance(w, Workflow | Queue)]
         if bad:
             raise c.UsageError(f"{spec} gave {', '.join(bad)}, not Hera workflows or Volcano Queues")
         if not found:
             raise c.UsageError(f"{spec} exposes no Hera Workflow, WorkflowTemplate or Volcano Queue")
-        for w in found:
+        for w in workflows:
             try:
                 w.to_dict()  # fail here, naming the module and the object, if the user's workflow cannot be built
             except (Exception, SystemExit) as e:
                 raise failure(spec, e, label(w)) from None
-        return found
+        return workflows
     finally:
         if here in sys.path:
             sys.path.remove(here)
 
 
-def label(obj: Any) -> str:
+def label(obj: object) -> str:
     """An object as a message names it: its kind and name (``Workflow train-`` for a generateName)."""
     kind = getattr(obj, "kind", None) or type(obj).__name__
     name = getattr(obj, "name", None) or getattr(obj, "generate_name", None)

@@ -1,1 +1,2 @@
-"""The workflows hera-volcano ships: the MPI hello world and the steps and DAG hello jobs, built as a user would."""
+"""The workflows hera-volcano ships: the MPI and PyTorch hello worlds, the steps and DAG hello jobs and the
+data pipeline, built as a user would."""

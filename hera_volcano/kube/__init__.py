@@ -1,2 +1,3 @@
 """Kubernetes as the API server sees it: name rules, quantities, the field table of pod templates, image
-references, YAML read and written as Go's decoders do, and the kubectl prelude of scripts that run in pods."""
+references, YAML read and written as Go's decoders do, ``$(VAR)`` expansion, and the shell files pods run
+as they are."""

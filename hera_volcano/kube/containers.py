@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any, Final
+from typing import Final
 
 from hera_volcano.kube import names
 from hera_volcano.shared.checks import INT32_MAX
@@ -66,7 +66,7 @@ def env_name_problem(name: str) -> str | None:
     return None
 
 
-def check_container(container: Mapping[str, Any], path: str, *, init: bool, grace: int | None) -> Iterator[Finding]:
+def check_container(container: Mapping[str, object], path: str, *, init: bool, grace: int | None) -> Iterator[Finding]:
     """A container (``init``: of initContainers) at ``path``; ``grace`` is the pod's terminationGracePeriodSeconds
     (None when it is not a whole number: then sleep hooks are not judged)."""
     yield from _check_env(container, path)
@@ -98,7 +98,7 @@ def check_container(container: Mapping[str, Any], path: str, *, init: bool, grac
     yield from check_security_ids(as_map(container.get("securityContext")), f"{path}.securityContext")
 
 
-def check_security_ids(context: Mapping[str, Any], path: str) -> Iterator[Finding]:
+def check_security_ids(context: Mapping[str, object], path: str) -> Iterator[Finding]:
     """User and group ids of a (pod or container) security context: 0 to 2147483647."""
     for key in ("runAsUser", "runAsGroup", "fsGroup"):
         value = _int(context.get(key))
@@ -106,7 +106,7 @@ def check_security_ids(context: Mapping[str, Any], path: str) -> Iterator[Findin
             yield error(f"{path}.{key}", f"must be between 0 and {INT32_MAX}, got {value}")
 
 
-def _check_env(container: Mapping[str, Any], path: str) -> Iterator[Finding]:
+def _check_env(container: Mapping[str, object], path: str) -> Iterator[Finding]:
     for k, env in enumerate(as_list(container.get("env"))):
         if not isinstance(env, Mapping):
             continue
@@ -136,7 +136,7 @@ def _check_env(container: Mapping[str, Any], path: str) -> Iterator[Finding]:
                 yield error(f"{at}.{s}.name", "is required")
 
 
-def _check_env_source(source: Mapping[str, Any], value: object, path: str) -> Iterator[Finding]:
+def _check_env_source(source: Mapping[str, object], value: object, path: str) -> Iterator[Finding]:
     sources = [s for s in _ENV_SOURCES if source.get(s) is not None]
     if not sources:
         yield error(path, f"must set one of {', '.join(_ENV_SOURCES)}")
@@ -181,7 +181,7 @@ def _check_field_path(field_path: str, path: str) -> Iterator[Finding]:
         )
 
 
-def _check_probe(probe: Mapping[str, Any], path: str, kind: str) -> Iterator[Finding]:
+def _check_probe(probe: Mapping[str, object], path: str, kind: str) -> Iterator[Finding]:
     yield from _check_handler(probe, path, _PROBE_HANDLERS, None)
     for key in _PROBE_COUNTS:
         value = _int(probe.get(key))
@@ -199,7 +199,7 @@ def _check_probe(probe: Mapping[str, Any], path: str, kind: str) -> Iterator[Fin
 
 
 def _check_handler(
-    handler: Mapping[str, Any], path: str, kinds: tuple[str, ...], grace: int | None
+    handler: Mapping[str, object], path: str, kinds: tuple[str, ...], grace: int | None
 ) -> Iterator[Finding]:
     """A probe or hook: exactly one handler, and that handler's own rules."""
     present = [k for k in kinds if handler.get(k) is not None]

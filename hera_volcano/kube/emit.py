@@ -69,11 +69,11 @@ _CACHED = frozenset({str, int, bool, type(None)})
 class _Dumper(_Base):  # type: ignore[misc,valid-type,unused-ignore]
     """Our own Dumper so representers registered by Hera (or anyone) on PyYAML's classes never change our output."""
 
-    def ignore_aliases(self, data: Any) -> bool:
+    def ignore_aliases(self, data: object) -> bool:
         """Kubernetes readers handle anchors, but people reviewing a diff should not have to."""
         return True
 
-    def represent(self, data: Any) -> None:
+    def represent(self, data: object) -> None:
         """One document, emitted as events straight from the data: what PyYAML's represent-then-serialize emits
         (without anchors, as ``ignore_aliases`` asks), minus a node per value and two resolver calls per scalar.
 
@@ -83,15 +83,15 @@ class _Dumper(_Base):  # type: ignore[misc,valid-type,unused-ignore]
             super().represent(data)
             return
         emit = self.emit
-        events: dict[tuple[type, Any], ScalarEvent] = {}
+        events: dict[tuple[type, object], ScalarEvent] = {}
         map_start = MappingStartEvent(None, _MAP, True, flow_style=False)
         map_end = MappingEndEvent()
         seq_start = SequenceStartEvent(None, _SEQ, True, flow_style=False)
         seq_end = SequenceEndEvent()
 
-        def walk(value: Any) -> None:
+        def walk(value: object) -> None:
             kind = type(value)
-            if kind is dict:
+            if type(value) is dict:
                 emit(map_start)
                 if "name" in value and next(iter(value)) != "name":
                     value = {"name": value["name"], **value}
@@ -99,7 +99,7 @@ class _Dumper(_Base):  # type: ignore[misc,valid-type,unused-ignore]
                     walk(k)
                     walk(v)
                 emit(map_end)
-            elif kind is list:
+            elif type(value) is list:
                 emit(seq_start)
                 for v in value:
                     walk(v)
@@ -148,7 +148,7 @@ class _ManifestDumper(_Dumper):  # type: ignore[misc,valid-type,unused-ignore]
     after dumping."""
 
 
-def _dict(dumper: yaml.SafeDumper, data: dict[Any, Any]) -> yaml.MappingNode:
+def _dict(dumper: yaml.SafeDumper, data: dict[object, object]) -> yaml.MappingNode:
     """Mappings keep their order, with ``name`` first as Argo and Kubernetes documents conventionally have it."""
     if "name" in data and next(iter(data)) != "name":
         data = {"name": data["name"], **data}
@@ -160,7 +160,7 @@ def _placeholder_text(dumper: yaml.SafeDumper, data: Placeholder) -> yaml.Scalar
     return _str(dumper, str(data))
 
 
-def _unordered(dumper: yaml.SafeDumper, data: Any) -> yaml.Node:
+def _unordered(dumper: yaml.SafeDumper, data: object) -> yaml.Node:
     raise ValidationError("objects", "a set has no order, so its YAML would differ between runs: use a sorted list")
 
 
@@ -211,7 +211,7 @@ _VERBATIM = re.compile(r"__hera_volcano_verbatim__([0-9a-f]+)__")
 _ManifestDumper.add_representer(Verbatim, _verbatim)
 
 
-def plain(obj: Any, field: str = "objects") -> Mapping[str, Any]:
+def plain(obj: object, field: str = "objects") -> Mapping[str, Any]:
     """Plain data from a Hera object (anything with ``to_dict``) or a mapping."""
     if isinstance(obj, Mapping):
         return obj
@@ -222,7 +222,7 @@ def plain(obj: Any, field: str = "objects") -> Mapping[str, Any]:
     return data
 
 
-def dump(data: Any) -> str:
+def dump(data: object) -> str:
     """One YAML document."""
     with _unicode(data):
         return yaml.dump(
@@ -230,7 +230,7 @@ def dump(data: Any) -> str:
         )
 
 
-def dump_manifest(data: Any) -> str:
+def dump_manifest(data: object) -> str:
     """A manifest for a resource template: placeholders stay unquoted so Argo's text substitution keeps types."""
     with _unicode(data):
         text = yaml.dump(
@@ -242,12 +242,12 @@ def dump_manifest(data: Any) -> str:
     return text
 
 
-def to_yaml(*objects: Any) -> str:
+def to_yaml(*objects: object) -> str:
     """Deterministic multi-document YAML for Hera workflows, templates and plain dicts (``---`` between them)."""
     return "---\n".join(dump(plain(o)) for o in objects)
 
 
-def to_json(*objects: Any) -> str:
+def to_json(*objects: object) -> str:
     """Deterministic JSON for what :func:`to_yaml` takes (keys sorted, two-space indent): one object as itself,
     several as a Kubernetes ``List`` of them, which kubectl takes as it takes a multi-document YAML file."""
     items = [plain(o) for o in objects]
@@ -265,7 +265,7 @@ _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 @contextlib.contextmanager
-def _unicode(data: Any) -> Iterator[None]:
+def _unicode(data: object) -> Iterator[None]:
     """Turn the ``UnicodeEncodeError`` of text no UTF-8 output can hold into bad input naming the field."""
     try:
         yield
@@ -276,7 +276,7 @@ def _unicode(data: Any) -> Iterator[None]:
         ) from None
 
 
-def _surrogates(value: Any, path: str) -> Iterator[tuple[str, str]]:
+def _surrogates(value: object, path: str) -> Iterator[tuple[str, str]]:
     """The path and text of every string (keys too) holding a lone surrogate, in ``value``."""
     if isinstance(value, Mapping):
         for key, item in value.items():
@@ -291,7 +291,7 @@ def _surrogates(value: Any, path: str) -> Iterator[tuple[str, str]]:
         yield path, str(value)
 
 
-def _json(value: Any) -> Any:
+def _json(value: object) -> object:
     """What ``json`` cannot write by itself: other mappings, and placeholders as their ``{{...}}`` text."""
     if isinstance(value, Mapping):
         return dict(value)

@@ -12,7 +12,7 @@ import re
 import types
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -25,6 +25,7 @@ _VALUE_TAG: Final = "tag:yaml.org,2002:value"
 #: YAML 1.1 forms PyYAML resolves that Go's decoder keeps as strings.
 _GO_STRINGS: Final = frozenset({"tag:yaml.org,2002:timestamp"})
 _BASE_60: Final = frozenset({"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"})
+_T = TypeVar("_T")
 _LoaderBase: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 #: More nodes than any real manifest has (a 3000-job pipeline is under a million), far fewer than an alias bomb.
 MAX_EXPANDED_NODES: Final = 5_000_000
@@ -57,9 +58,9 @@ class _Loader(_LoaderBase):  # type: ignore[misc,valid-type,unused-ignore]
     #: How many nodes the stream may stand for (:func:`node_limit`), and how many are left for its next documents.
     limit = remaining = MAX_EXPANDED_NODES
 
-    def resolve(self, kind: type[Node], value: Any, implicit: tuple[bool, bool]) -> str:
+    def resolve(self, kind: type[Node], value: object, implicit: tuple[bool, bool]) -> str:
         """PyYAML's resolution without its per-call list building (safe loaders have no path resolvers)."""
-        if kind is ScalarNode:
+        if kind is ScalarNode and isinstance(value, str):
             if implicit[0]:
                 for tag, pattern in self._BY_FIRST.get(value[:1], self._WILDCARD):
                     if pattern.match(value):
@@ -69,13 +70,13 @@ class _Loader(_LoaderBase):  # type: ignore[misc,valid-type,unused-ignore]
             return _STR_TAG
         return str(super().resolve(kind, value, implicit))
 
-    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+    def descend_resolver(self, current_node: object, current_index: object) -> None:
         """No path resolvers: nothing to track."""
 
     def ascend_resolver(self) -> None:
         """No path resolvers: nothing to track."""
 
-    def construct_document(self, node: Node) -> Any:
+    def construct_document(self, node: Node) -> object:
         sizes: dict[int, int] = {}
         data = self._build(node, {}, sizes)
         self.remaining -= sizes.get(id(node), 1)
@@ -84,7 +85,7 @@ class _Loader(_LoaderBase):  # type: ignore[misc,valid-type,unused-ignore]
         self.deep_construct = False
         return data
 
-    def _build(self, node: Node, memo: dict[int, Any], sizes: dict[int, int]) -> Any:
+    def _build(self, node: Node, memo: dict[int, object], sizes: dict[int, int]) -> object:
         """Build ``node``; ``sizes`` holds how many nodes each one stands for once aliases and merge keys are
         expanded, so that a few hundred bytes of nested aliases (a "billion laughs") are refused instead of blowing up
         whoever walks the result."""
@@ -96,17 +97,17 @@ class _Loader(_LoaderBase):  # type: ignore[misc,valid-type,unused-ignore]
             return known  # an alias (possibly of a node being built: recursive data)
         size = 1
         if cls is SequenceNode and tag == _SEQ_TAG:
-            items: list[Any] = []
+            items: list[object] = []
             memo[id(node)] = items
             for child in node.value:
                 items.append(self._build(child, memo, sizes))
                 size += sizes.get(id(child), 1)
             return self._sized(node, items, size, sizes)
         if cls is MappingNode and tag == _MAP_TAG:
-            mapping: dict[Any, Any] = {}
+            mapping: dict[object, object] = {}
             memo[id(node)] = mapping
             merged: list[Node] = []
-            first_lines: dict[tuple[str, Any], int] | None = None  # built on the first repeated key
+            first_lines: dict[tuple[str, object], int] | None = None  # built on the first repeated key
             for key_node, value_node in node.value:
                 key_tag = key_node.tag
                 if key_tag in (_STR_TAG, _VALUE_TAG):
@@ -134,7 +135,12 @@ class _Loader(_LoaderBase):  # type: ignore[misc,valid-type,unused-ignore]
         return data
 
     def _merge(
-        self, node: Node, mapping: dict[Any, Any], merged: list[Node], memo: dict[int, Any], sizes: dict[int, int]
+        self,
+        node: Node,
+        mapping: dict[object, object],
+        merged: list[Node],
+        memo: dict[int, object],
+        sizes: dict[int, int],
     ) -> int:
         """Put in ``mapping`` the entries of the maps its merge keys (``<<``) name that it does not set itself (the
         first map named wins), keeping those first as ``yaml.safe_load`` does; the nodes they stand for."""
@@ -151,7 +157,7 @@ class _Loader(_LoaderBase):  # type: ignore[misc,valid-type,unused-ignore]
                         child.start_mark,
                     )
                 sources.append(child)
-        entries: dict[Any, Any] = {}
+        entries: dict[object, object] = {}
         size = 0
         for source in sources:
             data = self._build(source, memo, sizes)
@@ -169,14 +175,14 @@ class _Loader(_LoaderBase):  # type: ignore[misc,valid-type,unused-ignore]
         mapping.update(own)
         return size
 
-    def _duplicate(self, key_node: Node, first_lines: Mapping[tuple[str, Any], int]) -> None:
+    def _duplicate(self, key_node: Node, first_lines: Mapping[tuple[str, object], int]) -> None:
         assert self.duplicates is not None
         first = first_lines.get((key_node.tag, key_node.value), key_node.start_mark.line)
         self.duplicates.append(
             DuplicateKey(self.document, str(key_node.value), key_node.start_mark.line + 1, first + 1)
         )
 
-    def _sized(self, node: Node, data: Any, size: int, sizes: dict[int, int]) -> Any:
+    def _sized(self, node: Node, data: _T, size: int, sizes: dict[int, int]) -> _T:
         if size > self.remaining:
             raise yaml.constructor.ConstructorError(
                 None,
@@ -189,9 +195,9 @@ class _Loader(_LoaderBase):  # type: ignore[misc,valid-type,unused-ignore]
         return data
 
 
-def _first_lines(node: Node) -> dict[tuple[str, Any], int]:
+def _first_lines(node: Node) -> dict[tuple[str, object], int]:
     """The 0-based line of the first key of each (tag, text) in a mapping, to name it when a key repeats."""
-    lines: dict[tuple[str, Any], int] = {}
+    lines: dict[tuple[str, object], int] = {}
     for key_node, _ in node.value:
         lines.setdefault((key_node.tag, key_node.value), key_node.start_mark.line)
     return lines

@@ -4,13 +4,12 @@ Volcano Job, the pods of its tasks) whose metadata breaks them."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
 
 from hera_volcano.kube import names
 from hera_volcano.shared.findings import Finding, as_map, entry, error
 
 
-def labels_and_annotations(metadata: Mapping[str, Any], path: str) -> Iterator[Finding]:
+def labels_and_annotations(metadata: Mapping[str, object], path: str) -> Iterator[Finding]:
     """Kubernetes' rules for label keys and values and annotation keys (any object's metadata, at ``path``)."""
     for key, value in as_map(metadata.get("labels")).items():
         at = entry(f"{path}.labels", key)

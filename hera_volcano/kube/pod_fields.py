@@ -15,7 +15,12 @@ import json
 import sys
 from collections.abc import Collection, Mapping, Sequence
 from importlib import resources
-from typing import Any, Final
+from typing import Final, TypeAlias
+
+#: A field's kind, as the module's docstring lists them.
+FieldKind: TypeAlias = "str | dict[str, FieldKind]"
+#: Each model's fields and their kinds, by the model's table key.
+Table: TypeAlias = dict[str, dict[str, FieldKind]]
 
 CORE = "hera.workflows.models.io.k8s.api.core.v1"
 META = "hera.workflows.models.io.k8s.apimachinery.pkg.apis.meta.v1"
@@ -50,21 +55,27 @@ def key(module: str, name: str) -> str:
     return f"meta.{name}" if module == META else name
 
 
+def model_name(kind: Mapping[str, FieldKind]) -> str:
+    """The model a ``{"model": NAME}`` kind names."""
+    name = kind["model"]
+    if not isinstance(name, str):
+        raise TypeError(f"a model kind names its model, not {name!r}")
+    return name
+
+
 @functools.cache
-def table() -> dict[str, dict[str, Any]]:
+def table() -> Table:
     """The committed snapshot, read once per process."""
-    data: dict[str, dict[str, Any]] = json.loads(resources.files("hera_volcano.kube").joinpath(FILE).read_text())
+    data: Table = json.loads(resources.files("hera_volcano.kube").joinpath(FILE).read_text())
     return data
 
 
-def snapshot(
-    roots: Sequence[tuple[str, str]] = ROOTS, elsewhere: Collection[str] = frozenset()
-) -> dict[str, dict[str, Any]]:
+def snapshot(roots: Sequence[tuple[str, str]] = ROOTS, elsewhere: Collection[str] = frozenset()) -> Table:
     """The table from the installed Hera (imports ``hera.workflows``): every model reachable from ``roots``, except
     those keyed in ``elsewhere`` (another table has them; references to them stay)."""
     import importlib
 
-    out: dict[str, dict[str, Any]] = {}
+    out: Table = {}
     todo = list(roots)
     while todo:
         module, name = todo.pop()
@@ -79,7 +90,7 @@ def snapshot(
     return dict(sorted(out.items()))
 
 
-def _kind(annotation: object, todo: list[tuple[str, str]]) -> Any:
+def _kind(annotation: object, todo: list[tuple[str, str]]) -> FieldKind:
     import types
     import typing
     from enum import Enum
@@ -115,7 +126,7 @@ def _kind(annotation: object, todo: list[tuple[str, str]]) -> Any:
     return "any"
 
 
-def render(table: Mapping[str, Mapping[str, Any]] | None = None) -> str:
+def render(table: Mapping[str, Mapping[str, object]] | None = None) -> str:
     """A table's JSON text (this module's by default): sorted, one type per line, so a Hera upgrade shows as a
     readable diff."""
     items = (snapshot() if table is None else table).items()

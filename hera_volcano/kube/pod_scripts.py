@@ -1,4 +1,4 @@
-"""The files that run in pods as they are (the MPI master's wait for its workers' names, the function launcher),
+"""The files that run in pods as they are (the MPI master's wait for its workers' names, its PID 1),
 kept in the package so that they are linted (shellcheck for shell) and run by tests as they are, and read when a
 workflow is rendered, so the YAML stays self-contained."""
 

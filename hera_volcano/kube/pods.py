@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterator, Mapping
-from typing import Any, Final
+from typing import Final
 
 from hera_volcano.kube import names
 from hera_volcano.kube.containers import check_security_ids
@@ -32,7 +32,7 @@ def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def check_pod_spec(spec: Mapping[str, Any], path: str) -> Iterator[Finding]:
+def check_pod_spec(spec: Mapping[str, object], path: str) -> Iterator[Finding]:
     """The pod-level rules of ``spec`` (a pod template's spec, at ``path``)."""
     for key in _OBJECT_NAMES:
         value = spec.get(key)
@@ -58,7 +58,7 @@ def check_pod_spec(spec: Mapping[str, Any], path: str) -> Iterator[Finding]:
             yield from _check_volume_source(volume, f"{path}.volumes[{i}]")
 
 
-def grace_seconds(spec: Mapping[str, Any]) -> int | None:
+def grace_seconds(spec: Mapping[str, object]) -> int | None:
     """The pod's terminationGracePeriodSeconds (Kubernetes' default 30 when left out; None when not a number)."""
     value = spec.get("terminationGracePeriodSeconds", 30)
     return 30 if value is None else _int(value)
@@ -72,7 +72,7 @@ def _is_ip(text: str) -> bool:
     return True
 
 
-def _check_volume_source(volume: Mapping[str, Any], path: str) -> Iterator[Finding]:
+def _check_volume_source(volume: Mapping[str, object], path: str) -> Iterator[Finding]:
     for source, key in _REQUIRED.items():
         body = volume.get(source)
         if not isinstance(body, Mapping):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder
@@ -158,12 +158,12 @@ def _pod_field(path: tuple[str, ...]) -> bool:
     return False
 
 
-def in_manifest(data: Any) -> Any:
+def in_manifest(data: object) -> object:
     """``data`` (a Volcano Job, for a resource template's manifest) with every run-time value written by
     :func:`expression` for its place: ``$`` doubled for argoexec's expansion of the manifest and again in a
     container's command, arguments and env values. The one encoding of every field that takes a placeholder."""
 
-    def walk(node: Any, path: tuple[str, ...]) -> Any:
+    def walk(node: object, path: tuple[str, ...]) -> object:
         dollars = 1 + _pod_field(path)
         if isinstance(node, Placeholder):
             return placeholder(node, dollars=dollars)

@@ -61,6 +61,6 @@ def as_map(value: object) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def as_list(value: object) -> list[Any]:
+def as_list(value: object) -> list[object]:
     """``value`` if it is a list, else an empty one."""
     return value if isinstance(value, list) else []

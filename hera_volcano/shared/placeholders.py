@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import overload
 
 from hera_volcano.shared.errors import ValidationError
 
@@ -35,7 +35,7 @@ class Placeholder:
 
     expression: str
     #: Not part of equality: jobs of one shape differ only in their samples.
-    sample: Any = field(compare=False)
+    sample: object = field(compare=False)
     #: Written inside double quotes (the default for string samples), or bare (integers, lists, JSON expressions).
     quoted: bool | None = None
 
@@ -48,12 +48,12 @@ class Placeholder:
         return isinstance(self.sample, str) if self.quoted is None else self.quoted
 
     @classmethod
-    def input(cls, name: str, sample: Any) -> Placeholder:
+    def input(cls, name: str, sample: object) -> Placeholder:
         """``{{inputs.parameters.NAME}}`` of the template that renders the manifest."""
         return cls(f"inputs.parameters.{_parameter_name(name)}", sample)
 
     @classmethod
-    def workflow_parameter(cls, name: str, sample: Any) -> Placeholder:
+    def workflow_parameter(cls, name: str, sample: object) -> Placeholder:
         """``{{workflow.parameters.NAME}}``, a Workflow argument."""
         return cls(f"workflow.parameters.{_parameter_name(name)}", sample)
 
@@ -136,13 +136,17 @@ def substitute_text(text: str, values: Mapping[str, str], default: str = DEFAULT
     return _EXPR.sub(lambda m: values.get(m.group(1), WORKFLOW_SAMPLES.get(m.group(1), default)), text)
 
 
-def with_samples(data: Any, values: Mapping[str, Any] | None = None) -> Any:
+@overload
+def with_samples(data: Mapping[str, object], values: Mapping[str, object] | None = None) -> dict[str, object]: ...
+@overload
+def with_samples(data: object, values: Mapping[str, object] | None = None) -> object: ...
+def with_samples(data: object, values: Mapping[str, object] | None = None) -> object:
     """A copy of ``data`` as Argo would substitute it: a placeholder becomes ``values[expression]`` (its sample if
     absent) and expressions inside strings become the text of their value."""
     known = dict(values or {})
     text = {k: v if isinstance(v, str) else _text(v) for k, v in known.items()}
 
-    def walk(node: Any) -> Any:
+    def walk(node: object) -> object:
         if isinstance(node, Placeholder):
             return known.get(node.expression, node.sample)
         if isinstance(node, str):
@@ -156,17 +160,19 @@ def with_samples(data: Any, values: Mapping[str, Any] | None = None) -> Any:
     return walk(data)
 
 
-def bind(data: Any, values: Mapping[str, Any]) -> Any:
+@overload
+def bind(data: Mapping[str, object], values: Mapping[str, object]) -> dict[str, object]: ...
+@overload
+def bind(data: object, values: Mapping[str, object]) -> object: ...
+def bind(data: object, values: Mapping[str, object]) -> object:
     """A copy of ``data`` with the placeholders named in ``values`` (by expression) replaced by their values, and
     their expressions inside strings by the values' text; every other placeholder stays."""
-    if not values:
-        return data
     text = {k: v if isinstance(v, str) else _text(v) for k, v in values.items()}
 
     def sub(match: re.Match[str]) -> str:
         return text.get(match.group(1), match.group(0))
 
-    def walk(node: Any) -> Any:
+    def walk(node: object) -> object:
         if isinstance(node, Placeholder):
             return values.get(node.expression, node)
         if isinstance(node, str) and not isinstance(node, Verbatim):
@@ -180,15 +186,15 @@ def bind(data: Any, values: Mapping[str, Any]) -> Any:
     return walk(data)
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     return json.dumps(value) if isinstance(value, list | dict | bool) else str(value)
 
 
-def placeholders(data: Any) -> dict[str, Placeholder]:
+def placeholders(data: object) -> dict[str, Placeholder]:
     """Every placeholder in ``data``, by expression (the first one met)."""
     found: dict[str, Placeholder] = {}
 
-    def walk(node: Any) -> None:
+    def walk(node: object) -> None:
         if isinstance(node, Placeholder):
             found.setdefault(node.expression, node)
         elif isinstance(node, Mapping):
@@ -202,6 +208,6 @@ def placeholders(data: Any) -> dict[str, Placeholder]:
     return found
 
 
-def collect(data: Any) -> dict[str, Any]:
+def collect(data: object) -> dict[str, object]:
     """Samples of every placeholder in ``data``, by expression."""
     return {expression: p.sample for expression, p in placeholders(data).items()}

@@ -1,1 +1,1 @@
-"""The Volcano Job: its typed model, and every admission and CRD rule checked on it as plain data."""
+"""The Volcano Job and Queue: their typed models, and every admission and CRD rule checked on them as plain data."""

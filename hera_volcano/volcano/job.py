@@ -265,14 +265,14 @@ class VolcanoJob:
         if isinstance(self.retry, VolcanoRetry) and self.max_retry is not None:
             raise ValidationError("max_retry", "is set by retry=VolcanoRetry(max_retry=...): set it once")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The Job as plain data, its ``arguments`` written in (other placeholders kept), after checking every
         Volcano rule against sample values."""
         data = self.bound_data()
         check(data)
         return data
 
-    def bound_data(self) -> dict[str, Any]:
+    def bound_data(self) -> dict[str, object]:
         """The Job as plain data with its ``arguments`` written in (unchecked); each must name an input it uses."""
         data = self._data()
         used = {e.removeprefix(_INPUT) for e in placeholders(data) if e.startswith(_INPUT)}
@@ -280,10 +280,10 @@ class VolcanoJob:
         unknown = sorted(set(self.arguments) - used)
         if unknown:
             raise ValidationError(f"arguments.{unknown[0]}", "names no input parameter of the job")
-        bound: dict[str, Any] = bind(data, {_INPUT + k: v for k, v in self.arguments.items()})
+        bound: dict[str, object] = bind(data, {_INPUT + k: v for k, v in self.arguments.items()})
         return bound
 
-    def _data(self) -> dict[str, Any]:
+    def _data(self) -> dict[str, object]:
         metadata: dict[str, object] = {}
         if self.name is not None:
             metadata["name"] = self.name
@@ -295,7 +295,7 @@ class VolcanoJob:
             metadata["labels"] = dict(self.labels)
         if self.annotations:
             metadata["annotations"] = dict(self.annotations)
-        spec: dict[str, Any] = {"schedulerName": self.scheduler_name}
+        spec: dict[str, object] = {"schedulerName": self.scheduler_name}
         if self.min_available is not None:
             spec["minAvailable"] = self.min_available
         policies = list(self.policies)

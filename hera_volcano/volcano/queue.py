@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from hera_volcano.kube import names
 from hera_volcano.shared import checks
@@ -59,7 +59,7 @@ class Queue:
             _strings(field_name, getattr(self, field_name))
         self.to_dict()  # every other rule, now: the queue is built where it is defined
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The Queue as plain data, after checking every rule of the CRD and Volcano's webhook on it."""
         from hera_volcano.volcano.queue_rules import check_queue
         from hera_volcano.volcano.rules import raise_first
@@ -68,13 +68,13 @@ class Queue:
         raise_first(check_queue(data))
         return data
 
-    def _data(self) -> dict[str, Any]:
-        metadata: dict[str, Any] = {"name": self.name}
+    def _data(self) -> dict[str, object]:
+        metadata: dict[str, object] = {"name": self.name}
         if self.labels:
             metadata["labels"] = dict(self.labels)
         if self.annotations:
             metadata["annotations"] = dict(self.annotations)
-        spec: dict[str, Any] = {"weight": self.weight}
+        spec: dict[str, object] = {"weight": self.weight}
         optional = {
             "reclaimable": self.reclaimable,
             "priority": self.priority,

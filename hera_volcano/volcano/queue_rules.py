@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from fractions import Fraction
-from typing import Any, Final
+from typing import Final
 
 from hera_volcano.kube import names
 from hera_volcano.kube.metadata import labels_and_annotations
@@ -96,14 +96,14 @@ def go_float(text: str) -> float | None:
     return value
 
 
-def _resource_list(spec: Mapping[str, Any], path: str) -> Mapping[str, Any]:
+def _resource_list(spec: Mapping[str, object], path: str) -> Mapping[str, object]:
     holder: object = spec
     for key in path.split("."):
         holder = as_map(holder).get(key)
     return as_map(holder)
 
 
-def _amounts(raw: Mapping[str, Any]) -> dict[str, Fraction]:
+def _amounts(raw: Mapping[str, object]) -> dict[str, Fraction]:
     """The entries that are quantities, exactly (what is not a quantity is the shape check's to report)."""
     found = {}
     for name, value in raw.items():
@@ -116,7 +116,7 @@ def _amounts(raw: Mapping[str, Any]) -> dict[str, Fraction]:
 # ---- one queue -------------------------------------------------------------------------------------------------------
 
 
-def _check_header(queue: Mapping[str, Any]) -> Iterator[Finding]:
+def _check_header(queue: Mapping[str, object]) -> Iterator[Finding]:
     if queue.get("apiVersion") != QUEUE_API_VERSION:
         yield error("apiVersion", f"must be {QUEUE_API_VERSION}")
     if queue.get("kind") != QUEUE_KIND:
@@ -125,7 +125,7 @@ def _check_header(queue: Mapping[str, Any]) -> Iterator[Finding]:
         yield error("metadata", "is required: a Queue needs metadata.name")
 
 
-def _check_metadata(metadata: Mapping[str, Any]) -> Iterator[Finding]:
+def _check_metadata(metadata: Mapping[str, object]) -> Iterator[Finding]:
     name, generate = metadata.get("name"), metadata.get("generateName")
     if name not in (None, ""):
         message = names.dns1123_subdomain(name)
@@ -141,7 +141,7 @@ def _check_metadata(metadata: Mapping[str, Any]) -> Iterator[Finding]:
     yield from _check_hierarchy_annotations(as_map(metadata.get("annotations")))
 
 
-def _check_hierarchy_annotations(annotations: Mapping[str, Any]) -> Iterator[Finding]:
+def _check_hierarchy_annotations(annotations: Mapping[str, object]) -> Iterator[Finding]:
     """The webhook's rules for the older hierarchy: one weight per part of the path, each a number above 0."""
     hierarchy, weights = annotations.get(HIERARCHY) or "", annotations.get(HIERARCHY_WEIGHTS) or ""
     if not isinstance(hierarchy, str) or not isinstance(weights, str) or not (hierarchy or weights):
@@ -164,7 +164,7 @@ def _check_hierarchy_annotations(annotations: Mapping[str, Any]) -> Iterator[Fin
             return
 
 
-def _check_quantities(spec: Mapping[str, Any]) -> Iterator[Finding]:
+def _check_quantities(spec: Mapping[str, object]) -> Iterator[Finding]:
     """Each amount not negative, whole where Kubernetes counts whole units; names Volcano ignores are warned of."""
     for list_path in RESOURCE_LISTS:
         for name, amount in _amounts(_resource_list(spec, list_path)).items():
@@ -177,7 +177,7 @@ def _check_quantities(spec: Mapping[str, Any]) -> Iterator[Finding]:
                 yield warning(at, _UNCOUNTED.format(name=name))
 
 
-def _check_relations(spec: Mapping[str, Any]) -> Iterator[Finding]:
+def _check_relations(spec: Mapping[str, object]) -> Iterator[Finding]:
     """Per resource, guarantee <= deserved <= capability; a guarantee needs a deserved amount of its resource."""
     raw = {path: _resource_list(spec, path) for path in RESOURCE_LISTS}
     capability, deserved, guarantee = (_amounts(raw[path]) for path in RESOURCE_LISTS)
@@ -196,7 +196,7 @@ def _check_relations(spec: Mapping[str, Any]) -> Iterator[Finding]:
             )
 
 
-def _in_range(spec: Mapping[str, Any], key: str, low: int, high: int | None) -> Iterator[Finding]:
+def _in_range(spec: Mapping[str, object], key: str, low: int, high: int | None) -> Iterator[Finding]:
     value = spec.get(key)
     if not isinstance(value, int) or isinstance(value, bool):
         return  # absent, or not an integer: the shape check's to report
@@ -206,7 +206,7 @@ def _in_range(spec: Mapping[str, Any], key: str, low: int, high: int | None) -> 
         yield error(f"spec.{key}", f"must be between {low} and {high}")
 
 
-def _check_spec(spec: Mapping[str, Any], name: object) -> Iterator[Finding]:
+def _check_spec(spec: Mapping[str, object], name: object) -> Iterator[Finding]:
     yield from _in_range(spec, "weight", MIN_WEIGHT, MAX_WEIGHT)
     yield from _in_range(spec, "priority", 0, None)
     strategy = spec.get("dequeueStrategy")
@@ -249,17 +249,17 @@ def check_queue(queue: object) -> list[Finding]:
 # ---- queues of one hierarchy -----------------------------------------------------------------------------------------
 
 
-def _name(queue: Mapping[str, Any]) -> str:
+def _name(queue: Mapping[str, object]) -> str:
     return str(as_map(queue.get("metadata")).get("name") or "")
 
 
-def parent_of(queue: Mapping[str, Any]) -> str | None:
+def parent_of(queue: Mapping[str, object]) -> str | None:
     """The queue's parent, None for a queue directly under root."""
     parent = as_map(queue.get("spec")).get("parent")
     return parent if isinstance(parent, str) and parent not in ("", ROOT) else None
 
 
-def _volcano_units(raw: Mapping[str, Any]) -> dict[str, int]:
+def _volcano_units(raw: Mapping[str, object]) -> dict[str, int]:
     """A resource list as Volcano's scheduler holds it: cpu in milli-units, memory and pods whole, the rest in
     milli-units, each rounded up; names it ignores left out."""
     return {
@@ -273,7 +273,7 @@ def _at(name: str, path: str) -> str:
     return f"queues[{name}].{path}"
 
 
-def _ancestors(name: str, by_name: Mapping[str, Mapping[str, Any]]) -> list[str]:
+def _ancestors(name: str, by_name: Mapping[str, Mapping[str, object]]) -> list[str]:
     """The queue's parent, its parent's parent... as far as ``by_name`` knows them; stops short of a cycle."""
     chain: list[str] = []
     parent = parent_of(by_name[name])
@@ -285,7 +285,7 @@ def _ancestors(name: str, by_name: Mapping[str, Mapping[str, Any]]) -> list[str]
     return chain
 
 
-def _check_chain(name: str, by_name: Mapping[str, Mapping[str, Any]]) -> Iterator[Finding]:
+def _check_chain(name: str, by_name: Mapping[str, Mapping[str, object]]) -> Iterator[Finding]:
     """No cycle, at most :data:`MAX_QUEUE_DEPTH` deep, a capability within its nearest ancestor's, per resource."""
     chain = _ancestors(name, by_name)
     last = by_name.get(chain[-1]) if chain else None
@@ -314,7 +314,7 @@ def _check_chain(name: str, by_name: Mapping[str, Mapping[str, Any]]) -> Iterato
 
 
 def _check_children(
-    parent: str, children: Sequence[str], by_name: Mapping[str, Mapping[str, Any]]
+    parent: str, children: Sequence[str], by_name: Mapping[str, Mapping[str, object]]
 ) -> Iterator[Finding]:
     """The children's deserved and guarantee, added up, within the parent's, as Volcano compares them: a resource
     the children name and the parent does not is one the parent has none of."""
@@ -340,12 +340,12 @@ def _check_children(
                 )
 
 
-def check_queues(queues: Sequence[Mapping[str, Any]]) -> list[Finding]:
+def check_queues(queues: Sequence[Mapping[str, object]]) -> list[Finding]:
     """The rules Volcano's webhook checks between queues, over a set of queues (plain data) meant to exist
     together: unique names, parents forming a tree at most :data:`MAX_QUEUE_DEPTH` deep, a child's capability
     within its ancestors', the children's deserved and guarantee within their parent's. Paths start
     ``queues[NAME]``; a parent outside the set is taken on trust."""
-    by_name: dict[str, Mapping[str, Any]] = {}
+    by_name: dict[str, Mapping[str, object]] = {}
     findings: list[Finding] = []
     for queue in queues:
         name = _name(queue)

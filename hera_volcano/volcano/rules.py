@@ -14,7 +14,7 @@ import re
 import typing
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
-from typing import Any, Final
+from typing import Final
 
 from hera_volcano.kube import containers, names, pods
 from hera_volcano.kube.images import image_problem
@@ -74,7 +74,7 @@ def _one_of(path: str, value: object, allowed: Sequence[str]) -> Iterator[Findin
         yield error(path, f"must be one of {', '.join(allowed)}")
 
 
-def _minimum(parent: Mapping[str, Any], key: str, minimum: int, path: str) -> Iterator[Finding]:
+def _minimum(parent: Mapping[str, object], key: str, minimum: int, path: str) -> Iterator[Finding]:
     value = _int(parent.get(key))
     if value is not None and value < minimum:
         yield error(join(path, key), f"must be at least {minimum}")
@@ -102,7 +102,7 @@ def _job_name_problem(name: str, svc: bool) -> str | None:
     return None
 
 
-def _job_name(metadata: Mapping[str, Any], svc: bool) -> tuple[str | None, list[Finding]]:
+def _job_name(metadata: Mapping[str, object], svc: bool) -> tuple[str | None, list[Finding]]:
     """The job's name as its pods will see it (a generated name is simulated) and the findings about it."""
     name, generate = metadata.get("name"), metadata.get("generateName")
     if isinstance(name, str) and name:
@@ -117,7 +117,7 @@ def _job_name(metadata: Mapping[str, Any], svc: bool) -> tuple[str | None, list[
     return None, []  # a non-string name: reported by the shape check
 
 
-def _check_header(job: Mapping[str, Any]) -> Iterator[Finding]:
+def _check_header(job: Mapping[str, object]) -> Iterator[Finding]:
     if job.get("apiVersion") != API_VERSION:
         yield error("apiVersion", f"must be {API_VERSION}")
     if job.get("kind") != KIND:
@@ -131,7 +131,7 @@ def _check_header(job: Mapping[str, Any]) -> Iterator[Finding]:
 # ---- policies --------------------------------------------------------------------------------------------------------
 
 
-def _policy_events(policy: Mapping[str, Any], path: str) -> list[tuple[str, str]]:
+def _policy_events(policy: Mapping[str, object], path: str) -> list[tuple[str, str]]:
     """(event, path) pairs of one policy, ``events`` then ``event``; Volcano drops repeats within one policy."""
     pairs = [(e, f"{path}.events[{i}]") for i, e in enumerate(as_list(policy.get("events"))) if isinstance(e, str)]
     event = policy.get("event")
@@ -243,7 +243,7 @@ def mpi_roles(args: Sequence[object]) -> tuple[str, str, str | None]:
     return master, worker, None
 
 
-def _check_plugins(plugins: Mapping[str, Any], task_names: Iterable[str]) -> Iterator[Finding]:
+def _check_plugins(plugins: Mapping[str, object], task_names: Iterable[str]) -> Iterator[Finding]:
     known_tasks = set(task_names)
     for name in plugins:
         if name not in PLUGINS:
@@ -303,7 +303,7 @@ def _check_volumes(volumes: object) -> Iterator[Finding]:
         yield from _named(f"{at}.volumeClaimName", claim_name, names.dns1123_subdomain)
 
 
-def _check_spec_fields(spec: Mapping[str, Any]) -> Iterator[Finding]:
+def _check_spec_fields(spec: Mapping[str, object]) -> Iterator[Finding]:
     for key, minimum in (("minAvailable", 0), ("maxRetry", 0), ("ttlSecondsAfterFinished", 0), ("minSuccess", 1)):
         yield from _minimum(spec, key, minimum, "spec")
     queue = spec.get("queue")
@@ -327,13 +327,13 @@ def _check_spec_fields(spec: Mapping[str, Any]) -> Iterator[Finding]:
 # ---- tasks ---------------------------------------------------------------------------------------------------------
 
 
-def _task_name(task: Mapping[str, Any], index: int) -> str:
+def _task_name(task: Mapping[str, object], index: int) -> str:
     """The name Volcano uses: the mutating webhook names an unnamed task ``default<index>``."""
     name = task.get("name")
     return name if isinstance(name, str) and name else f"default{index}"
 
 
-def _check_partition(task: Mapping[str, Any], path: str) -> Iterator[Finding]:
+def _check_partition(task: Mapping[str, object], path: str) -> Iterator[Finding]:
     policy = as_map(task.get("partitionPolicy"))
     at = f"{path}.partitionPolicy"
     for key in ("totalPartitions", "partitionSize"):
@@ -354,7 +354,7 @@ def _check_partition(task: Mapping[str, Any], path: str) -> Iterator[Finding]:
 
 
 def _check_task(
-    task: Mapping[str, Any], index: int, job_name: str | None, svc: bool, names_known: bool
+    task: Mapping[str, object], index: int, job_name: str | None, svc: bool, names_known: bool
 ) -> Iterator[Finding]:
     path = f"spec.tasks[{index}]"
     name = task.get("name")
@@ -385,11 +385,11 @@ def _check_task(
                 f" ({why}; generateName adds 5 characters)",
             )
             yield finding if names_known else _sampled(finding)
-    integer_cpu = isinstance(policy, str) and policy in TOPOLOGY_POLICIES and policy != "none"
-    yield from _check_pod_template(task.get("template"), f"{path}.template", policy if integer_cpu else None)
+    cpu_policy = policy if isinstance(policy, str) and policy in TOPOLOGY_POLICIES and policy != "none" else None
+    yield from _check_pod_template(task.get("template"), f"{path}.template", cpu_policy)
 
 
-def _check_tasks(spec: Mapping[str, Any], job_name: str | None, svc: bool, names_known: bool) -> Iterator[Finding]:
+def _check_tasks(spec: Mapping[str, object], job_name: str | None, svc: bool, names_known: bool) -> Iterator[Finding]:
     tasks = spec.get("tasks")
     if tasks is None or tasks == []:
         yield error("spec.tasks", "must list at least one task")
@@ -418,7 +418,7 @@ def _check_tasks(spec: Mapping[str, Any], job_name: str | None, svc: bool, names
     yield from _check_depends_on(as_list(tasks), first_index)
 
 
-def _check_depends_on(tasks: list[Any], index_of: Mapping[str, int]) -> Iterator[Finding]:
+def _check_depends_on(tasks: list[object], index_of: Mapping[str, int]) -> Iterator[Finding]:
     """Task dependencies must name existing tasks and form a DAG."""
     graph: dict[str, list[str]] = {}
     for index, task in enumerate(tasks):
@@ -472,7 +472,7 @@ def _resource_name_problem(name: str) -> str | None:
     return None
 
 
-def _check_resources(resources: Mapping[str, Any], path: str) -> Iterator[Finding]:
+def _check_resources(resources: Mapping[str, object], path: str) -> Iterator[Finding]:
     parsed: dict[str, dict[str, Fraction]] = {"limits": {}, "requests": {}}
     for kind in ("limits", "requests"):
         for name, raw in as_map(resources.get(kind)).items():
@@ -513,7 +513,7 @@ def _check_resources(resources: Mapping[str, Any], path: str) -> Iterator[Findin
         yield error(path, "hugepages require a cpu or memory request or limit")
 
 
-def _check_integer_cpu(container: Mapping[str, Any], path: str, policy: str) -> Iterator[Finding]:
+def _check_integer_cpu(container: Mapping[str, object], path: str, policy: str) -> Iterator[Finding]:
     """With a topologyPolicy, Volcano wants whole CPUs; an empty ``requests`` falls back to ``limits``."""
     resources = as_map(container.get("resources"))
     kind = "requests" if as_map(resources.get("requests")) else "limits"
@@ -554,11 +554,11 @@ def _check_ports(ports: object, path: str) -> Iterator[Finding]:
 
 
 def _check_container(
-    container: Mapping[str, Any],
+    container: Mapping[str, object],
     path: str,
     volume_names: set[str],
     cpu_policy: str | None,
-    pod: Mapping[str, Any],
+    pod: Mapping[str, object],
     init: bool,
 ) -> Iterator[Finding]:
     image = container.get("image")
@@ -672,7 +672,7 @@ def _check_pod_template(template: object, path: str, cpu_policy: str | None) -> 
     yield from pods.check_pod_spec(spec, at)
 
 
-def _check_toleration(toleration: Mapping[str, Any], path: str) -> Iterator[Finding]:
+def _check_toleration(toleration: Mapping[str, object], path: str) -> Iterator[Finding]:
     """Kubernetes' rules for a toleration: a key, unless the operator is Exists; no value with Exists; a known
     effect; tolerationSeconds only for NoExecute."""
     key, operator, value = toleration.get("key"), toleration.get("operator") or "Equal", toleration.get("value")
@@ -699,7 +699,7 @@ def check_pod_template(template: object, path: str) -> list[Finding]:
 # ---- entry points --------------------------------------------------------------------------------------------------
 
 
-def check_job(job: Mapping[str, Any], *, names_known: bool = True) -> list[Finding]:
+def check_job(job: Mapping[str, object], *, names_known: bool = True) -> list[Finding]:
     """Every Volcano admission and CRD rule ``job`` (a Volcano Job as plain data) breaks, errors and warnings.
 
     Checks that need the cluster (the queue exists, is open and is a leaf) are left out.

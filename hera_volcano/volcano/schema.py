@@ -10,7 +10,7 @@ import functools
 import typing
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal, TypeAlias
+from typing import Final, Literal, TypeAlias
 
 from hera_volcano.kube import pod_fields
 from hera_volcano.kube.quantities import QUANTITY_MESSAGE, quantity
@@ -243,7 +243,7 @@ _LEAVES: Final[Mapping[str, _Leaf]] = {
 }
 
 
-def _node(kind: Any) -> _Node:
+def _node(kind: pod_fields.FieldKind) -> _Node:
     """A shape node from a snapshot kind; nested models stay lazy (resolved when data reaches them)."""
     if isinstance(kind, str):
         return _LEAVES[kind]
@@ -251,7 +251,7 @@ def _node(kind: Any) -> _Node:
         return _ListOf(_node(kind["list"]))
     if "map" in kind:
         return _MapOf(_node(kind["map"]))
-    return _Model(kind["model"])
+    return _Model(pod_fields.model_name(kind))
 
 
 def _leaf_problem(kind: str, value: object) -> str | None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
 
 from hera_volcano.argo.parameters import check_parameters
 from hera_volcano.kube import names
@@ -13,7 +12,7 @@ from hera_volcano.tools.lint.arguments import check_arguments
 from hera_volcano.tools.lint.context import Workflow
 
 
-def check_call(call: Mapping[str, Any], path: str, wf: Workflow) -> Iterator[Finding]:
+def check_call(call: Mapping[str, object], path: str, wf: Workflow) -> Iterator[Finding]:
     """A step or task runs a template of this workflow, and passes it the inputs it declares (templateRef and inline
     templates are not followed)."""
     yield from check_parameters(call.get("arguments"), f"{path}.arguments", values="required")
@@ -35,7 +34,7 @@ def check_call(call: Mapping[str, Any], path: str, wf: Workflow) -> Iterator[Fin
             yield from check_arguments(call, path, f"template {target!r}", called)
 
 
-def _check_reference(call: Mapping[str, Any], path: str, wf: Workflow) -> Iterator[Finding]:
+def _check_reference(call: Mapping[str, object], path: str, wf: Workflow) -> Iterator[Finding]:
     """A call through ``templateRef`` to a WorkflowTemplate linted in the same stream: the template it names exists
     there, and gets its inputs. Templates lint did not see (on the cluster, in other files) are not judged."""
     ref = as_map(call.get("templateRef"))
@@ -58,7 +57,7 @@ def _check_reference(call: Mapping[str, Any], path: str, wf: Workflow) -> Iterat
         yield from check_arguments(call, path, f"template {template!r} of {stored.kind} {name!r}", called)
 
 
-def check_call_name(call: Mapping[str, Any], path: str, seen: dict[str, str], what: str) -> Iterator[Finding]:
+def check_call_name(call: Mapping[str, object], path: str, seen: dict[str, str], what: str) -> Iterator[Finding]:
     """A step or task name follows Argo's rule and is unique among its siblings (``seen`` maps names to paths)."""
     name = call.get("name")
     if name in (None, ""):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from hera_volcano.argo import samples, selectors
 from hera_volcano.argo.conditions import (
@@ -64,7 +64,7 @@ class Conditions:
 
 
 def parse_conditions(
-    resource: Mapping[str, Any], path: str, template: Mapping[str, Any], wf: Workflow
+    resource: Mapping[str, object], path: str, template: Mapping[str, object], wf: Workflow
 ) -> tuple[Conditions, list[Finding]]:
     """Parse both conditions as argoexec will (a parse error fails the step at run time)."""
     parsed: dict[str, Sequence[selectors.Requirement] | None] = {}
@@ -98,7 +98,7 @@ def _parse_condition(text: str) -> tuple[selectors.Requirement, ...]:
     return tuple(selectors.parse_selector(text))
 
 
-def _phase(phase: str) -> Mapping[str, Any]:
+def _phase(phase: str) -> Mapping[str, object]:
     return {"status": {"state": {"phase": phase}}}
 
 
@@ -132,7 +132,7 @@ def _phase_problem(requirements: Sequence[selectors.Requirement], templated: boo
 
 
 def check_job_conditions(
-    job: Mapping[str, Any], resource: Mapping[str, Any], path: str, conditions: Conditions
+    job: Mapping[str, object], resource: Mapping[str, object], path: str, conditions: Conditions
 ) -> Iterator[Finding]:
     """Errors for conditions that let a step on a Volcano Job hang or end at the wrong time, warnings for the risky
     ones. ``path`` is the resource's."""
@@ -160,7 +160,7 @@ def check_job_conditions(
 
 
 def _check_success(
-    success: Sequence[selectors.Requirement], at: str, created: Mapping[str, Any], templated: bool
+    success: Sequence[selectors.Requirement], at: str, created: Mapping[str, object], templated: bool
 ) -> Iterator[Finding]:
     """argoexec ends the step successfully once every requirement holds."""
     if not success:
@@ -188,7 +188,7 @@ def _check_success(
 
 
 def _check_failure(
-    failure: Sequence[selectors.Requirement], at: str, created: Mapping[str, Any], templated: bool
+    failure: Sequence[selectors.Requirement], at: str, created: Mapping[str, object], templated: bool
 ) -> Iterator[Finding]:
     """argoexec fails the step as soon as any one requirement holds (contrary to its documentation)."""
     if not failure:

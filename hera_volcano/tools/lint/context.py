@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from hera_volcano.shared.findings import as_list, as_map
 
@@ -18,9 +18,9 @@ _RUNNABLE_KINDS: Final = frozenset({"Workflow", "CronWorkflow"})
 _STORED_KINDS: Final = {"WorkflowTemplate": False, "ClusterWorkflowTemplate": True}  # kind: cluster-scoped
 
 
-def templates_by_name(spec: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+def templates_by_name(spec: Mapping[str, object]) -> dict[str, Mapping[str, object]]:
     """A workflow spec's templates by name; the first of a name, which is the one Argo's lookup finds."""
-    found: dict[str, Mapping[str, Any]] = {}
+    found: dict[str, Mapping[str, object]] = {}
     for template in as_list(spec.get("templates")):
         if isinstance(template, Mapping) and isinstance(template.get("name"), str):
             found.setdefault(template["name"], template)
@@ -33,7 +33,7 @@ class Stored:
 
     kind: str
     namespace: str | None
-    templates: Mapping[str, Mapping[str, Any]]
+    templates: Mapping[str, Mapping[str, object]]
 
 
 #: Stored templates by (cluster-scoped, name); None for a name given to more than one.
@@ -73,12 +73,12 @@ class Workflow:
     """What every check of one workflow document needs to know about it."""
 
     kind: str
-    metadata: Mapping[str, Any]
-    spec: Mapping[str, Any]
+    metadata: Mapping[str, object]
+    spec: Mapping[str, object]
     spec_path: str
     #: The templates by name (the first of a name: Argo's lookup finds it).
-    templates: Mapping[str, Mapping[str, Any]]
-    defaults: Mapping[str, Any]
+    templates: Mapping[str, Mapping[str, object]]
+    defaults: Mapping[str, object]
     #: The templates of the same stream that a ``templateRef`` may call.
     stored: StoredTemplates = field(default_factory=dict)
 

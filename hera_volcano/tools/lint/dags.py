@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any, Final
+from typing import Final
 
 from hera_volcano.argo.limits import MAX_DAG_TASKS
-from hera_volcano.shared.findings import Finding, error
+from hera_volcano.shared.findings import Finding, as_map, error
 from hera_volcano.shared.graphs import cycles
 from hera_volcano.tools.lint.calls import check_call, check_call_name
 from hera_volcano.tools.lint.context import Workflow
@@ -131,11 +131,11 @@ def check_dag(dag: object, path: str, wf: Workflow) -> Iterator[Finding]:
 
 
 def _check_task(
-    task: Mapping[str, Any],
+    task: Mapping[str, object],
     path: str,
     wf: Workflow,
     using_depends: bool,
-    tasks: list[Any],
+    tasks: list[object],
     index: Mapping[str, int],
     graph: dict[str, list[str]],
 ) -> Iterator[Finding]:
@@ -169,7 +169,7 @@ def _check_task(
         if dependency not in index:
             yield error(at, f"unknown task {dependency!r}: dependencies must name tasks of this DAG")
             continue
-        if result in _ITEM_RESULTS and not any(tasks[index[dependency]].get(k) is not None for k in _LOOPS):
+        if result in _ITEM_RESULTS and not any(as_map(tasks[index[dependency]]).get(k) is not None for k in _LOOPS):
             yield error(
                 at,
                 f"{dependency}.{result} needs {dependency!r} to loop (withItems, withParam or withSequence):"

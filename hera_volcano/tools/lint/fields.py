@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from hera_volcano.argo import workflow_fields
+from hera_volcano.kube.pod_fields import FieldKind, model_name
 from hera_volcano.shared.findings import Finding, entry, error, warning
 from hera_volcano.shared.suggestions import did_you_mean
 
@@ -40,7 +41,7 @@ class FieldFindings:
     types: list[Finding]
 
 
-def check_fields(doc: Mapping[str, Any], kind: str) -> FieldFindings:
+def check_fields(doc: Mapping[str, object], kind: str) -> FieldFindings:
     """Every field of a workflow object of ``kind`` (a root of :data:`workflow_fields.ROOTS`) against Argo's."""
     walker = _Walker()
     walker.walk(doc, {"model": kind})
@@ -63,7 +64,7 @@ _PLAIN: Final = (str, int, bool, float)
 _ANY_SCALAR: Final = "any-scalar"
 
 
-def _loosen(kind: Any) -> Any:
+def _loosen(kind: FieldKind) -> FieldKind:
     """An AnyString field's kind: its strings (a list's items too, as ``enum``'s) take any scalar."""
     if kind == "str":
         return _ANY_SCALAR
@@ -109,7 +110,7 @@ class _Walker:
             path = f"{path}[{part}]" if isinstance(part, int) else entry(path, part)
         return path
 
-    def walk(self, value: object, kind: Any) -> None:
+    def walk(self, value: object, kind: FieldKind) -> None:
         """Check ``value`` against the table kind ``kind`` (``null`` always passes, as the API server decodes it)."""
         if value is None or kind == "any":
             return
@@ -132,7 +133,7 @@ class _Walker:
                 self.parts.pop()
             return
         if not isinstance(value, Mapping):
-            what = "a mapping" if "map" in kind else f"a mapping: {_what(kind['model'])}"
+            what = "a mapping" if "map" in kind else f"a mapping: {_what(model_name(kind))}"
             self.found.types.append(error(self.path(), f"must be {what}"))
             return
         if "map" in kind:
@@ -141,9 +142,9 @@ class _Walker:
                 self.walk(item, kind["map"])
                 self.parts.pop()
             return
-        self.walk_model(value, kind["model"])
+        self.walk_model(value, model_name(kind))
 
-    def walk_model(self, value: Mapping[str, Any], name: str) -> None:
+    def walk_model(self, value: Mapping[str, object], name: str) -> None:
         fields = workflow_fields.model(name)
         removed = workflow_fields.ARGO_37_ONLY.get(name, {})
         added = workflow_fields.ARGO_4_ONLY.get(name, ())

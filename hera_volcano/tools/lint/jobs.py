@@ -4,7 +4,7 @@ is the usual slip, and the API server would refuse it (or, for a bare file, crea
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 from hera_volcano.shared.findings import as_map
 from hera_volcano.volcano.schema import API_VERSION, KIND
@@ -13,13 +13,13 @@ from hera_volcano.volcano.schema import API_VERSION, KIND
 _VOLCANO_ONLY: Final = ("tasks", "plugins", "queue", "minAvailable", "policies", "schedulerName", "maxRetry")
 
 
-def is_volcano_job(obj: Mapping[str, Any]) -> bool:
+def is_volcano_job(obj: Mapping[str, object]) -> bool:
     """A Job of Volcano's group, whatever its version (a wrong version is reported by Volcano's rules)."""
     api_version = obj.get("apiVersion")
     return isinstance(api_version, str) and api_version.startswith("batch.volcano.sh/") and obj.get("kind") == KIND
 
 
-def misplaced_volcano_job(obj: Mapping[str, Any]) -> str | None:
+def misplaced_volcano_job(obj: Mapping[str, object]) -> str | None:
     """Why a Job of another group that carries Volcano's fields is a mistake, or None."""
     api_version = obj.get("apiVersion")
     if obj.get("kind") != KIND or not isinstance(api_version, str) or api_version.startswith("batch.volcano.sh/"):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Any, Final
+from typing import Final
 
 from hera_volcano.argo.limits import WORKFLOW_KINDS
 from hera_volcano.shared.findings import Finding, error, warning
@@ -24,7 +24,7 @@ from hera_volcano.volcano import schema
 from hera_volcano.volcano.queue_rules import check_queue
 from hera_volcano.volcano.rules import check_job
 
-Checker = Callable[[Mapping[str, Any], Source], Iterable[Finding]]
+Checker = Callable[[Mapping[str, object], Source], Iterable[Finding]]
 ARGO_API_VERSION: Final = "argoproj.io/v1alpha1"
 
 
@@ -37,11 +37,11 @@ class Kind:
     check: Checker | None
 
 
-def _volcano_job(doc: Mapping[str, Any], source: Source) -> list[Finding]:
+def _volcano_job(doc: Mapping[str, object], source: Source) -> list[Finding]:
     return check_job(doc)
 
 
-def _volcano_queue(doc: Mapping[str, Any], source: Source) -> list[Finding]:
+def _volcano_queue(doc: Mapping[str, object], source: Source) -> list[Finding]:
     return check_queue(doc)
 
 
@@ -103,7 +103,7 @@ def _foreign(api_version: str, kind: str) -> str:
     return f"lint does not know kind {kind!r} of {api_version!r}: expected {EXPECTED}"
 
 
-def _near_miss(doc: Mapping[str, Any], api_version: str, kind: str) -> Finding | None:
+def _near_miss(doc: Mapping[str, object], api_version: str, kind: str) -> Finding | None:
     """An error for what is almost a known kind: the right kind with another apiVersion, a misspelt kind of a known
     group, a batch/v1 Job with Volcano's fields."""
     misplaced = misplaced_volcano_job(doc)

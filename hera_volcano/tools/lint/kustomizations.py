@@ -4,7 +4,7 @@ must exist, or ``kubectl apply -k`` and GitOps tools fail on the whole folder.""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, Final
+from typing import Final
 
 from hera_volcano.shared.findings import Finding, as_list, as_map, error
 from hera_volcano.tools.lint.context import Source
@@ -22,7 +22,7 @@ def _is_remote(reference: str) -> bool:
     return "://" in reference or reference.startswith(("github.com/", "git@")) or "?ref=" in reference
 
 
-def check_kustomization(doc: Mapping[str, Any], source: Source) -> Iterator[Finding]:
+def check_kustomization(doc: Mapping[str, object], source: Source) -> Iterator[Finding]:
     """Each local file or folder listed exists next to the kustomization (when it was read from a folder)."""
     references: list[tuple[str, object]] = []
     for field in _LISTS:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any, Final
+from typing import Final
 
 from hera_volcano.shared.findings import Finding, as_list, as_map, entry, error
 from hera_volcano.tools.lint.context import Workflow
@@ -36,7 +36,7 @@ def check_workflow_parameters(wf: Workflow) -> Iterator[Finding]:
             )
 
 
-def check_input_references(template: Mapping[str, Any], path: str) -> Iterator[Finding]:
+def check_input_references(template: Mapping[str, object], path: str) -> Iterator[Finding]:
     """``{{inputs.parameters.X}}`` in a template must name one of its inputs (Argo: "failed to resolve")."""
     if "inputs.parameters." not in json.dumps(template, default=str):
         return

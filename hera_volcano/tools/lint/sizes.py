@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from typing import Any, Final
+from typing import Final
 
 from hera_volcano.shared.findings import Finding, error, warning
 
@@ -23,14 +23,14 @@ MAX_BYTES: Final = 3 * MIB // 2
 _HTML_ESCAPED: Final = ("<", ">", "&")
 
 
-def stored_size(doc: Mapping[str, Any]) -> int:
+def stored_size(doc: Mapping[str, object]) -> int:
     """The bytes of ``doc`` as compact JSON, as the API server writes it (UTF-8, with ``<``, ``>`` and ``&``
     escaped)."""
     text = json.dumps(doc, separators=(",", ":"), ensure_ascii=False, default=str)
     return len(text.encode()) + 5 * sum(text.count(c) for c in _HTML_ESCAPED)
 
 
-def check_size(doc: Mapping[str, Any], kind: str) -> Iterator[Finding]:
+def check_size(doc: Mapping[str, object], kind: str) -> Iterator[Finding]:
     """A warning for a large workflow object, an error for one the API server refuses."""
     size = stored_size(doc)
     if size > MAX_BYTES:

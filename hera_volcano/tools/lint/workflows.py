@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any, Final
+from typing import Final
 
 from hera_volcano.argo import samples
 from hera_volcano.argo.limits import MAX_TEMPLATES, WORKFLOW_KINDS
@@ -45,7 +45,7 @@ _NO_TIMEOUT: Final = frozenset({"steps", "dag", "suspend"})
 _INTEGER: Final = re.compile(r"[+-]?[0-9]+")
 
 
-def check_workflow(doc: Mapping[str, Any], source: Source) -> list[Finding]:
+def check_workflow(doc: Mapping[str, object], source: Source) -> list[Finding]:
     """Every rule for a workflow object (``doc["kind"]`` is one of Argo's workflow kinds); paths relative to it.
 
     The specific rules come first; the field check adds every unknown field, and a wrong type only where no
@@ -59,7 +59,7 @@ def check_workflow(doc: Mapping[str, Any], source: Source) -> list[Finding]:
     return found
 
 
-def _lint_workflow(doc: Mapping[str, Any], kind: str, source: Source) -> Iterator[Finding]:
+def _lint_workflow(doc: Mapping[str, object], kind: str, source: Source) -> Iterator[Finding]:
     metadata = doc.get("metadata")
     if not isinstance(metadata, Mapping):
         yield error("metadata", "is required: a mapping with name or generateName")
@@ -86,7 +86,7 @@ def _lint_workflow(doc: Mapping[str, Any], kind: str, source: Source) -> Iterato
             yield from check_workflow_parameters(wf)
 
 
-def _check_metadata(metadata: Mapping[str, Any], max_length: int, kind: str) -> Iterator[Finding]:
+def _check_metadata(metadata: Mapping[str, object], max_length: int, kind: str) -> Iterator[Finding]:
     """Argo limits ``metadata.name`` (it becomes a label value); Kubernetes wants a DNS subdomain or a generateName."""
     name, generate = metadata.get("name"), metadata.get("generateName")
     if name not in (None, ""):
@@ -161,7 +161,7 @@ def _check_templates(wf: Workflow) -> Iterator[Finding]:
         yield from check_input_references(template, at)
 
 
-def _check_template(template: Mapping[str, Any], path: str, wf: Workflow, manifest: str | None) -> Iterator[Finding]:
+def _check_template(template: Mapping[str, object], path: str, wf: Workflow, manifest: str | None) -> Iterator[Finding]:
     types = [t for t in _TEMPLATE_TYPES if template.get(t) is not None]
     if not types:
         yield error(path, f"must set one template type: {', '.join(_TEMPLATE_TYPES)}")
@@ -184,7 +184,7 @@ def _check_template(template: Mapping[str, Any], path: str, wf: Workflow, manife
         yield from check_resource(template, path, wf, manifest)
 
 
-def _check_limits(template: Mapping[str, Any], path: str, kind: str) -> Iterator[Finding]:
+def _check_limits(template: Mapping[str, object], path: str, kind: str) -> Iterator[Finding]:
     """``activeDeadlineSeconds``: an int ≥ 0 or an Argo variable; ``timeout``: a duration. Leaf templates only."""
     for field, refused, check in (
         ("activeDeadlineSeconds", _NON_LEAF, _deadline_problem),
@@ -232,7 +232,7 @@ def _timeout_problem(value: object) -> str | None:
     return None
 
 
-def _check_image(template: Mapping[str, Any], path: str, kind: str, wf: Workflow) -> Iterator[Finding]:
+def _check_image(template: Mapping[str, object], path: str, kind: str, wf: Workflow) -> Iterator[Finding]:
     body = template[kind]
     if not isinstance(body, Mapping):
         yield error(f"{path}.{kind}", "must be a mapping")
