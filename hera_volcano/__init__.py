@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from hera_volcano.builders.pod import PodVolume as PodVolume
     from hera_volcano.builders.pod import Toleration as Toleration
     from hera_volcano.builders.program import Program as Program
+    from hera_volcano.builders.settings import JobSettings as JobSettings
     from hera_volcano.builders.pytorch import pytorch_job as pytorch_job
     from hera_volcano.builders.pytorch import torchrun as torchrun
     from hera_volcano.builders.tensorflow import tensorflow_job as tensorflow_job
@@ -55,6 +56,7 @@ _PUBLIC = {
     "Client": "hera_volcano.client.runs",
     "ClusterError": "hera_volcano.shared.errors",
     "JobPolicy": "hera_volcano.tools.job_policy",
+    "JobSettings": "hera_volcano.builders.settings",
     "Pipeline": "hera_volcano.builders.pipeline",
     "PipelineJob": "hera_volcano.builders.pipeline_entries",
     "PipelineStep": "hera_volcano.builders.pipeline_entries",
