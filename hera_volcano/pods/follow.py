@@ -34,6 +34,8 @@ from hera_volcano.pods.labels import (
 
 #: Phases of a Volcano Job that will not run again.
 JOB_FINISHED = ("Completed", "Failed", "Terminated", "Aborted")
+#: Final phases of an Argo Workflow.
+WORKFLOW_FINISHED = ("Succeeded", "Failed", "Error")
 #: Seconds to wait while neither the job's step nor a Volcano Job exists. Argo starts the follower and the job's step
 #: together, so the step's pod exists seconds after the follower's; without one by then, Argo refused the step before
 #: creating a pod (say, a substituted value made its manifest invalid) and the workflow waits on the follower alone.
@@ -165,6 +167,14 @@ def lead_task(job: Mapping[str, Any] | None) -> str:
 
 def job_phase(job: Mapping[str, Any]) -> str:
     return str(as_map(as_map(job.get("status")).get("state")).get("phase") or "")
+
+
+def workflow_final(workflow: Mapping[str, Any]) -> str | None:
+    """A Workflow's final phase once it has finished for good (Argo writes ``finishedAt`` with it, after the exit
+    handler has run); None while it runs."""
+    status = as_map(workflow.get("status"))
+    phase = status.get("phase")
+    return str(phase) if status.get("finishedAt") and phase in WORKFLOW_FINISHED else None
 
 
 def newest(objects: Iterable[Mapping[str, Any]]) -> Mapping[str, Any] | None:

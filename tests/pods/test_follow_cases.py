@@ -1,13 +1,18 @@
-"""The shared follower cases (tests/follow_cases.py) for the follower that runs in a workflow's pod
-(hera_volcano/pods/run.py), against the stand-in API server the client's cases use."""
+"""The shared follower cases (tests/follow_cases.py), run once against the one loop (hera_volcano/pods/run.py's
+``FollowLogs``) over both transports: the one the pod speaks (``hera_volcano.pods.kubeapi.Transport``, here to the
+stand-in API server) and the client's adapter over the ``kubernetes`` package (``hera_volcano.client.transport``,
+the stand-in in the place of its ``KubeApi``)."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import pytest
 
 from hera_volcano.client.resources import JOBS, PODS
+from hera_volcano.client.transport import KubeTransport
+from hera_volcano.pods.kubeapi import Transport
 from hera_volcano.pods.run import FollowLogs, Settings
 from tests.client.follow_driver import Driver
 from tests.client.harness import BOUND
@@ -24,31 +29,22 @@ SETTINGS = Settings(
     tick=0.05,
     backoff_max=2.0,
 )
+TRANSPORTS: dict[str, Callable[[World], Transport]] = {
+    "pod": WorldApi,
+    "kubernetes": lambda world: KubeTransport(world, "argo"),  # type: ignore[arg-type]
+}
 
 
-class Shown:
-    """The follower's output, line by line, into the driver's list (which ``Await`` events wait on)."""
-
-    def __init__(self, lines: list[str]) -> None:
-        self.lines = lines
-        self._partial = ""
-
-    def write(self, text: str) -> int:
-        *complete, self._partial = (self._partial + text).split("\n")
-        self.lines.extend(complete)
-        return len(text)
-
-    def flush(self) -> None:
-        pass
-
-
+@pytest.mark.parametrize("transport", TRANSPORTS)
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_the_follower_in_a_pod(case: Case) -> None:
+def test_the_follower(case: Case, transport: str) -> None:
     world = World()
     driver = Driver(world)
     for event in case.events[: case.start_after]:
         driver.apply(event)
-    follow = FollowLogs(WorldApi(world), SETTINGS, Shown(driver.shown), report=lambda message: None)  # type: ignore[arg-type]
+    follow = FollowLogs(
+        TRANSPORTS[transport](world), SETTINGS, driver.shown.append, report=lambda message: None, announce=False
+    )
     codes: list[int] = []
     thread = threading.Thread(target=lambda: codes.append(follow.run()), daemon=True)
     thread.start()
@@ -59,7 +55,7 @@ def test_the_follower_in_a_pod(case: Case) -> None:
         thread.join(BOUND)
         assert not thread.is_alive(), f"still following after {BOUND} s: {driver.shown}"
         assert codes == [0]
-        assert driver.shown[1:] == list(case.shown)
+        assert driver.shown == list(case.shown)
     finally:
         follow.close()
         world.close()
