@@ -21,9 +21,10 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import NoReturn, TextIO
+from typing import ClassVar, NoReturn, TextIO
 
 from hera_volcano.pods.follow import (
+    BACKOFF_MAX,
     DEFAULT_GRACE,
     DRAIN,
     FIRST_BACKOFF,
@@ -108,6 +109,10 @@ def _why(error: ApiError) -> str:
 
 @dataclass(frozen=True)
 class Settings:
+    """What the follower is told, and the environment variable of each: the one contract between the template that
+    starts it (:func:`hera_volcano.argo.follow_logs.follow_logs_template` writes :meth:`to_env`), this program
+    (:meth:`from_env`) and lint, which read the variables by these names and no other spelling."""
+
     jobs: str
     pods: str
     task: str | None = None
@@ -123,34 +128,106 @@ class Settings:
     drain: float = DRAIN
     step_grace: float = STEP_GRACE
     retry_grace: float = RETRY_GRACE
-    backoff_max: float = 30.0
+    backoff_max: float = BACKOFF_MAX
     tick: float = TICK
+
+    # The environment variables (after the fields: two of them share a name with a default above).
+    JOB_SELECTOR: ClassVar[str] = "JOB_SELECTOR"
+    POD_SELECTOR: ClassVar[str] = "POD_SELECTOR"
+    TASK: ClassVar[str] = "TASK"
+    CONTAINER: ClassVar[str] = "CONTAINER"
+    #: The follower's own Argo node: the template sets it from its pod's annotation (a ``fieldRef``).
+    NODE_NAME: ClassVar[str] = "NODE_NAME"
+    FOLLOW_SECONDS: ClassVar[str] = "FOLLOW_SECONDS"
+    GRACE_SECONDS: ClassVar[str] = "GRACE_SECONDS"
+    START_SECONDS: ClassVar[str] = "START_SECONDS"
+    STEP_RETRIES: ClassVar[str] = "STEP_RETRIES"
+    OUTPUTS: ClassVar[str] = "OUTPUTS"
+    OUTPUT_DIR: ClassVar[str] = "OUTPUT_DIR"
+    TERMINATION_LOG: ClassVar[str] = "TERMINATION_LOG"
+    DRAIN_SECONDS: ClassVar[str] = "DRAIN_SECONDS"
+    STEP_GRACE_SECONDS: ClassVar[str] = "STEP_GRACE_SECONDS"
+    RETRY_GRACE_SECONDS: ClassVar[str] = "RETRY_GRACE_SECONDS"
+    BACKOFF_MAX_SECONDS: ClassVar[str] = "BACKOFF_MAX_SECONDS"
+    TICK_SECONDS: ClassVar[str] = "TICK_SECONDS"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
-        def seconds(key: str, default: float | None) -> float | None:
+        def seconds(key: str, default: float) -> float:
             value = float(env.get(key) or 0)
             return value if value > 0 else default
 
         return cls(
-            jobs=env["JOB_SELECTOR"],
-            pods=env["POD_SELECTOR"],
-            task=env.get("TASK") or None,
-            container=env.get("CONTAINER") or None,
-            node=env.get("NODE_NAME") or "",
-            limit=seconds("FOLLOW_SECONDS", None),
-            grace=seconds("GRACE_SECONDS", DEFAULT_GRACE) or DEFAULT_GRACE,
-            start_limit=seconds("START_SECONDS", None),
-            step_retries=int(env.get("STEP_RETRIES") or 0),
-            outputs=tuple((env.get("OUTPUTS") or "").split()),
-            output_dir=env.get("OUTPUT_DIR") or OUTPUT_DIR,
-            termination_log=env.get("TERMINATION_LOG") or TERMINATION_LOG,
-            drain=seconds("DRAIN_SECONDS", DRAIN) or DRAIN,
-            step_grace=seconds("STEP_GRACE_SECONDS", STEP_GRACE) or STEP_GRACE,
-            retry_grace=seconds("RETRY_GRACE_SECONDS", RETRY_GRACE) or RETRY_GRACE,
-            backoff_max=seconds("BACKOFF_MAX_SECONDS", 30.0) or 30.0,
-            tick=seconds("TICK_SECONDS", TICK) or TICK,
+            jobs=env[cls.JOB_SELECTOR],
+            pods=env[cls.POD_SELECTOR],
+            task=env.get(cls.TASK) or None,
+            container=env.get(cls.CONTAINER) or None,
+            node=env.get(cls.NODE_NAME) or "",
+            limit=seconds(cls.FOLLOW_SECONDS, 0) or None,
+            grace=seconds(cls.GRACE_SECONDS, DEFAULT_GRACE),
+            start_limit=seconds(cls.START_SECONDS, 0) or None,
+            step_retries=int(env.get(cls.STEP_RETRIES) or 0),
+            outputs=tuple((env.get(cls.OUTPUTS) or "").split()),
+            output_dir=env.get(cls.OUTPUT_DIR) or OUTPUT_DIR,
+            termination_log=env.get(cls.TERMINATION_LOG) or TERMINATION_LOG,
+            drain=seconds(cls.DRAIN_SECONDS, DRAIN),
+            step_grace=seconds(cls.STEP_GRACE_SECONDS, STEP_GRACE),
+            retry_grace=seconds(cls.RETRY_GRACE_SECONDS, RETRY_GRACE),
+            backoff_max=seconds(cls.BACKOFF_MAX_SECONDS, BACKOFF_MAX),
+            tick=seconds(cls.TICK_SECONDS, TICK),
         )
+
+    def to_env(self) -> dict[str, str]:
+        """The environment :meth:`from_env` reads these settings back from (a value may be an Argo expression, as
+        ``{{workflow.name}}`` in a selector): the selectors, task, container, limits and retries always (0: none),
+        ``OUTPUT_DIR`` with ``OUTPUTS``, the rest where they are not the default; in the order the template lists
+        them."""
+        env, defaults = self._env(), Settings(self.jobs, self.pods)._env()
+        kept = {*_ALWAYS, self.OUTPUT_DIR} if self.outputs else _ALWAYS
+        return {name: value for name, value in env.items() if name in kept or value != defaults[name]}
+
+    def _env(self) -> dict[str, str]:
+        return {
+            self.JOB_SELECTOR: self.jobs,
+            self.POD_SELECTOR: self.pods,
+            self.TASK: self.task or "",
+            self.CONTAINER: self.container or "",
+            self.FOLLOW_SECONDS: _seconds(self.limit),
+            self.GRACE_SECONDS: _seconds(self.grace),
+            self.START_SECONDS: _seconds(self.start_limit),
+            self.STEP_RETRIES: str(self.step_retries),
+            self.NODE_NAME: self.node,
+            self.OUTPUTS: " ".join(self.outputs),
+            self.OUTPUT_DIR: self.output_dir,
+            self.TERMINATION_LOG: self.termination_log,
+            self.DRAIN_SECONDS: _seconds(self.drain),
+            self.STEP_GRACE_SECONDS: _seconds(self.step_grace),
+            self.RETRY_GRACE_SECONDS: _seconds(self.retry_grace),
+            self.BACKOFF_MAX_SECONDS: _seconds(self.backoff_max),
+            self.TICK_SECONDS: _seconds(self.tick),
+        }
+
+
+#: The variables :meth:`Settings.to_env` always writes.
+_ALWAYS = frozenset(
+    (
+        Settings.JOB_SELECTOR,
+        Settings.POD_SELECTOR,
+        Settings.TASK,
+        Settings.CONTAINER,
+        Settings.FOLLOW_SECONDS,
+        Settings.GRACE_SECONDS,
+        Settings.START_SECONDS,
+        Settings.STEP_RETRIES,
+    )
+)
+
+
+def _seconds(value: float | None) -> str:
+    """Seconds as the environment holds them: whole ones without a point, none as 0."""
+    if value is None:
+        return "0"
+    return str(int(value)) if float(value).is_integer() else str(value)
 
 
 class _Streaming:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from hera_volcano.argo.labels import JOB_LABEL
+from hera_volcano.pods.run import Settings
 from hera_volcano.shared.findings import Finding, as_list, as_map, error
 from hera_volcano.tools.lint.context import Workflow
 
@@ -77,21 +78,21 @@ def _follower(template: Mapping[str, Any], path: str, wf: Workflow) -> tuple[str
         for i, e in enumerate(as_list(container.get("env")))
         if isinstance(e, Mapping) and isinstance(e.get("name"), str)
     }
-    job = _selected_job(env.get("JOB_SELECTOR", (0, None))[1])
+    job = _selected_job(env.get(Settings.JOB_SELECTOR, (0, None))[1])
     if not job:
         return None
     deadline = _deadline(template, path, wf)
     if deadline is None:
         return None
     limits = [deadline]
-    index, value = env.get("FOLLOW_SECONDS", (0, None))
+    index, value = env.get(Settings.FOLLOW_SECONDS, (0, None))
     if value not in (None, ""):
         seconds = _seconds(value)
         if seconds is None:
             return None  # an Argo variable
         if seconds > 0:  # 0: no limit of its own
             limits.append(_Limit(seconds, f"{path}.container.env[{index}].value"))
-    outputs = env.get("OUTPUTS", (0, None))[1]
+    outputs = env.get(Settings.OUTPUTS, (0, None))[1]
     return job, min(limits, key=lambda limit: limit.seconds), str(outputs or "")
 
 

@@ -11,6 +11,7 @@ import yaml
 
 from hera_volcano.argo.labels import JOB_LABEL
 from hera_volcano.kube.loading import DuplicateKey, describe_error, load_all
+from hera_volcano.pods.run import Settings
 from hera_volcano.shared.findings import Finding, as_list, as_map, error, warning
 from hera_volcano.tools.lint.conditions import Conditions, check_job_conditions, parse_conditions
 from hera_volcano.tools.lint.context import MANIFEST_SEPARATOR, Workflow
@@ -90,7 +91,7 @@ def _start_limited(template: Mapping[str, Any], wf: Workflow) -> bool:
         return False
     for other in map(as_map, as_list(wf.spec.get("templates"))):
         env = {e.get("name"): e.get("value") for e in map(as_map, as_list(as_map(other.get("container")).get("env")))}
-        selector, start = env.get("JOB_SELECTOR"), env.get("START_SECONDS")
+        selector, start = env.get(Settings.JOB_SELECTOR), env.get(Settings.START_SECONDS)
         if (
             isinstance(selector, str)
             and f"{JOB_LABEL}={label}" in selector.split(",")
