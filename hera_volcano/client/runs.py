@@ -8,6 +8,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, TextIO
 
@@ -42,6 +43,45 @@ from hera_volcano.pods.labels import JOB_NAME_LABEL
 from hera_volcano.pods.run import FollowLogs, Settings, tails
 from hera_volcano.shared.errors import ClusterError
 from hera_volcano.shared.findings import as_map
+
+
+@dataclass(frozen=True)
+class Cron:
+    """A CronWorkflow as the API server stored it: its name, namespace and schedules, and the whole ``manifest``."""
+
+    name: str
+    namespace: str
+    schedules: tuple[str, ...]
+    manifest: Mapping[str, object]
+
+    @classmethod
+    def of(cls, stored: Mapping[str, object]) -> Cron:
+        meta, spec = as_map(stored.get("metadata")), as_map(stored.get("spec"))
+        schedules = spec.get("schedules") or ([spec["schedule"]] if spec.get("schedule") else [])
+        return cls(str(meta.get("name") or ""), str(meta.get("namespace") or ""), tuple(map(str, schedules)), stored)
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """A Workflow as a listing shows it: name, phase (Pending before Argo gives one), message, and when it was
+    created and finished (RFC 3339; empty while it runs). ``Client.get(name)`` gives its :class:`Run`."""
+
+    name: str
+    phase: str
+    message: str
+    created: str
+    finished: str
+
+    @classmethod
+    def of(cls, workflow: object) -> RunSummary:
+        meta, status = as_map(as_map(workflow).get("metadata")), as_map(as_map(workflow).get("status"))
+        return cls(
+            name=str(meta.get("name") or ""),
+            phase=str(status.get("phase") or "Pending"),
+            message=str(status.get("message") or ""),
+            created=str(meta.get("creationTimestamp") or ""),
+            finished=str(status.get("finishedAt") or ""),
+        )
 
 
 class Client:
@@ -103,18 +143,18 @@ class Client:
         self._check_programs(as_map(found.get("spec")), self.namespace)
         return self._create(body, self.namespace)
 
-    def create_cron(self, cron: object) -> dict[str, Any]:
+    def create_cron(self, cron: object) -> Cron:
         """Create a CronWorkflow (a Hera ``CronWorkflow``, a dict, or YAML text holding exactly one), in its own
-        namespace, else the client's, as ``argo cron create`` does. Returns it as the API server stored it: it runs
-        on its schedule; :meth:`submit_from_cron` runs it once now."""
+        namespace, else the client's, as ``argo cron create`` does. It runs on its schedule;
+        :meth:`submit_from_cron` runs it once now."""
         body = submission.workflow_body(cron, ("CronWorkflow",))
         namespace = submission.in_namespace(body, self.namespace, self._explicit)
         body.setdefault("metadata", {})["namespace"] = namespace
-        return self._api.create(CRON_WORKFLOWS, namespace, body)
+        return Cron.of(self._api.create(CRON_WORKFLOWS, namespace, body))
 
-    def cron_run(self, cron: str, parameters: Mapping[str, object] | None = None) -> dict[str, Any]:
+    def preview_from_cron(self, cron: str, parameters: Mapping[str, object] | None = None) -> dict[str, Any]:
         """The Workflow :meth:`submit_from_cron` would create for CronWorkflow ``cron`` of the client's namespace
-        (read from the cluster; nothing is created)."""
+        (read from the cluster; nothing is created), as a manifest."""
         names.check("cronworkflow", cron, names.dns1123_subdomain)
         found = retrying(lambda: self._api.get(CRON_WORKFLOWS, self.namespace, cron), self._patience)
         body = submission.from_cron(found, parameters or {}, datetime.now(timezone.utc))
@@ -125,7 +165,7 @@ class Client:
         """Run the CronWorkflow ``cron`` of the client's namespace once now, as
         ``argo submit --from cronwf/CRON -p KEY=VALUE`` does: a Workflow of its ``workflowSpec`` named
         ``CRON-xxxxx`` (:func:`~hera_volcano.client.submission.from_cron`); its schedule is left as it was."""
-        return self._create(self.cron_run(cron, parameters), self.namespace)
+        return self._create(self.preview_from_cron(cron, parameters), self.namespace)
 
     def _check_programs(self, spec: Mapping[str, Any], namespace: str) -> None:
         """The workflow's log followers run their program from a ConfigMap of its namespace: one missing there is
@@ -155,11 +195,10 @@ class Client:
         created = self._api.create(WORKFLOWS, namespace, body)
         return Run(self._api, namespace, str(as_map(created.get("metadata")).get("name")), patience=self._patience)
 
-    def workflows(self) -> list[dict[str, Any]]:
-        """The namespace's Workflows as the API server sends them, newest first (then by name)."""
-        items = [w for w in self._api.list(WORKFLOWS, self.namespace).get("items") or [] if isinstance(w, dict)]
-        by_name = sorted(items, key=lambda w: str(as_map(w.get("metadata")).get("name", "")))
-        return sorted(by_name, key=lambda w: str(as_map(w.get("metadata")).get("creationTimestamp", "")), reverse=True)
+    def workflows(self) -> list[RunSummary]:
+        """The namespace's Workflows, newest first (then by name)."""
+        items = [RunSummary.of(w) for w in self._api.list(WORKFLOWS, self.namespace).get("items") or []]
+        return sorted(sorted(items, key=lambda w: w.name), key=lambda w: w.created, reverse=True)
 
     def get(self, name: str) -> Run:
         """The run of an existing Workflow (ClusterError NotFound when there is none)."""
