@@ -11,7 +11,7 @@ from hera.workflows import ConfigMapVolume, Container, Env, FieldEnv, Parameter
 from hera.workflows.models import ContinueOn, ValueFrom
 
 from hera_volcano.argo.conditions import DEFAULT_START_LIMIT
-from hera_volcano.argo.labels import JOB_LABEL, NODE_NAME_ANNOTATION, POD_WORKFLOW_LABEL, WORKFLOW_LABEL
+from hera_volcano.argo.labels import NODE_NAME_ANNOTATION, THIS_WORKFLOW, JobIdentity
 from hera_volcano.kube import names
 from hera_volcano.kube.images import PYTHON_IMAGE, check_image
 from hera_volcano.pods import program
@@ -71,9 +71,10 @@ def follow_logs_template(
     """
     names.check("name", name, names.argo_name)
     _check(job_label, task, container, image, timeout, start_limit, step_retries, grace, service_account)
+    identity = JobIdentity(THIS_WORKFLOW.workflow, str(job_label))
     settings = Settings(
-        jobs=f"{WORKFLOW_LABEL}={{{{workflow.name}}}},{JOB_LABEL}={job_label}",
-        pods=f"{POD_WORKFLOW_LABEL}={{{{workflow.name}}}},{JOB_LABEL}={job_label}",
+        jobs=identity.jobs_selector(),
+        pods=identity.pods_selector(),
         task=task,
         container=container,
         limit=timeout,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, TextIO
 
-from hera_volcano.argo.labels import JOB_LABEL, POD_WORKFLOW_LABEL, TASK_LABEL, WORKFLOW_LABEL
+from hera_volcano.argo.labels import TASK_LABEL
 from hera_volcano.client import failures, kubeapi, submission
 from hera_volcano.client.explain import Observed, Unreadable, explain
 from hera_volcano.client.kubeapi import KubeApi
@@ -39,7 +39,7 @@ from hera_volcano.pods.follow import labels_of, lead_task, name_of, newest, pod_
 from hera_volcano.pods.kubeapi import JOBS as JOB_KIND
 from hera_volcano.pods.kubeapi import WORKFLOWS as WORKFLOW_KIND
 from hera_volcano.pods.kubeapi import Store
-from hera_volcano.pods.labels import JOB_NAME_LABEL
+from hera_volcano.pods.labels import JOB_NAME_LABEL, JobIdentity
 from hera_volcano.pods.run import FollowLogs, Settings, tails
 from hera_volcano.shared.errors import ClusterError
 from hera_volcano.shared.findings import as_map
@@ -223,10 +223,10 @@ class Run:
 
     def _pods_selector(self, job: str | None = None) -> str:
         """The pods of the run's jobs and of their steps (not Argo's label: see hera_volcano.argo.labels)."""
-        return f"{POD_WORKFLOW_LABEL}={self.name}" + (f",{JOB_LABEL}={job}" if job else "")
+        return JobIdentity(self.name, job or None).pods_selector()
 
     def _jobs_selector(self, job: str | None = None) -> str:
-        return f"{WORKFLOW_LABEL}={self.name}" + (f",{JOB_LABEL}={job}" if job else "")
+        return JobIdentity(self.name, job or None).jobs_selector()
 
     def _get(self, resource: Resource, namespace: str | None, name: str) -> dict[str, Any]:
         return retrying(lambda: self._api.get(resource, namespace, name), self._patience)

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from hera_volcano.argo.labels import JOB_LABEL
+from hera_volcano.argo.labels import JOB_LABEL, JobIdentity
 from hera_volcano.pods.run import Settings
 from hera_volcano.shared.findings import Finding, as_list, as_map, error
 from hera_volcano.tools.lint.context import Workflow
@@ -56,17 +56,6 @@ def _deadline(template: Mapping[str, Any], path: str, wf: Workflow) -> _Limit | 
     return None if seconds is None else _Limit(seconds, at)
 
 
-def _selected_job(selector: object) -> str | None:
-    """The ``hera-volcano/job`` value a label selector asks for, or None."""
-    if not isinstance(selector, str):
-        return None
-    for requirement in selector.split(","):
-        key, equals, value = requirement.partition("=")
-        if equals and key.strip() == JOB_LABEL:
-            return value.strip()
-    return None
-
-
 def _follower(template: Mapping[str, Any], path: str, wf: Workflow) -> tuple[str, _Limit, str] | None:
     """``(job label, limit, outputs)`` of a follower template, or None when ``template`` is not one or its limit is
     only known at run time."""
@@ -78,7 +67,8 @@ def _follower(template: Mapping[str, Any], path: str, wf: Workflow) -> tuple[str
         for i, e in enumerate(as_list(container.get("env")))
         if isinstance(e, Mapping) and isinstance(e.get("name"), str)
     }
-    job = _selected_job(env.get(Settings.JOB_SELECTOR, (0, None))[1])
+    identity = JobIdentity.from_selector(env.get(Settings.JOB_SELECTOR, (0, None))[1])
+    job = identity.job if identity is not None else None
     if not job:
         return None
     deadline = _deadline(template, path, wf)
