@@ -256,7 +256,7 @@ class Api:
     # ---------------------------------------------------------------------------------------------- requests
 
     def _open(
-        self, method: str, path: str, query: Mapping[str, Any], read_timeout: float
+        self, method: str, path: str, query: Mapping[str, str], read_timeout: float
     ) -> tuple[http.client.HTTPSConnection, http.client.HTTPResponse]:
         """Send one request; an error answer raises :class:`ApiError`, and a 401 is tried once more with the token
         read again (it may have rotated)."""
@@ -289,7 +289,7 @@ class Api:
             raise _answer_error(response.status, body, f"{method} {path}")
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _json(self, method: str, path: str, query: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def _json(self, method: str, path: str, query: Mapping[str, str] | None = None) -> Obj:
         connection, response = self._open(method, path, query or {}, self._timeout)
         try:
             body = response.read()
@@ -305,7 +305,7 @@ class Api:
             raise ApiError(response.status, "BadAnswer", f"{method} {path}: the answer is not a JSON object")
         return data
 
-    def get(self, kind: Kind, name: str) -> dict[str, Any]:
+    def get(self, kind: Kind, name: str) -> Obj:
         return self._json("GET", kind.path(self.namespace, name))
 
     def list(self, kind: Kind, selector: str, fields: str | None = None) -> tuple[list[Obj], str]:
@@ -356,7 +356,7 @@ def _read_quietly(response: http.client.HTTPResponse) -> bytes:
         return b""
 
 
-def _map(value: object) -> Mapping[str, Any]:
+def _map(value: object) -> Mapping[str, object]:
     return value if isinstance(value, Mapping) else {}
 
 
@@ -616,5 +616,5 @@ class Store:
             return list(self._deleted[key].values())
 
 
-def _name(obj: Mapping[str, Any]) -> str:
+def _name(obj: Mapping[str, object]) -> str:
     return str(_map(obj.get("metadata")).get("name") or "")
