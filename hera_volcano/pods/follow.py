@@ -1,6 +1,6 @@
-"""Following a Volcano Job's lead task, decided from what the API shows: the state machine of the log follower, the
-one that runs in the workflow (:mod:`hera_volcano.pods.run`) and the client's ``Run.logs()``; tests/follow_cases.py
-holds both loops to the same cases.
+"""Following a Volcano Job's lead task, decided from what the API shows: the state machine of the log follower,
+whose steps the one loop carries out (:mod:`hera_volcano.pods.run`), in the workflow and in the client's
+``Run.logs()``; tests/follow_cases.py holds that loop to its cases over both transports.
 
 Each look (:class:`Seen`: the jobs, the pods of the jobs and of their steps, the time since following began) gives
 the steps to take. The job followed is the newest one our own step created: with the follower's Argo node name
