@@ -28,9 +28,9 @@ if TYPE_CHECKING:
     from hera_volcano.builders.pod import PodVolume as PodVolume
     from hera_volcano.builders.pod import Toleration as Toleration
     from hera_volcano.builders.program import Program as Program
-    from hera_volcano.builders.settings import JobSettings as JobSettings
     from hera_volcano.builders.pytorch import pytorch_job as pytorch_job
     from hera_volcano.builders.pytorch import torchrun as torchrun
+    from hera_volcano.builders.settings import JobSettings as JobSettings
     from hera_volcano.builders.tensorflow import tensorflow_job as tensorflow_job
     from hera_volcano.builders.workspace import Workspace as Workspace
     from hera_volcano.client.result import Result as Result

@@ -14,6 +14,7 @@ from hera.workflows import DAG, Workflow
 
 import hera_volcano as hv
 from hera_volcano.pods.launcher import LaunchSettings
+from hera_volcano.pods.run import Settings
 from hera_volcano.shared.placeholders import substitute_text
 from hera_volcano.tools.lint import has_errors, lint_text
 
@@ -137,7 +138,7 @@ def test_the_shared_settings_mean_the_same_on_every_builder(kind: str) -> None:
     assert step["activeDeadlineSeconds"] == 7200 and step["retryStrategy"]["limit"] == 2
     assert step["serviceAccountName"] == "volcano-workflows"
     follower = {e["name"]: e.get("value") for e in templates(doc)["train-logs"]["container"]["env"]}
-    assert (follower["START_SECONDS"], follower["STEP_RETRIES"]) == ("1800", "2")
+    assert (follower[Settings.START_SECONDS], follower[Settings.STEP_RETRIES]) == ("1800", "2")
 
 
 @kinds

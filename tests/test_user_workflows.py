@@ -14,6 +14,7 @@ import yaml
 from hera.workflows import DAG, Container, Parameter, Steps, Workflow
 
 import hera_volcano as hv
+from hera_volcano.pods.run import Settings
 from hera_volcano.tools.lint import has_errors, lint_text
 
 
@@ -85,8 +86,8 @@ def test_a_ddp_job_after_a_prep_step_passes_its_loss_on_with_nothing_silent() ->
     # A training run longer than an hour is not ended by a default: no deadline on the step or its pods.
     assert "activeDeadlineSeconds" not in text
     follower = {e["name"]: e.get("value") for e in templates(doc)["train-logs"]["container"]["env"]}
-    assert follower["FOLLOW_SECONDS"] == "0", "the follower lasts as long as the job's step"
-    assert int(follower["START_SECONDS"]) >= 3600, "a gang may wait its turn in a queue for hours"
+    assert follower[Settings.FOLLOW_SECONDS] == "0", "the follower lasts as long as the job's step"
+    assert int(follower[Settings.START_SECONDS]) >= 3600, "a gang may wait its turn in a queue for hours"
 
 
 @pytest.mark.parametrize(
@@ -159,7 +160,7 @@ def test_an_explicit_deadline_still_limits_the_step_and_its_pods() -> None:
     assert step["activeDeadlineSeconds"] == 7200
     assert "activeDeadlineSeconds: 7200" in step["resource"]["manifest"]
     follower = {e["name"]: e.get("value") for e in templates(doc)["train-logs"]["container"]["env"]}
-    assert follower["START_SECONDS"] == "0"
+    assert follower[Settings.START_SECONDS] == "0"
 
 
 def test_a_retried_job_step_tells_its_follower_how_many_attempts_to_wait_for() -> None:
@@ -176,7 +177,7 @@ def test_a_retried_job_step_tells_its_follower_how_many_attempts_to_wait_for() -
             run(name="train")
     text, doc = rendered(w)
     follower = {e["name"]: e.get("value") for e in templates(doc)["train-logs"]["container"]["env"]}
-    assert follower["STEP_RETRIES"] == "2"
+    assert follower[Settings.STEP_RETRIES] == "2"
     assert templates(doc)["train-job"]["retryStrategy"]["limit"] == 2
     assert lint_errors(text) == []
 
@@ -194,7 +195,7 @@ def test_a_pipeline_job_takes_its_start_limit_to_its_follower() -> None:
     found = {}
     for t in doc["spec"]["templates"]:
         env = {e["name"]: e.get("value") for e in (t.get("container") or {}).get("env", [])}
-        if "START_SECONDS" in env:
-            found[t["name"]] = env["START_SECONDS"]
+        if Settings.START_SECONDS in env:
+            found[t["name"]] = env[Settings.START_SECONDS]
     assert sorted(found.values()) == ["600", "86400"], found
     assert "activeDeadlineSeconds" not in hv.to_yaml(hv.Pipeline([job]).workflow("limits"))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from hera.workflows import Resource, Step, Steps
 
-from hera_volcano.argo.labels import WORKFLOW_LABEL
+from hera_volcano.argo.labels import THIS_WORKFLOW
 from hera_volcano.kube import names
 from hera_volcano.shared.errors import ValidationError
 
@@ -36,7 +36,7 @@ def cleanup_on_failure(*, name: str = CLEANUP, delete_name: str = DELETE_JOBS) -
     delete = Resource(
         name=delete_name,
         action="delete",
-        flags=["jobs.batch.volcano.sh", "--selector", f"{WORKFLOW_LABEL}={{{{workflow.name}}}}", "--wait=false"],
+        flags=["jobs.batch.volcano.sh", "--selector", THIS_WORKFLOW.jobs_selector(), "--wait=false"],
     )
     with Steps(name=name) as steps:
         Step(name=delete_name, template=delete, when="{{workflow.status}} != Succeeded")

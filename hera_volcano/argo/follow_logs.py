@@ -19,12 +19,12 @@ from hera.workflows import ConfigMapVolume, Container, Env, FieldEnv, Parameter
 from hera.workflows.models import ContinueOn, ValueFrom
 
 from hera_volcano.argo.conditions import DEFAULT_START_LIMIT
-from hera_volcano.argo.labels import JOB_LABEL, NODE_NAME_ANNOTATION, POD_WORKFLOW_LABEL, WORKFLOW_LABEL
+from hera_volcano.argo.labels import NODE_NAME_ANNOTATION, THIS_WORKFLOW, JobIdentity
 from hera_volcano.kube import names
 from hera_volcano.kube.images import PYTHON_IMAGE, check_image
 from hera_volcano.pods import program
 from hera_volcano.pods.follow import DEFAULT_GRACE
-from hera_volcano.pods.run import OUTPUT_DIR
+from hera_volcano.pods.run import Settings
 from hera_volcano.shared import checks
 from hera_volcano.shared import outputs as report_names
 from hera_volcano.shared.errors import ValidationError
@@ -79,6 +79,51 @@ def follow_logs_template(
         follower's own ``timeout`` came first) or Completed without reporting one (naming it).
     """
     names.check("name", name, names.argo_name)
+    _check(job_label, task, container, follower_image, timeout, start_limit, step_retries, grace, service_account)
+    identity = JobIdentity(THIS_WORKFLOW.workflow, str(job_label))
+    settings = Settings(
+        jobs=identity.jobs_selector(),
+        pods=identity.pods_selector(),
+        task=task,
+        container=container,
+        limit=timeout,
+        grace=grace,
+        start_limit=start_limit,
+        step_retries=step_retries,
+        outputs=tuple(report_names.check_names("outputs", outputs)),
+    )
+    prefix = "inputs.parameters."
+    inputs = [Parameter(name=e.removeprefix(prefix)) for e in expressions(settings.jobs) if e.startswith(prefix)]
+    return Container(
+        name=name,
+        image=follower_image,
+        command=["python3", "-c"],
+        args=[program.bootstrap()],
+        env=_env(settings),
+        volumes=[ConfigMapVolume(name=program.config_map_name(), mount_path=program.MOUNT_DIR, optional=True)],
+        service_account_name=service_account,
+        inputs=inputs or None,
+        outputs=[
+            # An empty default: when the job fails there is nothing to collect, and the job's step says why.
+            Parameter(name=output, value_from=ValueFrom(path=f"{settings.output_dir}/{output}", default=""))
+            for output in settings.outputs
+        ]
+        or None,
+    )
+
+
+def _check(
+    job_label: object,
+    task: str | None,
+    container: str | None,
+    follower_image: str,
+    timeout: int | None,
+    start_limit: int | None,
+    step_retries: int,
+    grace: int,
+    service_account: str | None,
+) -> None:
+    """The follower's arguments, each against its rule (ValidationError naming the first one that breaks it)."""
     if task is not None:
         names.check("task", task, names.dns1123_label)
     if container is not None:
@@ -96,41 +141,15 @@ def follow_logs_template(
     checks.integer("grace", grace, minimum=1)
     if service_account is not None:
         names.check("service_account", service_account, names.dns1123_subdomain)
-    wanted = report_names.check_names("outputs", outputs)
-    job_selector = f"{WORKFLOW_LABEL}={{{{workflow.name}}}},{JOB_LABEL}={job_label}"
-    pod_selector = f"{POD_WORKFLOW_LABEL}={{{{workflow.name}}}},{JOB_LABEL}={job_label}"
-    prefix = "inputs.parameters."
-    inputs = [Parameter(name=e.removeprefix(prefix)) for e in expressions(job_selector) if e.startswith(prefix)]
-    env: list[Env | FieldEnv] = [
-        Env(name="JOB_SELECTOR", value=job_selector),
-        Env(name="POD_SELECTOR", value=pod_selector),
-        Env(name="TASK", value=task or ""),
-        Env(name="CONTAINER", value=container or ""),
-        Env(name="FOLLOW_SECONDS", value="0" if timeout is None else str(timeout)),
-        Env(name="GRACE_SECONDS", value=str(grace)),
-        Env(name="START_SECONDS", value="0" if start_limit is None else str(start_limit)),
-        Env(name="STEP_RETRIES", value=str(step_retries)),
-        # Its own Argo node: the step beside it (same parent, same loop item) is the one whose job it follows.
-        FieldEnv(name="NODE_NAME", field_path=f"metadata.annotations['{NODE_NAME_ANNOTATION}']"),
-    ]
-    if wanted:
-        env += [Env(name="OUTPUTS", value=" ".join(wanted)), Env(name="OUTPUT_DIR", value=OUTPUT_DIR)]
-    return Container(
-        name=name,
-        image=follower_image,
-        command=["python3", "-c"],
-        args=[program.bootstrap()],
-        env=env,
-        volumes=[ConfigMapVolume(name=program.config_map_name(), mount_path=program.MOUNT_DIR, optional=True)],
-        service_account_name=service_account,
-        inputs=inputs or None,
-        outputs=[
-            # An empty default: when the job fails there is nothing to collect, and the job's step says why.
-            Parameter(name=output, value_from=ValueFrom(path=f"{OUTPUT_DIR}/{output}", default=""))
-            for output in wanted
-        ]
-        or None,
-    )
+
+
+def _env(settings: Settings) -> list[Env | FieldEnv]:
+    """The follower's environment (:meth:`Settings.to_env`), and after its step retries its own Argo node, from its
+    pod's annotation: the step beside it (same parent, same loop item) is the one whose job it follows."""
+    env: list[Env | FieldEnv] = [Env(name=key, value=value) for key, value in settings.to_env().items()]
+    node = FieldEnv(name=Settings.NODE_NAME, field_path=f"metadata.annotations['{NODE_NAME_ANNOTATION}']")
+    env.insert([e.name for e in env].index(Settings.STEP_RETRIES) + 1, node)
+    return env
 
 
 def follower_continue_on() -> ContinueOn:

@@ -20,7 +20,7 @@ from hera_volcano.argo.conditions import (
     conditions,
     watched_ttl_problem,
 )
-from hera_volcano.argo.labels import JOB_LABEL, POD_WORKFLOW_LABEL, STEP_POD_ANNOTATION, WORKFLOW_LABEL
+from hera_volcano.argo.labels import STEP_POD_ANNOTATION, THIS_WORKFLOW, JobIdentity
 from hera_volcano.kube import names, values
 from hera_volcano.kube.emit import dump_manifest
 from hera_volcano.kube.expansion import escape_for_executor
@@ -125,9 +125,9 @@ def job_template(
     success, failure = conditions(success_phases, failure_phases)
     argo_retry = job.retry if isinstance(job.retry, ArgoRetry) else None
     # A label is a string: a placeholder goes in as one quoted text (kube.values), so `y` cannot turn into a boolean.
-    labels = {WORKFLOW_LABEL: "{{workflow.name}}", JOB_LABEL: str(label)}
-    pod_labels = {POD_WORKFLOW_LABEL: "{{workflow.name}}", JOB_LABEL: str(label)}
-    data = _attach(job, labels, pod_labels, job.deadline).bound_data()
+    identity = JobIdentity(THIS_WORKFLOW.workflow, str(label))
+    pod_labels = identity.pod_labels()
+    data = _attach(job, identity.job_labels(), pod_labels, job.deadline).bound_data()
     samples = {**collect(data), **{f"inputs.parameters.{k}": v for k, v in (defaults or {}).items()}}
     check(data, samples)
     manifest = dump_manifest(values.in_manifest(data))

@@ -27,7 +27,7 @@ from hera_volcano.shared.errors import ClusterError
 
 if TYPE_CHECKING:
     from hera_volcano.client.result import Result
-    from hera_volcano.client.runs import Client, Run
+    from hera_volcano.client.runs import Client, Cron, Run
 
 #: ``--from KIND/NAME``: the kinds the client can run, by every name argo takes for them (kind, singular, plural,
 #: short name; compared in lowercase).
@@ -250,7 +250,7 @@ def submit(argv: Sequence[str]) -> int:
         if kind == "cronworkflow":
             client = _client(args)
             if args.dry_run:  # the CronWorkflow is read, nothing is created
-                return _dry_run(client.cron_run(name, parameters), args.output)
+                return _dry_run(client.preview_from_cron(name, parameters), args.output)
             run = client.submit_from_cron(name, parameters)
         elif args.dry_run:
             namespace = chosen or _configured_namespace(args) or "default"
@@ -291,12 +291,12 @@ def submit(argv: Sequence[str]) -> int:
     return _outcome(result)
 
 
-def _created_cron(created: Mapping[str, Any], fmt: str | None) -> int:
+def _created_cron(created: Cron, fmt: str | None) -> int:
     """A created CronWorkflow: its name, or with ``-o yaml|json`` as the API server stored it."""
     if fmt in (None, "name"):
-        c.emit(str((created.get("metadata") or {}).get("name")) + "\n", None)
+        c.emit(created.name + "\n", None)
     else:
-        c.emit(c.documents(fmt, created), None)
+        c.emit(c.documents(fmt, dict(created.manifest)), None)
     return 0
 
 
@@ -360,7 +360,7 @@ def list_workflows(argv: Sequence[str]) -> int:
     _output(p, "a table")
     args = p.parse_args(argv)
     client = _client(args)
-    rows = [_summary(w) for w in client.workflows()]
+    rows = [asdict(w) for w in client.workflows()]
     if args.output == "name":
         c.emit("".join(row["name"] + "\n" for row in rows), None)
     elif args.output is not None:
@@ -373,19 +373,6 @@ def list_workflows(argv: Sequence[str]) -> int:
         widths = [max(len(row[i]) for row in table) for i in range(2)]
         c.emit("".join(f"{n:<{widths[0]}}  {p:<{widths[1]}}  {a}\n" for n, p, a in table), None)
     return 0
-
-
-def _summary(workflow: Mapping[str, Any]) -> dict[str, Any]:
-    """A listed Workflow as ``list`` shows it."""
-    meta = workflow.get("metadata") or {}
-    status = workflow.get("status") or {}
-    return {
-        "name": str(meta.get("name", "")),
-        "phase": str(status.get("phase") or "Pending"),
-        "message": str(status.get("message") or ""),
-        "created": str(meta.get("creationTimestamp") or ""),
-        "finished": str(status.get("finishedAt") or ""),
-    }
 
 
 def _age(created: str, now: datetime) -> str:

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from hera_volcano.client import failures
 from hera_volcano.client.resources import CONFIG_MAPS, EVENTS, NODES, PODS, Resource
+from hera_volcano.pods.kubeapi import Closing
 from hera_volcano.shared.errors import ClusterError
 
 #: (connect, read) seconds for a request that answers at once.
@@ -68,19 +69,13 @@ class _NotJson(Exception):
     """An answer that should be a JSON object and is not (a proxy's error page, a cut-off body)."""
 
 
-class Stream:
+class Stream(Closing):
     """The lines of a streaming answer (a watch, a log), closable from another thread to end a blocked read."""
 
     def __init__(self, response: Any, host: str) -> None:
         self._response = response
         self._host = host
         self._closed = False
-
-    def __enter__(self) -> Stream:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __iter__(self) -> Iterator[str]:
         pending = b""

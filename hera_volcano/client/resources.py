@@ -6,20 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from hera_volcano.pods.kubeapi import Kind
+
 
 @dataclass(frozen=True)
-class Resource:
+class Resource(Kind):
     """Where a kind lives in the API: ``group`` (``""`` for core), ``version``, ``plural``; cluster-scoped or not."""
 
-    group: str
-    version: str
-    plural: str
     namespaced: bool = True
-
-    @property
-    def qualified(self) -> str:
-        """``plural.group`` as kubectl and the API's messages name it (``pods`` for the core group)."""
-        return f"{self.plural}.{self.group}" if self.group else self.plural
 
 
 WORKFLOWS: Final = Resource("argoproj.io", "v1alpha1", "workflows")

@@ -3,24 +3,20 @@ stop and delete them, straight through the API server (no Argo Server, no ``argo
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import math
 import os
 import shutil
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, TextIO
 
-from hera_volcano.argo.labels import JOB_LABEL, POD_WORKFLOW_LABEL, TASK_LABEL, WORKFLOW_LABEL
+from hera_volcano.argo.labels import TASK_LABEL
 from hera_volcano.client import failures, kubeapi, submission
 from hera_volcano.client.explain import Observed, Unreadable, explain
 from hera_volcano.client.kubeapi import KubeApi
-from hera_volcano.client.kubeapi import Stream as LineStream
-from hera_volcano.client.live import Live, Query
-from hera_volcano.client.patience import Failing, Patience, retrying
+from hera_volcano.client.patience import Patience, retrying
 from hera_volcano.client.progress import ProgressView
 from hera_volcano.client.report import format_explanation
 from hera_volcano.client.resources import (
@@ -37,27 +33,55 @@ from hera_volcano.client.resources import (
     Resource,
 )
 from hera_volcano.client.result import Result, result_of, workflow_finished
+from hera_volcano.client.transport import KubeTransport, Relay, cluster_error, watcher
 from hera_volcano.kube import names
-from hera_volcano.pods.follow import (
-    DRAIN,
-    JOB_FINISHED,
-    TAIL_LINES,
-    Follower,
-    LineCursor,
-    Seen,
-    ShowInit,
-    Stop,
-    Stream,
-    failure_lines,
-    job_phase,
-    lead_task,
-    name_of,
-    newest,
-    pod_state,
-)
-from hera_volcano.pods.labels import JOB_NAME_LABEL
+from hera_volcano.pods.follow import labels_of, lead_task, name_of, newest, pod_state
+from hera_volcano.pods.kubeapi import JOBS as JOB_KIND
+from hera_volcano.pods.kubeapi import WORKFLOWS as WORKFLOW_KIND
+from hera_volcano.pods.kubeapi import Store
+from hera_volcano.pods.labels import JOB_NAME_LABEL, JobIdentity
+from hera_volcano.pods.run import FollowLogs, Settings, tails
 from hera_volcano.shared.errors import ClusterError
 from hera_volcano.shared.findings import as_map
+
+
+@dataclass(frozen=True)
+class Cron:
+    """A CronWorkflow as the API server stored it: its name, namespace and schedules, and the whole ``manifest``."""
+
+    name: str
+    namespace: str
+    schedules: tuple[str, ...]
+    manifest: Mapping[str, object]
+
+    @classmethod
+    def of(cls, stored: Mapping[str, object]) -> Cron:
+        meta, spec = as_map(stored.get("metadata")), as_map(stored.get("spec"))
+        schedules = spec.get("schedules") or ([spec["schedule"]] if spec.get("schedule") else [])
+        return cls(str(meta.get("name") or ""), str(meta.get("namespace") or ""), tuple(map(str, schedules)), stored)
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """A Workflow as a listing shows it: name, phase (Pending before Argo gives one), message, and when it was
+    created and finished (RFC 3339; empty while it runs). ``Client.get(name)`` gives its :class:`Run`."""
+
+    name: str
+    phase: str
+    message: str
+    created: str
+    finished: str
+
+    @classmethod
+    def of(cls, workflow: object) -> RunSummary:
+        meta, status = as_map(as_map(workflow).get("metadata")), as_map(as_map(workflow).get("status"))
+        return cls(
+            name=str(meta.get("name") or ""),
+            phase=str(status.get("phase") or "Pending"),
+            message=str(status.get("message") or ""),
+            created=str(meta.get("creationTimestamp") or ""),
+            finished=str(status.get("finishedAt") or ""),
+        )
 
 
 class Client:
@@ -119,18 +143,18 @@ class Client:
         self._check_programs(as_map(found.get("spec")), self.namespace)
         return self._create(body, self.namespace)
 
-    def create_cron(self, cron: object) -> dict[str, Any]:
+    def create_cron(self, cron: object) -> Cron:
         """Create a CronWorkflow (a Hera ``CronWorkflow``, a dict, or YAML text holding exactly one), in its own
-        namespace, else the client's, as ``argo cron create`` does. Returns it as the API server stored it: it runs
-        on its schedule; :meth:`submit_from_cron` runs it once now."""
+        namespace, else the client's, as ``argo cron create`` does. It runs on its schedule;
+        :meth:`submit_from_cron` runs it once now."""
         body = submission.workflow_body(cron, ("CronWorkflow",))
         namespace = submission.in_namespace(body, self.namespace, self._explicit)
         body.setdefault("metadata", {})["namespace"] = namespace
-        return self._api.create(CRON_WORKFLOWS, namespace, body)
+        return Cron.of(self._api.create(CRON_WORKFLOWS, namespace, body))
 
-    def cron_run(self, cron: str, parameters: Mapping[str, object] | None = None) -> dict[str, Any]:
+    def preview_from_cron(self, cron: str, parameters: Mapping[str, object] | None = None) -> dict[str, Any]:
         """The Workflow :meth:`submit_from_cron` would create for CronWorkflow ``cron`` of the client's namespace
-        (read from the cluster; nothing is created)."""
+        (read from the cluster; nothing is created), as a manifest."""
         names.check("cronworkflow", cron, names.dns1123_subdomain)
         found = retrying(lambda: self._api.get(CRON_WORKFLOWS, self.namespace, cron), self._patience)
         body = submission.from_cron(found, parameters or {}, datetime.now(timezone.utc))
@@ -141,7 +165,7 @@ class Client:
         """Run the CronWorkflow ``cron`` of the client's namespace once now, as
         ``argo submit --from cronwf/CRON -p KEY=VALUE`` does: a Workflow of its ``workflowSpec`` named
         ``CRON-xxxxx`` (:func:`~hera_volcano.client.submission.from_cron`); its schedule is left as it was."""
-        return self._create(self.cron_run(cron, parameters), self.namespace)
+        return self._create(self.preview_from_cron(cron, parameters), self.namespace)
 
     def _check_programs(self, spec: Mapping[str, Any], namespace: str) -> None:
         """The workflow's log followers run their program from a ConfigMap of its namespace: one missing there is
@@ -171,11 +195,10 @@ class Client:
         created = self._api.create(WORKFLOWS, namespace, body)
         return Run(self._api, namespace, str(as_map(created.get("metadata")).get("name")), patience=self._patience)
 
-    def workflows(self) -> list[dict[str, Any]]:
-        """The namespace's Workflows as the API server sends them, newest first (then by name)."""
-        items = [w for w in self._api.list(WORKFLOWS, self.namespace).get("items") or [] if isinstance(w, dict)]
-        by_name = sorted(items, key=lambda w: str(as_map(w.get("metadata")).get("name", "")))
-        return sorted(by_name, key=lambda w: str(as_map(w.get("metadata")).get("creationTimestamp", "")), reverse=True)
+    def workflows(self) -> list[RunSummary]:
+        """The namespace's Workflows, newest first (then by name)."""
+        items = [RunSummary.of(w) for w in self._api.list(WORKFLOWS, self.namespace).get("items") or []]
+        return sorted(sorted(items, key=lambda w: w.name), key=lambda w: w.created, reverse=True)
 
     def get(self, name: str) -> Run:
         """The run of an existing Workflow (ClusterError NotFound when there is none)."""
@@ -198,15 +221,12 @@ class Run:
     def __repr__(self) -> str:
         return f"Run(name={self.name!r}, namespace={self.namespace!r})"
 
-    def _workflow_query(self) -> Query:
-        return Query(WORKFLOWS, fields=f"metadata.name={self.name}")
-
     def _pods_selector(self, job: str | None = None) -> str:
         """The pods of the run's jobs and of their steps (not Argo's label: see hera_volcano.argo.labels)."""
-        return f"{POD_WORKFLOW_LABEL}={self.name}" + (f",{JOB_LABEL}={job}" if job else "")
+        return JobIdentity(self.name, job or None).pods_selector()
 
     def _jobs_selector(self, job: str | None = None) -> str:
-        return f"{WORKFLOW_LABEL}={self.name}" + (f",{JOB_LABEL}={job}" if job else "")
+        return JobIdentity(self.name, job or None).jobs_selector()
 
     def _get(self, resource: Resource, namespace: str | None, name: str) -> dict[str, Any]:
         return retrying(lambda: self._api.get(resource, namespace, name), self._patience)
@@ -232,22 +252,34 @@ class Run:
         ``patience.grace``) or refuses a watch."""
         deadline = None if timeout is None else time.monotonic() + timeout
         view = _view(progress)
-        queries = {"workflow": self._workflow_query(), "jobs": Query(JOBS, labels=self._jobs_selector())}
-        with Live(self._api, self.namespace, queries, patience=self._patience) as live:
-            seen = 0
+        store = Store(("workflow", "jobs"))
+        transport = KubeTransport(self._api, self.namespace)
+        watchers = [
+            watcher(transport, WORKFLOW_KIND, "", store.sink("workflow"), self._patience, f"metadata.name={self.name}"),
+            watcher(transport, JOB_KIND, self._jobs_selector(), store.sink("jobs"), self._patience),
+        ]
+        for each in watchers:
+            each.start()
+        try:
             while True:
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     raise TimeoutError(f"workflow {self.name} has not finished after {timeout} s")
-                seen = live.wait(seen, left)
-                if not live.ready:
-                    continue
-                workflow = self._only(live.objects("workflow"))
-                result = result_of(workflow, live.objects("jobs"), live.deleted("jobs"))
-                if view is not None and progress is not None:
-                    _write(progress, view.update(result))
-                if workflow_finished(workflow):
-                    return result
+                store.changed.wait(left)
+                store.changed.clear()
+                failed = next((w.refused for w in watchers if w.refused is not None), None)
+                if store.ready:  # what came before a watch gave up is shown first
+                    workflow = self._only(store.objects("workflow"))
+                    result = result_of(workflow, store.objects("jobs"), store.deleted("jobs"))
+                    if view is not None and progress is not None:
+                        _write(progress, view.update(result))
+                    if workflow_finished(workflow):
+                        return result
+                if failed is not None:
+                    raise cluster_error(failed)
+        finally:
+            for each in watchers:
+                each.stop(0.5)
 
     def _only(self, workflows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         if not workflows:
@@ -299,7 +331,7 @@ class Run:
         lead = task or lead_task(job)
         found = self._list(PODS, f"{pods},{TASK_LABEL}={lead}")
         if job is not None:  # the newest job's own pods (an earlier attempt's may still be there)
-            found = [p for p in found if _labels(p).get(JOB_NAME_LABEL, name_of(job)) == name_of(job)]
+            found = [p for p in found if labels_of(p).get(JOB_NAME_LABEL, name_of(job)) == name_of(job)]
         pod = newest(found)
         if pod is None:
             return
@@ -311,183 +343,22 @@ class Run:
                 yield from stream
         else:
             yield f"=== {name} has not started in {state.name}"
-            yield from self._tails(state.name, state.containers)
+            yield from tails(KubeTransport(self._api, self.namespace), state)
 
     def _follow(
-        self,
-        jobs: str,
-        pods: str,
-        task: str | None,
-        container: str | None,
-        timeout: float | None,
-        job_name: str | None,
+        self, jobs: str, pods: str, task: str | None, container: str | None, timeout: float | None, job_name: str | None
     ) -> Iterator[str]:
-        """The follower's state machine (:mod:`hera_volcano.pods.follow`, the one the workflow's follower runs),
-        driven by the client's watches."""
-        queries = {
-            "workflow": self._workflow_query(),
-            "jobs": Query(JOBS, labels=jobs, fields=None if job_name is None else f"metadata.name={job_name}"),
-            # Every pod of the run's jobs (the followed job's lead task is known as it comes) and of their steps.
-            "pods": Query(PODS, labels=pods),
-        }
-        # No back-off of its own before reattaching: failures that may pass are tried again within the patience.
-        follower = Follower(jobs, task=task, container=container, backoff=0.0)
-        cursors: dict[tuple[str, str], tuple[LineCursor, list[float]]] = {}
-        failing = Failing(self._patience.grace)
-        started = time.monotonic()
-        deadline = None if timeout is None else started + timeout
-        streamed = False
-        with Live(self._api, self.namespace, queries, patience=self._patience) as live:
-            seen = 0
-            while True:
-                wake = (
-                    self._patience.wake if deadline is None else min(self._patience.wake, deadline - time.monotonic())
-                )
-                seen = live.wait(seen, max(wake, 0.0))
-                if deadline is not None and time.monotonic() >= deadline:
-                    raise TimeoutError(f"workflow {self.name}: still following its logs after {timeout} s")
-                if not live.ready:
-                    continue
-                every: list[Mapping[str, Any]] = list(live.objects("pods"))
-                if streamed and follower.seen_pod is not None:
-                    every, streamed = self._fresh(every, follower.seen_pod.name), False
-                workflow = self._only(live.objects("workflow"))
-                final = str(as_map(workflow.get("status")).get("phase")) if workflow_finished(workflow) else None
-                look = Seen(
-                    live.objects("jobs"),
-                    every,
-                    time.monotonic() - started,
-                    live.deleted("jobs"),
-                    live.deleted("pods"),
-                    workflow=final,
-                )
-                for step in follower.next(look):
-                    name = follower.followed
-                    if isinstance(step, ShowInit):
-                        yield step.header
-                        logs = [
-                            self._run_log(step.pod, step.container, previous=p, timestamps=True)
-                            for p in (step.previous, not step.previous)
-                        ]
-                        yield from failure_lines(step.window, *logs)
-                    elif isinstance(step, Stream) and follower.streamed is not None:
-                        yield step.header
-                        cursor, received = cursors.setdefault(follower.streamed, (LineCursor(), [0.0]))
-                        outcome = {"failed": False, "relayed": False}
-                        began = time.monotonic()
-                        yield from self._stream(
-                            step, name, cursor, received, failing, deadline, live, follower.job, outcome
-                        )
-                        follower.stream_ended(
-                            time.monotonic() - started,
-                            time.monotonic() - began,
-                            failed=outcome["failed"],
-                            relayed=outcome["relayed"],
-                        )
-                        streamed = True
-                    elif isinstance(step, Stop):
-                        if follower.needs_reread() and follower.streamed is not None and follower.seen_pod:
-                            cursor, _ = cursors.setdefault(follower.streamed, (LineCursor(), [0.0]))
-                            yield from self._reread(follower.seen_pod.name, name, cursor)
-                        yield step.message
-                        if step.never_started is not None:
-                            yield f"=== {name} never started in {step.never_started.name}"
-                            yield from self._tails(step.never_started.name, step.never_started.containers)
-                        return
-
-    def _reread(self, pod: str, container: str, cursor: LineCursor) -> Iterator[str]:
-        """The log of a run whose last stream failed or relayed nothing, read once more (what was shown is not
-        shown again)."""
-        cursor.reattach()
-        try:
-            with self._api.log(self.namespace, pod, container, timestamps=True) as stream:
-                for line in stream:
-                    text = cursor.accept(line)
-                    if text is not None:
-                        yield text
-        except ClusterError as e:
-            if not _gone_or_transient(e):
-                raise
-
-    def _fresh(self, pods: Sequence[Mapping[str, Any]], name: str) -> list[Mapping[str, Any]]:
-        """``pods`` with the pod ``name`` as the API server has it now. When a stream has ended, the watch may not
-        have brought the pod's restart yet: reattaching to the run that ended would show the new run's lines, then
-        again from its start."""
-        old = next((p for p in pods if name_of(p) == name), None)
-        if old is None:
-            return list(pods)
-        try:
-            fresh = self._api.get(PODS, self.namespace, name)
-        except ClusterError:
-            return list(pods)  # gone, or the server busy: the watch will tell
-        if as_map(fresh.get("metadata")).get("uid") != as_map(old.get("metadata")).get("uid"):
-            return list(pods)
-        return [fresh if p is old else p for p in pods]
-
-    def _stream(
-        self,
-        step: Stream,
-        container: str,
-        cursor: LineCursor,
-        received: list[float],
-        failing: Failing,
-        deadline: float | None,
-        live: Live,
-        job: str | None,
-        outcome: dict[str, bool],
-    ) -> Iterator[str]:
-        """One container run's log as it comes; reattached, from a little before the last line received (measured
-        on this machine's clock, so the server's may differ), without repeating lines. A stream that breaks is the
-        follower's to reattach; requests that fail in a way that may pass are too, for the grace period. At
-        ``deadline`` the stream is cut, and ``DRAIN`` seconds after the job has finished (the stream of a fake node's
-        pod never ends)."""
-        since = None
-        if step.reattach:
-            cursor.reattach()
-            since = math.ceil(time.monotonic() - received[0]) + 10 if received[0] else None
-        try:
-            stream = self._api.log(
-                self.namespace, step.pod, container, follow=True, timestamps=True, since_seconds=since
-            )
-        except ClusterError as e:
-            outcome["failed"] = True
-            if e.reason == "NotFound" or e.status == 400:  # the pod went away, or its container cannot be read yet
-                return
-            if failing.again(e):
-                return
-            raise
-        failing.passed()
-        try:
-            with stream, _cut_at(deadline, stream), _cut_when_finished(live, stream, job, outcome):
-                for line in stream:
-                    text = cursor.accept(line)
-                    if text is not None:
-                        received[0] = time.monotonic()
-                        outcome["relayed"] = True
-                        yield text
-        except ClusterError as e:
-            outcome["failed"] = True
-            if not _gone_or_transient(e):
-                raise
-
-    def _run_log(
-        self, pod: str, container: str, *, previous: bool = False, timestamps: bool = False
-    ) -> list[str] | None:
-        """The last lines of one run of a container; None when the kubelet has none (it never ran, no previous run
-        yet, or the pod is gone)."""
-        try:
-            with self._api.log(
-                self.namespace, pod, container, previous=previous, timestamps=timestamps, tail=TAIL_LINES
-            ) as stream:
-                return list(stream)
-        except ClusterError as e:
-            if not _gone_or_transient(e):
-                raise
-            return None
-
-    def _tails(self, pod: str, containers: Sequence[str]) -> Iterator[str]:
-        for name in containers:
-            yield from (f"[pod/{pod}/{name}] {line}" for line in self._run_log(pod, name) or [])
+        """The loop of the workflow's own follower (:class:`~hera_volcano.pods.run.FollowLogs`), through the
+        ``kubernetes`` package; it also ends once the workflow has finished. No back-off of its own before
+        reattaching: failures that may pass are tried again within the patience."""
+        settings = Settings(jobs=jobs, pods=pods, task=task, container=container, tick=self._patience.wake)
+        relay = Relay()
+        follow = FollowLogs(
+            KubeTransport(self._api, self.namespace), settings, relay.put, report=lambda message: None,
+            announce=False, workflow=self.name, job_name=job_name, patience=self._patience.grace, backoff=0.0,
+            retry=(self._patience.retry, self._patience.retry),
+        )  # fmt: skip
+        return relay.lines(follow, timeout, f"workflow {self.name}: still following its logs after {timeout} s")
 
     def explain(self) -> str:
         """Why the run's gangs do not start, as a readable report: per Volcano Job its phase, its PodGroup (phase,
@@ -537,59 +408,6 @@ class Run:
 def _queues(jobs: Sequence[Any]) -> list[str]:
     """The queues the jobs name (``default`` when one names none, as Volcano's webhook fills it in)."""
     return sorted({str(as_map(as_map(job).get("spec")).get("queue") or "default") for job in jobs})
-
-
-def _labels(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return as_map(as_map(obj.get("metadata")).get("labels"))
-
-
-@contextlib.contextmanager
-def _cut_at(deadline: float | None, stream: LineStream) -> Iterator[None]:
-    """Close ``stream`` at ``deadline`` (from another thread: a read in progress ends), unless it ended before."""
-    if deadline is None:
-        yield
-        return
-    timer = threading.Timer(max(deadline - time.monotonic(), 0.0), stream.close)
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    finally:
-        timer.cancel()
-
-
-@contextlib.contextmanager
-def _cut_when_finished(live: Live, stream: LineStream, job: str | None, outcome: dict[str, bool]) -> Iterator[None]:
-    """Close ``stream`` ``DRAIN`` seconds after the followed Volcano Job has finished, unless it ended before (a cut
-    stream counts as failed: its log is read once more)."""
-    ended = threading.Event()
-
-    def watch() -> None:
-        seen = 0
-        while not ended.is_set():
-            try:
-                seen = live.wait(seen, 0.5)
-            except ClusterError:
-                return  # the follower's own loop reports it
-            found = next((j for j in live.objects("jobs") if name_of(j) == job), None)
-            if found is not None and job_phase(found) in JOB_FINISHED:
-                if not ended.wait(DRAIN):
-                    outcome["failed"] = True
-                    stream.close()
-                return
-
-    thread = threading.Thread(target=watch, name="hera-volcano-drain", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        ended.set()
-
-
-def _gone_or_transient(e: ClusterError) -> bool:
-    """The pod went away, its container cannot be read yet (400), or the connection dropped: the next step
-    decides what to do, rather than the error."""
-    return e.reason == "NotFound" or e.status == 400 or failures.transient(e)
 
 
 def _view(progress: TextIO | None) -> ProgressView | None:

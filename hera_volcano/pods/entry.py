@@ -46,7 +46,7 @@ def start(argv: Sequence[str], env: Mapping[str, str] = os.environ) -> int:
         return 1
     except ApiError as e:
         print(f"hera-volcano {WAIT_COMMAND if waiting else 'follower'}: {e}", file=sys.stderr)
-        return 1 if waiting or (env.get("OUTPUTS") or "").split() else 0
+        return 1 if waiting or (env.get(Settings.OUTPUTS) or "").split() else 0
 
 
 if __name__ == "__main__":

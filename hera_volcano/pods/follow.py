@@ -1,6 +1,6 @@
-"""Following a Volcano Job's lead task, decided from what the API shows: the state machine of the log follower, the
-one that runs in the workflow (:mod:`hera_volcano.pods.run`) and the client's ``Run.logs()``; tests/follow_cases.py
-holds both loops to the same cases.
+"""Following a Volcano Job's lead task, decided from what the API shows: the state machine of the log follower,
+whose steps the one loop carries out (:mod:`hera_volcano.pods.run`), in the workflow and in the client's
+``Run.logs()``; tests/follow_cases.py holds that loop to its cases over both transports.
 
 Each look (:class:`Seen`: the jobs, the pods of the jobs and of their steps, the time since following began) gives
 the steps to take. The job followed is the newest one our own step created: with the follower's Argo node name
@@ -22,7 +22,6 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
 
 from hera_volcano.pods.labels import (
     JOB_NAME_LABEL,
@@ -34,6 +33,8 @@ from hera_volcano.pods.labels import (
 
 #: Phases of a Volcano Job that will not run again.
 JOB_FINISHED = ("Completed", "Failed", "Terminated", "Aborted")
+#: Final phases of an Argo Workflow.
+WORKFLOW_FINISHED = ("Succeeded", "Failed", "Error")
 #: Seconds to wait while neither the job's step nor a Volcano Job exists. Argo starts the follower and the job's step
 #: together, so the step's pod exists seconds after the follower's; without one by then, Argo refused the step before
 #: creating a pod (say, a substituted value made its manifest invalid) and the workflow waits on the follower alone.
@@ -62,27 +63,27 @@ _STEP = re.compile(rf"(?P<name>{_STEP_NAME})(?P<item>\(\d+:.*?\))?(?:\((?P<attem
 _TIMESTAMP = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d) ?")
 
 
-def as_map(value: object) -> Mapping[str, Any]:
+def as_map(value: object) -> Mapping[str, object]:
     return value if isinstance(value, Mapping) else {}
 
 
-def as_list(value: object) -> list[Any]:
+def as_list(value: object) -> list[object]:
     return value if isinstance(value, list) else []
 
 
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+def _meta(obj: Mapping[str, object]) -> Mapping[str, object]:
     return as_map(obj.get("metadata"))
 
 
-def name_of(obj: Mapping[str, Any]) -> str:
+def name_of(obj: Mapping[str, object]) -> str:
     return str(_meta(obj).get("name") or "")
 
 
-def labels_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+def labels_of(obj: Mapping[str, object]) -> Mapping[str, object]:
     return as_map(_meta(obj).get("labels"))
 
 
-def annotations_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+def annotations_of(obj: Mapping[str, object]) -> Mapping[str, object]:
     return as_map(_meta(obj).get("annotations"))
 
 
@@ -105,7 +106,7 @@ class PodState:
     init_failures: tuple[tuple[str, int, int], ...] = ()
 
 
-def pod_state(pod: Mapping[str, Any], container: str) -> PodState:
+def pod_state(pod: Mapping[str, object], container: str) -> PodState:
     meta, spec, status = _meta(pod), as_map(pod.get("spec")), as_map(pod.get("status"))
     own = next((as_map(c) for c in as_list(status.get("containerStatuses")) if as_map(c).get("name") == container), {})
     inits = [as_map(c) for c in as_list(status.get("initContainerStatuses"))]
@@ -114,8 +115,7 @@ def pod_state(pod: Mapping[str, Any], container: str) -> PodState:
     deleting = bool(meta.get("deletionTimestamp"))
     backoff = "" if deleting else next((str(c.get("name")) for c in inits if _failed(c)), "")
     restarts = tuple(
-        (str(c.get("name")), int(c.get("restartCount") or 0) + (1 if str(c.get("name")) == backoff else 0))
-        for c in inits
+        (str(c.get("name")), _count(c.get("restartCount")) + (1 if str(c.get("name")) == backoff else 0)) for c in inits
     )
     declared = [as_map(c).get("name") for c in as_list(spec.get("initContainers")) + as_list(spec.get("containers"))]
     return PodState(
@@ -131,7 +131,11 @@ def pod_state(pod: Mapping[str, Any], container: str) -> PodState:
     )
 
 
-def _last_failure(status: Mapping[str, Any]) -> tuple[str, int, int]:
+def _count(value: object) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def _last_failure(status: Mapping[str, object]) -> tuple[str, int, int]:
     """An init container's last ended run (its current state if it has ended, else its last state): its name, start
     and end; zeros when unknown."""
     ended = as_map(as_map(status.get("state")).get("terminated")) or as_map(
@@ -140,14 +144,14 @@ def _last_failure(status: Mapping[str, Any]) -> tuple[str, int, int]:
     return str(status.get("name")), _epoch(ended.get("startedAt")), _epoch(ended.get("finishedAt"))
 
 
-def _epoch(value: Any) -> int:
+def _epoch(value: object) -> int:
     """An RFC 3339 time of the API (whole seconds) as seconds since the epoch; 0 for none."""
     if not isinstance(value, str) or not value:
         return 0
     return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp())
 
 
-def _failed(status: Mapping[str, Any]) -> bool:
+def _failed(status: Mapping[str, object]) -> bool:
     """The container failed and waits to be restarted: terminated (reason Error) for most of the back-off, then
     CrashLoopBackOff."""
     state = as_map(status.get("state"))
@@ -156,27 +160,35 @@ def _failed(status: Mapping[str, Any]) -> bool:
     )
 
 
-def lead_task(job: Mapping[str, Any] | None) -> str:
+def lead_task(job: Mapping[str, object] | None) -> str:
     """The task whose pod leads a Volcano Job (whose output to follow), as the job's annotation names it; the MPI
     master when there is no job yet, or it names none (made by an older hera-volcano) or no task name."""
     named = annotations_of(as_map(job)).get(LEAD_TASK_ANNOTATION)
     return named if isinstance(named, str) and _DNS1123_LABEL.fullmatch(named) else DEFAULT_LEAD_TASK
 
 
-def job_phase(job: Mapping[str, Any]) -> str:
+def job_phase(job: Mapping[str, object]) -> str:
     return str(as_map(as_map(job.get("status")).get("state")).get("phase") or "")
 
 
-def newest(objects: Iterable[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+def workflow_final(workflow: Mapping[str, object]) -> str | None:
+    """A Workflow's final phase once it has finished for good (Argo writes ``finishedAt`` with it, after the exit
+    handler has run); None while it runs."""
+    status = as_map(workflow.get("status"))
+    phase = status.get("phase")
+    return str(phase) if status.get("finishedAt") and phase in WORKFLOW_FINISHED else None
+
+
+def newest(objects: Iterable[Mapping[str, object]]) -> Mapping[str, object] | None:
     """The most recently created object (by creation time, then name)."""
 
-    def key(obj: Mapping[str, Any]) -> tuple[str, str]:
+    def key(obj: Mapping[str, object]) -> tuple[str, str]:
         return str(_meta(obj).get("creationTimestamp", "")), name_of(obj)
 
     return max(objects, key=key, default=None)
 
 
-def podgroup_said(group: Mapping[str, Any]) -> str:
+def podgroup_said(group: Mapping[str, object]) -> str:
     """The scheduler's last word on a PodGroup: its phase, then each condition's type, reason and message."""
     status = as_map(group.get("status"))
     said = str(status.get("phase") or "")
@@ -314,11 +326,11 @@ class Seen:
     create them (a step's pod has no Volcano task label), the objects deleted since following began (one can come and
     go between two looks), the workflow's final phase (None while it runs) and the seconds since following began."""
 
-    jobs: Sequence[Mapping[str, Any]]
-    pods: Sequence[Mapping[str, Any]]
+    jobs: Sequence[Mapping[str, object]]
+    pods: Sequence[Mapping[str, object]]
     elapsed: float
-    deleted_jobs: Sequence[Mapping[str, Any]] = ()
-    deleted_pods: Sequence[Mapping[str, Any]] = ()
+    deleted_jobs: Sequence[Mapping[str, object]] = ()
+    deleted_pods: Sequence[Mapping[str, object]] = ()
     workflow: str | None = None
 
 
@@ -454,16 +466,16 @@ class Follower:
             if sibling(self.node, node):
                 self.steps.setdefault(name_of(pod), node)
 
-    def _ours(self, job: Mapping[str, Any]) -> bool:
+    def _ours(self, job: Mapping[str, object]) -> bool:
         """A job our step created: with our node known, a job that names its step's pod is ours only if that pod is
         one of our sibling step's attempts."""
         step = annotations_of(job).get(STEP_POD_ANNOTATION)
         return not self.node or not step or step in self.steps
 
-    def _choose(self, jobs: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    def _choose(self, jobs: Sequence[Mapping[str, object]]) -> Mapping[str, object] | None:
         return newest(j for j in jobs if self._ours(j) and name_of(j) not in self.given_up)
 
-    def _lead_pod(self, pods: Sequence[Mapping[str, Any]], task: str, job: str | None) -> PodState | None:
+    def _lead_pod(self, pods: Sequence[Mapping[str, object]], task: str, job: str | None) -> PodState | None:
         container = self.container or task
         ours = [
             p
@@ -473,7 +485,7 @@ class Follower:
         pod = newest(ours)
         return None if pod is None else pod_state(pod, container)
 
-    def _step_pod(self, pods: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    def _step_pod(self, pods: Sequence[Mapping[str, object]]) -> Mapping[str, object] | None:
         return newest(p for p in pods if TASK_LABEL not in labels_of(p) and name_of(p) in self.steps)
 
     def _more_attempts(self, step: str | None) -> bool:
@@ -501,7 +513,7 @@ class Follower:
             return Stream(pod.name, container, f"=== reattaching to {pod.name}", reattach=True)
         return None
 
-    def _retrying(self, job: Mapping[str, Any], seen: Seen, now: float) -> bool:
+    def _retrying(self, job: Mapping[str, object], seen: Seen, now: float) -> bool:
         """The job did not complete and Argo retries its step: wait (up to ``retry_grace`` after that attempt's pod
         ended) for the next attempt, whose job then takes its place."""
         step = str(annotations_of(job).get(STEP_POD_ANNOTATION) or "")
@@ -515,7 +527,7 @@ class Follower:
             self.retry_from = None
         return self.retry_from is None or now - self.retry_from < self.retry_grace
 
-    def _step_over(self, seen: Seen, job: Mapping[str, Any] | None, now: float) -> Stop | None:
+    def _step_over(self, seen: Seen, job: Mapping[str, object] | None, now: float) -> Stop | None:
         """The job's step has ended (its pod finished or went) and its grace passed without the job finishing."""
         step = self._step_pod(seen.pods)
         if step is not None:
@@ -536,7 +548,7 @@ class Follower:
             return Stop("No attempt of the job's step started within its start limit", failed=True)
         return Stop("The job's step has ended without creating a job", self.never_started())
 
-    def _start_limit(self, job: Mapping[str, Any] | None, now: float) -> GiveUp | None:
+    def _start_limit(self, job: Mapping[str, object] | None, now: float) -> GiveUp | None:
         """The job has not started (its phase never went past Pending) ``start_limit`` seconds after following began
         (or after the attempt before it was given up)."""
         if self.start_limit is None or self.start_at is None or now - self.start_at < self.start_limit:

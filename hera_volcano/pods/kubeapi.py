@@ -21,9 +21,9 @@ import ssl
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 from urllib.parse import quote, urlencode
 
 #: Where the kubelet mounts the pod's service account: token, CA and namespace.
@@ -41,6 +41,8 @@ LOG_IDLE_SECONDS = 120.0
 WATCH_BACKOFF_MAX = 30.0
 #: The same error is reported at most once in this many seconds.
 REPORT_EVERY = 30.0
+T = TypeVar("T")
+C = TypeVar("C", bound="Closing")
 
 
 class ApiError(Exception):
@@ -69,10 +71,67 @@ class Kind:
             path += "/" + quote(name, safe="")
         return path + ("/" + sub if sub else "")
 
+    @property
+    def qualified(self) -> str:
+        """``plural.group``, as RBAC and the API server's messages name it."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
 
 PODS = Kind("", "v1", "pods")
 JOBS = Kind("batch.volcano.sh", "v1alpha1", "jobs")
 PODGROUPS = Kind("scheduling.volcano.sh", "v1beta1", "podgroups")
+#: Watched by the client's follower only (the pod's service account may not read workflows: ``CALLS``).
+WORKFLOWS = Kind("argoproj.io", "v1alpha1", "workflows")
+#: An object as the API server sends it (plain JSON).
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class LogQuery:
+    """Which part of a container's log to read: as it comes (``follow``), of its previous run, each line after its
+    time (``timestamps``), from a time on (RFC 3339), its last ``tail`` lines."""
+
+    follow: bool = False
+    previous: bool = False
+    timestamps: bool = False
+    since_time: str | None = None
+    tail: int | None = None
+
+
+#: The whole log, as it is now.
+WHOLE_LOG = LogQuery()
+
+
+class LineStream(Protocol):
+    """The lines of a streaming answer (a watch, a log); :meth:`close`, from any thread, ends a read in progress."""
+
+    def __enter__(self) -> LineStream: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+    def __iter__(self) -> Iterator[str]: ...
+
+    def close(self) -> None: ...
+
+
+class Transport(Protocol):
+    """The calls the follower and the watchers make of one namespace of an API server; every failure an
+    :class:`ApiError`. :class:`Api` is one (in a pod); ``hera_volcano.client.transport`` adapts the ``kubernetes``
+    package to it (``Run.logs``, ``Run.wait``)."""
+
+    namespace: str
+
+    def get(self, kind: Kind, name: str) -> Obj: ...
+
+    def list(self, kind: Kind, selector: str, fields: str | None = None) -> tuple[list[Obj], str]: ...
+
+    def delete(self, kind: Kind, name: str) -> None: ...
+
+    def watch(
+        self, kind: Kind, selector: str, version: str, seconds: int = ..., fields: str | None = None
+    ) -> LineStream: ...
+
+    def log(self, pod: str, container: str, query: LogQuery = ...) -> LineStream: ...
 
 
 class Token:
@@ -111,7 +170,20 @@ class Token:
             self._read_at = -self._period
 
 
-class Lines:
+class Closing:
+    """A stream that is a context manager: leaving it closes the stream."""
+
+    def __enter__(self: C) -> C:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+class Lines(Closing):
     """The lines of a streaming answer; :meth:`close` (from any thread) ends a read in progress."""
 
     def __init__(self, connection: http.client.HTTPConnection, response: http.client.HTTPResponse) -> None:
@@ -119,12 +191,6 @@ class Lines:
         self._response = response
         self._reading = False
         self.closed = False
-
-    def __enter__(self) -> Lines:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __iter__(self) -> Iterator[str]:
         self._reading = True
@@ -190,7 +256,7 @@ class Api:
     # ---------------------------------------------------------------------------------------------- requests
 
     def _open(
-        self, method: str, path: str, query: Mapping[str, Any], read_timeout: float
+        self, method: str, path: str, query: Mapping[str, str], read_timeout: float
     ) -> tuple[http.client.HTTPSConnection, http.client.HTTPResponse]:
         """Send one request; an error answer raises :class:`ApiError`, and a 401 is tried once more with the token
         read again (it may have rotated)."""
@@ -223,7 +289,7 @@ class Api:
             raise _answer_error(response.status, body, f"{method} {path}")
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _json(self, method: str, path: str, query: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def _json(self, method: str, path: str, query: Mapping[str, str] | None = None) -> Obj:
         connection, response = self._open(method, path, query or {}, self._timeout)
         try:
             body = response.read()
@@ -239,12 +305,12 @@ class Api:
             raise ApiError(response.status, "BadAnswer", f"{method} {path}: the answer is not a JSON object")
         return data
 
-    def get(self, kind: Kind, name: str) -> dict[str, Any]:
+    def get(self, kind: Kind, name: str) -> Obj:
         return self._json("GET", kind.path(self.namespace, name))
 
-    def list(self, kind: Kind, selector: str) -> tuple[list[dict[str, Any]], str]:
-        """The objects ``selector`` selects, and the list's resource version (to watch from)."""
-        data = self._json("GET", kind.path(self.namespace), {"labelSelector": selector})
+    def list(self, kind: Kind, selector: str, fields: str | None = None) -> tuple[list[Obj], str]:
+        """The objects ``selector`` (and ``fields``) select, and the list's resource version (to watch from)."""
+        data = self._json("GET", kind.path(self.namespace), _selectors(selector, fields))
         items = [i for i in data.get("items") or [] if isinstance(i, dict)]
         return items, str(_map(data.get("metadata")).get("resourceVersion") or "")
 
@@ -252,10 +318,12 @@ class Api:
         """Delete in the background (the garbage collector removes what the object owns)."""
         self._json("DELETE", kind.path(self.namespace, name), {"propagationPolicy": "Background"})
 
-    def watch(self, kind: Kind, selector: str, version: str, seconds: int = WATCH_SECONDS) -> Lines:
+    def watch(
+        self, kind: Kind, selector: str, version: str, seconds: int = WATCH_SECONDS, fields: str | None = None
+    ) -> Lines:
         """The changes after ``version``, one JSON event a line; the server ends the stream after ``seconds``."""
         query = {
-            "labelSelector": selector,
+            **_selectors(selector, fields),
             "watch": "true",
             "resourceVersion": version,
             "allowWatchBookmarks": "true",
@@ -263,28 +331,22 @@ class Api:
         }
         return Lines(*self._open("GET", kind.path(self.namespace), query, seconds + REQUEST_TIMEOUT))
 
-    def log(
-        self,
-        pod: str,
-        container: str,
-        *,
-        follow: bool = False,
-        previous: bool = False,
-        timestamps: bool = False,
-        since_time: str | None = None,
-        tail: int | None = None,
-    ) -> Lines:
+    def log(self, pod: str, container: str, query: LogQuery = WHOLE_LOG) -> Lines:
         """One container's log (as it comes, with ``follow``), from ``since_time`` (RFC 3339) if given."""
-        query: dict[str, str] = {"container": container}
-        for key, value in (("follow", follow), ("previous", previous), ("timestamps", timestamps)):
+        asked: dict[str, str] = {"container": container}
+        for key, value in (("follow", query.follow), ("previous", query.previous), ("timestamps", query.timestamps)):
             if value:
-                query[key] = "true"
-        if since_time is not None:
-            query["sinceTime"] = since_time
-        if tail is not None:
-            query["tailLines"] = str(tail)
-        timeout = LOG_IDLE_SECONDS if follow else self._timeout
-        return Lines(*self._open("GET", PODS.path(self.namespace, pod, "log"), query, timeout))
+                asked[key] = "true"
+        if query.since_time is not None:
+            asked["sinceTime"] = query.since_time
+        if query.tail is not None:
+            asked["tailLines"] = str(query.tail)
+        timeout = LOG_IDLE_SECONDS if query.follow else self._timeout
+        return Lines(*self._open("GET", PODS.path(self.namespace, pod, "log"), asked, timeout))
+
+
+def _selectors(labels: str, fields: str | None) -> dict[str, str]:
+    return {"labelSelector": labels, **({"fieldSelector": fields} if fields else {})}
 
 
 def _read_quietly(response: http.client.HTTPResponse) -> bytes:
@@ -294,7 +356,7 @@ def _read_quietly(response: http.client.HTTPResponse) -> bytes:
         return b""
 
 
-def _map(value: object) -> Mapping[str, Any]:
+def _map(value: object) -> Mapping[str, object]:
     return value if isinstance(value, Mapping) else {}
 
 
@@ -332,50 +394,77 @@ class Reporter:
 #: The answers that do not change on a retry: the account lacks the right.
 REFUSED = (401, 403)
 
-#: What a watcher hands over: ("LIST", [objects]) after each list, (event type, object) for each change.
+
+def transient(error: ApiError) -> bool:
+    """Whether trying again may help (no answer, the server overloaded or restarting), rather than the server saying
+    no."""
+    return error.status is None or error.status == 429 or error.status >= 500
+
+
+#: What a watcher hands over: ("LIST", [objects]) after each list, (event type, object) for each change, and
+#: ("REFUSED", the error) when it gives up.
 Change = Callable[[str, Any], None]
+
+
+class _Stopped(Exception):
+    """Raised in a watcher's thread that was about to call the API after :meth:`Watcher.stop`."""
 
 
 class Watcher:
     """One collection, kept current in a thread of its own until :meth:`stop`: each list and each change goes to
-    ``change``. A watch the server ends is resumed from the last version seen; one whose version expired (410) lists
-    again; a call that fails is reported and tried again after a back-off (1 s, doubling up to ``backoff_max``),
-    except one the server refuses (401, 403): RBAC does not change while a pod waits, so the watcher stops and keeps
-    the answer in :attr:`refused` for its owner to end on."""
+    ``change``. A watch the server ends, or that breaks after the server answered, is resumed from the last version
+    seen; one whose version expired (410) lists again; a call that fails in a way that may pass is reported and tried
+    again after a back-off (``backoff`` s, doubling up to ``backoff_max``), for ``patience`` seconds (None: for
+    ever). What cannot pass (RBAC refuses it: RBAC does not change while a pod waits; a bad request; anything else
+    that ends the thread) stops the watcher and is kept in :attr:`refused` for its owner to end on. No call starts
+    after :meth:`stop`."""
 
     def __init__(
         self,
-        api: Api,
+        api: Transport,
         kind: Kind,
         selector: str,
         change: Change,
         *,
         report: Callable[[str], None],
+        fields: str | None = None,
         seconds: int = WATCH_SECONDS,
+        backoff: float = 1.0,
         backoff_max: float = WATCH_BACKOFF_MAX,
+        patience: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._api = api
         self._kind = kind
         self._selector = selector
+        self._fields = fields
         self._change = change
         self._report = report
         self._seconds = seconds
-        self._backoff_max = backoff_max
+        self._backoff = (backoff, backoff_max)
+        self._patience = patience
+        self._clock = clock
         self._stopped = threading.Event()
-        self._stream: Lines | None = None
+        self._stream: LineStream | None = None
         self._version: str | None = None
-        self._brought = False
+        self._received = 0
+        self._opened = 0
         self.refused: ApiError | None = None
         self._lock = threading.Lock()
-        self._thread = threading.Thread(target=self._run, name=f"watch-{kind.plural}", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=f"hera-volcano-watch-{kind.plural}", daemon=True)
+
+    def describe(self) -> str:
+        """The collection in words, for an error message."""
+        selectors = ",".join(s for s in (self._selector, self._fields) if s)
+        return f"{self._kind.qualified}{f' ({selectors})' if selectors else ''} in namespace {self._api.namespace}"
 
     def start(self) -> Watcher:
         self._thread.start()
         return self
 
     def stop(self, timeout: float = 2.0) -> None:
-        self._stopped.set()
         with self._lock:
+            self._stopped.set()
             stream = self._stream
         if stream is not None:
             stream.close()
@@ -383,58 +472,149 @@ class Watcher:
             self._thread.join(timeout)
 
     def _run(self) -> None:
-        backoff = 1.0
+        """However the thread ends, unless :meth:`stop` ended it, the owner learns why."""
+        try:
+            self._keep_watching()
+        except _Stopped:
+            pass
+        except ApiError as e:
+            self._give_up(e)
+        except Exception as e:
+            cause = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+            self._give_up(ApiError(None, "WatchFailed", f"the watch of {self.describe()} failed: {cause}"), e)
+        finally:
+            self._give_up(ApiError(None, "WatchFailed", f"the watch of {self.describe()} stopped unexpectedly"))
+
+    def _give_up(self, error: ApiError, cause: BaseException | None = None) -> None:
+        """Keep ``error`` and hand it over (the first one only, and nothing after :meth:`stop`)."""
+        if self.refused is not None or self._stopped.is_set():
+            return
+        if cause is not None:
+            error.__cause__ = cause
+        self.refused = error
+        self._change("REFUSED", error)
+
+    def _keep_watching(self) -> None:
+        backoff, failing = self._backoff[0], None
         while not self._stopped.is_set():
-            self._brought = False
+            received, opened = self._received, self._opened
+            listed = received
             try:
                 if self._version is None:
-                    items, version = self._api.list(self._kind, self._selector)
+                    items, version = self._call(lambda: self._api.list(self._kind, self._selector, self._fields))
                     self._change("LIST", items)
-                    self._version, self._brought = version, True
+                    self._version, self._received = version, self._received + 1
+                    listed = self._received
                 self._watch(self._version)
-                backoff = 1.0
+                failing = None
             except ApiError as e:
                 if self._stopped.is_set():
                     return
+                failing = None if self._received > received else failing
                 if e.status == 410 or e.reason == "Expired":
                     self._version = None  # the version is gone from the server's history: list again
                     continue
-                self._report(f"watch {self._kind.plural}: {e}")
-                if e.status in REFUSED:
-                    self.refused = e
-                    self._change("REFUSED", e)
-                    return
-                if not self._brought:
-                    self._stopped.wait(backoff)
-                    backoff = min(backoff * 2, self._backoff_max)
-                continue
-            if not self._brought:  # a server (or proxy) that ends every watch at once is not asked in a tight loop
-                self._stopped.wait(1.0)
+                if not (e.reason in ("Unreachable", "Timeout") and self._opened > opened):  # broke once answered
+                    failing = self._clock() if failing is None else failing
+                    if e.status in REFUSED or not transient(e) or self._outlasted(failing):
+                        self._report(f"watch {self._kind.plural}: {e}")
+                        raise
+                    self._report(f"watch {self._kind.plural}: {e}")
+            if self._received == listed:  # a server (or proxy) that ends every watch at once is not asked in a loop
+                self._stopped.wait(backoff)
+                backoff = min(backoff * 2, self._backoff[1])
+            else:
+                backoff = self._backoff[0]
+
+    def _outlasted(self, failing: float) -> bool:
+        return self._patience is not None and self._clock() - failing > self._patience
+
+    def _call(self, call: Callable[[], T]) -> T:
+        """``call()``, unless :meth:`stop` came first."""
+        if self._stopped.is_set():
+            raise _Stopped
+        return call()
 
     def _watch(self, version: str) -> None:
         """One watch request from ``version``, moving the version to resume from with each event."""
-        stream = self._api.watch(self._kind, self._selector, version, self._seconds)
+        stream = self._call(
+            lambda: self._api.watch(self._kind, self._selector, version, self._seconds, fields=self._fields)
+        )
+        self._opened += 1
         with self._lock:
             self._stream = stream
-        if self._stopped.is_set():
-            stream.close()
+            if self._stopped.is_set():
+                stream.close()
         try:
             for line in stream:
-                try:
-                    event = json.loads(line)
-                except ValueError:
-                    continue
-                kind, obj = _map(event).get("type"), _map(event).get("object")
-                if not isinstance(kind, str) or not isinstance(obj, dict):
-                    continue
-                if kind == "ERROR":
-                    code = obj.get("code")
-                    status = code if isinstance(code, int) else None
-                    raise ApiError(status, str(obj.get("reason") or "Error"), str(obj.get("message") or ""))
-                self._version = str(_map(obj.get("metadata")).get("resourceVersion") or self._version)
-                self._brought = True
-                if kind != "BOOKMARK" and not self._stopped.is_set():
-                    self._change(kind, obj)
+                self._event(line)
         finally:
             with self._lock:
                 self._stream = None
+            stream.close()
+
+    def _event(self, line: str) -> None:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            return
+        kind, obj = _map(event).get("type"), _map(event).get("object")
+        if not isinstance(kind, str) or not isinstance(obj, dict):
+            return
+        if kind == "ERROR":
+            code = obj.get("code")
+            status = code if isinstance(code, int) else None
+            raise ApiError(status, str(obj.get("reason") or "Error"), str(obj.get("message") or ""))
+        self._version = str(_map(obj.get("metadata")).get("resourceVersion") or self._version)
+        self._received += 1
+        if kind != "BOOKMARK" and not self._stopped.is_set():
+            self._change(kind, obj)
+
+
+class Store:
+    """The objects of each watched collection by name, and those deleted since watching began, as the watchers hand
+    them over; :attr:`changed` is set at each change (and when a watcher gives up)."""
+
+    def __init__(self, keys: Iterable[str]) -> None:
+        self._objects: dict[str, dict[str, Obj]] = {key: {} for key in keys}
+        self._deleted: dict[str, dict[str, Obj]] = {key: {} for key in self._objects}
+        self._listed: set[str] = set()
+        self._lock = threading.Lock()
+        self.changed = threading.Event()
+
+    def sink(self, key: str) -> Change:
+        def change(kind: str, obj: Any) -> None:
+            with self._lock:
+                current, deleted = self._objects[key], self._deleted[key]
+                if kind == "LIST":
+                    fresh = {_name(o): o for o in obj}
+                    deleted.update({n: o for n, o in current.items() if n not in fresh})
+                    self._objects[key] = fresh
+                    self._listed.add(key)
+                elif kind == "DELETED":
+                    current.pop(_name(obj), None)
+                    deleted[_name(obj)] = obj
+                elif kind != "REFUSED":  # the watcher keeps it; its owner ends on it
+                    current[_name(obj)] = obj
+                    deleted.pop(_name(obj), None)
+            self.changed.set()
+
+        return change
+
+    @property
+    def ready(self) -> bool:
+        """Every collection has been listed once: what is absent now does not exist."""
+        with self._lock:
+            return self._listed == set(self._objects)
+
+    def objects(self, key: str) -> list[Obj]:
+        with self._lock:
+            return list(self._objects[key].values())
+
+    def deleted(self, key: str) -> list[Obj]:
+        with self._lock:
+            return list(self._deleted[key].values())
+
+
+def _name(obj: Mapping[str, object]) -> str:
+    return str(_map(obj.get("metadata")).get("name") or "")

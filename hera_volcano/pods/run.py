@@ -19,13 +19,15 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import ClassVar, NoReturn, TextIO
 
 from hera_volcano.pods.follow import (
+    BACKOFF_MAX,
     DEFAULT_GRACE,
     DRAIN,
+    FIRST_BACKOFF,
     RETRY_GRACE,
     STEP_GRACE,
     TAIL_LINES,
@@ -36,15 +38,36 @@ from hera_volcano.pods.follow import (
     PodState,
     Seen,
     ShowInit,
+    Step,
     Stop,
     Stream,
+    Wait,
+    as_map,
     failure_lines,
     job_phase,
     name_of,
     podgroup_said,
     split_timestamp,
+    workflow_final,
 )
-from hera_volcano.pods.kubeapi import JOBS, PODGROUPS, PODS, Api, ApiError, Reporter, Watcher
+from hera_volcano.pods.kubeapi import (
+    JOBS,
+    PODGROUPS,
+    PODS,
+    REFUSED,
+    WATCH_BACKOFF_MAX,
+    WORKFLOWS,
+    ApiError,
+    Kind,
+    LineStream,
+    LogQuery,
+    Obj,
+    Reporter,
+    Store,
+    Transport,
+    Watcher,
+    transient,
+)
 from hera_volcano.pods.reports import PREFIX, parse_line
 
 #: The API calls the follower makes, as RBAC names them: (group, resource, verbs). ``hera_volcano.tools.rbac``
@@ -62,8 +85,34 @@ TERMINATION_LOG = "/dev/termination-log"
 TICK = 1.0
 
 
+class Printer:
+    """Lines to ``out`` (the pod's standard output), each whole and at once, from any thread."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+        self._lock = threading.Lock()
+
+    def __call__(self, line: str) -> None:
+        with self._lock:
+            self._out.write(line + "\n")
+            self._out.flush()
+
+
+def _named(name: str | None) -> str | None:
+    """The field selector of one object by name."""
+    return None if name is None else f"metadata.name={name}"
+
+
+def _why(error: ApiError) -> str:
+    return f"the API server refused the watch ({error})" if error.status in REFUSED else str(error)
+
+
 @dataclass(frozen=True)
 class Settings:
+    """What the follower is told, and the environment variable of each: the one contract between the template that
+    starts it (:func:`hera_volcano.argo.follow_logs.follow_logs_template` writes :meth:`to_env`), this program
+    (:meth:`from_env`) and lint, which read the variables by these names and no other spelling."""
+
     jobs: str
     pods: str
     task: str | None = None
@@ -79,80 +128,106 @@ class Settings:
     drain: float = DRAIN
     step_grace: float = STEP_GRACE
     retry_grace: float = RETRY_GRACE
-    backoff_max: float = 30.0
+    backoff_max: float = BACKOFF_MAX
     tick: float = TICK
+
+    # The environment variables (after the fields: two of them share a name with a default above).
+    JOB_SELECTOR: ClassVar[str] = "JOB_SELECTOR"
+    POD_SELECTOR: ClassVar[str] = "POD_SELECTOR"
+    TASK: ClassVar[str] = "TASK"
+    CONTAINER: ClassVar[str] = "CONTAINER"
+    #: The follower's own Argo node: the template sets it from its pod's annotation (a ``fieldRef``).
+    NODE_NAME: ClassVar[str] = "NODE_NAME"
+    FOLLOW_SECONDS: ClassVar[str] = "FOLLOW_SECONDS"
+    GRACE_SECONDS: ClassVar[str] = "GRACE_SECONDS"
+    START_SECONDS: ClassVar[str] = "START_SECONDS"
+    STEP_RETRIES: ClassVar[str] = "STEP_RETRIES"
+    OUTPUTS: ClassVar[str] = "OUTPUTS"
+    OUTPUT_DIR: ClassVar[str] = "OUTPUT_DIR"
+    TERMINATION_LOG: ClassVar[str] = "TERMINATION_LOG"
+    DRAIN_SECONDS: ClassVar[str] = "DRAIN_SECONDS"
+    STEP_GRACE_SECONDS: ClassVar[str] = "STEP_GRACE_SECONDS"
+    RETRY_GRACE_SECONDS: ClassVar[str] = "RETRY_GRACE_SECONDS"
+    BACKOFF_MAX_SECONDS: ClassVar[str] = "BACKOFF_MAX_SECONDS"
+    TICK_SECONDS: ClassVar[str] = "TICK_SECONDS"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
-        def seconds(key: str, default: float | None) -> float | None:
+        def seconds(key: str, default: float) -> float:
             value = float(env.get(key) or 0)
             return value if value > 0 else default
 
         return cls(
-            jobs=env["JOB_SELECTOR"],
-            pods=env["POD_SELECTOR"],
-            task=env.get("TASK") or None,
-            container=env.get("CONTAINER") or None,
-            node=env.get("NODE_NAME") or "",
-            limit=seconds("FOLLOW_SECONDS", None),
-            grace=seconds("GRACE_SECONDS", DEFAULT_GRACE) or DEFAULT_GRACE,
-            start_limit=seconds("START_SECONDS", None),
-            step_retries=int(env.get("STEP_RETRIES") or 0),
-            outputs=tuple((env.get("OUTPUTS") or "").split()),
-            output_dir=env.get("OUTPUT_DIR") or OUTPUT_DIR,
-            termination_log=env.get("TERMINATION_LOG") or TERMINATION_LOG,
-            drain=seconds("DRAIN_SECONDS", DRAIN) or DRAIN,
-            step_grace=seconds("STEP_GRACE_SECONDS", STEP_GRACE) or STEP_GRACE,
-            retry_grace=seconds("RETRY_GRACE_SECONDS", RETRY_GRACE) or RETRY_GRACE,
-            backoff_max=seconds("BACKOFF_MAX_SECONDS", 30.0) or 30.0,
-            tick=seconds("TICK_SECONDS", TICK) or TICK,
+            jobs=env[cls.JOB_SELECTOR],
+            pods=env[cls.POD_SELECTOR],
+            task=env.get(cls.TASK) or None,
+            container=env.get(cls.CONTAINER) or None,
+            node=env.get(cls.NODE_NAME) or "",
+            limit=seconds(cls.FOLLOW_SECONDS, 0) or None,
+            grace=seconds(cls.GRACE_SECONDS, DEFAULT_GRACE),
+            start_limit=seconds(cls.START_SECONDS, 0) or None,
+            step_retries=int(env.get(cls.STEP_RETRIES) or 0),
+            outputs=tuple((env.get(cls.OUTPUTS) or "").split()),
+            output_dir=env.get(cls.OUTPUT_DIR) or OUTPUT_DIR,
+            termination_log=env.get(cls.TERMINATION_LOG) or TERMINATION_LOG,
+            drain=seconds(cls.DRAIN_SECONDS, DRAIN),
+            step_grace=seconds(cls.STEP_GRACE_SECONDS, STEP_GRACE),
+            retry_grace=seconds(cls.RETRY_GRACE_SECONDS, RETRY_GRACE),
+            backoff_max=seconds(cls.BACKOFF_MAX_SECONDS, BACKOFF_MAX),
+            tick=seconds(cls.TICK_SECONDS, TICK),
         )
 
+    def to_env(self) -> dict[str, str]:
+        """The environment :meth:`from_env` reads these settings back from (a value may be an Argo expression, as
+        ``{{workflow.name}}`` in a selector): the selectors, task, container, limits and retries always (0: none),
+        ``OUTPUT_DIR`` with ``OUTPUTS``, the rest where they are not the default; in the order the template lists
+        them."""
+        env, defaults = self._env(), Settings(self.jobs, self.pods)._env()
+        kept = {*_ALWAYS, self.OUTPUT_DIR} if self.outputs else _ALWAYS
+        return {name: value for name, value in env.items() if name in kept or value != defaults[name]}
 
-class Store:
-    """The objects of each watched collection by name, and those deleted since following began, as the watchers
-    hand them over; :attr:`changed` is set at each change."""
+    def _env(self) -> dict[str, str]:
+        return {
+            self.JOB_SELECTOR: self.jobs,
+            self.POD_SELECTOR: self.pods,
+            self.TASK: self.task or "",
+            self.CONTAINER: self.container or "",
+            self.FOLLOW_SECONDS: _seconds(self.limit),
+            self.GRACE_SECONDS: _seconds(self.grace),
+            self.START_SECONDS: _seconds(self.start_limit),
+            self.STEP_RETRIES: str(self.step_retries),
+            self.NODE_NAME: self.node,
+            self.OUTPUTS: " ".join(self.outputs),
+            self.OUTPUT_DIR: self.output_dir,
+            self.TERMINATION_LOG: self.termination_log,
+            self.DRAIN_SECONDS: _seconds(self.drain),
+            self.STEP_GRACE_SECONDS: _seconds(self.step_grace),
+            self.RETRY_GRACE_SECONDS: _seconds(self.retry_grace),
+            self.BACKOFF_MAX_SECONDS: _seconds(self.backoff_max),
+            self.TICK_SECONDS: _seconds(self.tick),
+        }
 
-    def __init__(self, keys: Iterable[str]) -> None:
-        self._objects: dict[str, dict[str, dict[str, Any]]] = {key: {} for key in keys}
-        self._deleted: dict[str, dict[str, dict[str, Any]]] = {key: {} for key in self._objects}
-        self._listed: set[str] = set()
-        self._lock = threading.Lock()
-        self.changed = threading.Event()
 
-    def sink(self, key: str) -> Callable[[str, Any], None]:
-        def change(kind: str, obj: Any) -> None:
-            with self._lock:
-                current, deleted = self._objects[key], self._deleted[key]
-                if kind == "REFUSED":
-                    pass  # the watcher keeps it; run() ends on it
-                elif kind == "LIST":
-                    fresh = {name_of(o): o for o in obj}
-                    deleted.update({n: o for n, o in current.items() if n not in fresh})
-                    self._objects[key] = fresh
-                    self._listed.add(key)
-                elif kind == "DELETED":
-                    current.pop(name_of(obj), None)
-                    deleted[name_of(obj)] = obj
-                else:
-                    current[name_of(obj)] = obj
-                    deleted.pop(name_of(obj), None)
-            self.changed.set()
+#: The variables :meth:`Settings.to_env` always writes.
+_ALWAYS = frozenset(
+    (
+        Settings.JOB_SELECTOR,
+        Settings.POD_SELECTOR,
+        Settings.TASK,
+        Settings.CONTAINER,
+        Settings.FOLLOW_SECONDS,
+        Settings.GRACE_SECONDS,
+        Settings.START_SECONDS,
+        Settings.STEP_RETRIES,
+    )
+)
 
-        return change
 
-    @property
-    def ready(self) -> bool:
-        with self._lock:
-            return self._listed == set(self._objects)
-
-    def objects(self, key: str) -> list[dict[str, Any]]:
-        with self._lock:
-            return list(self._objects[key].values())
-
-    def deleted(self, key: str) -> list[dict[str, Any]]:
-        with self._lock:
-            return list(self._deleted[key].values())
+def _seconds(value: float | None) -> str:
+    """Seconds as the environment holds them: whole ones without a point, none as 0."""
+    if value is None:
+        return "0"
+    return str(int(value)) if float(value).is_integer() else str(value)
 
 
 class _Streaming:
@@ -166,9 +241,9 @@ class _Streaming:
         self._follow = follow
         self._step = step
         self._cursor = cursor
-        self._stream: Any = None
+        self._stream: LineStream | None = None
         self._lock = threading.Lock()
-        self._thread = threading.Thread(target=self._run, name="log", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="hera-volcano-log", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
@@ -176,21 +251,29 @@ class _Streaming:
         if self._step.reattach:
             self._cursor.reattach()
             since = self._cursor.since()
+        what = f"logs of {self._step.pod}"
         try:
-            stream = self._follow.api.log(
-                self._step.pod, self._step.container, follow=True, timestamps=True, since_time=since
-            )
+            query = LogQuery(follow=True, timestamps=True, since_time=since)
+            stream = self._follow.api.log(self._step.pod, self._step.container, query)
+        except ApiError as e:
+            self.failed = True
+            self._follow.failed(what, e)
+            self._follow.changed()
+            return
+        self._follow.passed()
+        try:
             with self._lock:
                 self._stream = stream
                 if self.superseded:
                     stream.close()
-            for line in stream:
+            for line in stream:  # a stream that breaks once the server answered is reattached, never given up
                 if self._follow.relay(self._cursor, line):
                     self.relayed = True
         except ApiError as e:
             self.failed = True
-            self._follow.report(f"logs of {self._step.pod}: {e}")
+            self._follow.report(f"{what}: {e}")
         finally:
+            stream.close()
             self._follow.changed()
 
     @property
@@ -211,28 +294,50 @@ class _Streaming:
         return not self._thread.is_alive()
 
 
+def assert_never(step: NoReturn) -> NoReturn:
+    """A step :meth:`FollowLogs.take` does not handle: mypy names it (``typing.assert_never`` is 3.11's)."""
+    raise AssertionError(f"unhandled step: {step!r}")
+
+
 class FollowLogs:
-    """The follower's run: watches, the state machine, and what it decides, printed to ``out``."""
+    """The follower's loop: watches, the state machine, and what it decides, each line to ``sink``. The pod runs
+    it on :class:`~hera_volcano.pods.kubeapi.Api`; ``Run.logs`` on the ``kubernetes`` package through
+    ``hera_volcano.client.transport``, with ``workflow`` (also stop once that Workflow has finished), ``job_name``
+    (only the Volcano Job of that name) and ``patience`` (seconds that failures which may pass are tried again
+    before following ends on them; None: for ever). :attr:`error` is what ended it, if the API server did."""
 
     def __init__(
         self,
-        api: Api,
+        api: Transport,
         settings: Settings,
-        out: TextIO = sys.stdout,
+        sink: Callable[[str], None] | None = None,
         *,
         clock: Callable[[], float] = time.monotonic,
         report: Callable[[str], None] | None = None,
+        announce: bool = True,
+        workflow: str | None = None,
+        job_name: str | None = None,
+        patience: float | None = None,
+        backoff: float = FIRST_BACKOFF,
+        retry: tuple[float, float] = (1.0, WATCH_BACKOFF_MAX),
     ) -> None:
         self.api = api
         self.settings = settings
         self.clock = clock
         self.report = report or Reporter()
-        self._out = out
-        self._print_lock = threading.Lock()
-        self._store = Store(("jobs", "pods"))
+        self.error: ApiError | None = None
+        self._sink = sink or Printer(sys.stdout)
+        self._announce = announce
+        self._workflow = workflow
+        self._patience = patience
+        self._failing: float | None = None
+        self._closed = threading.Event()
+        self._store = Store(("jobs", "pods", "workflow") if workflow else ("jobs", "pods"))
         self._values: dict[str, str] = {}
         self._cursors: dict[tuple[str, str], LineCursor] = {}
         self._streaming: _Streaming | None = None
+        self._refresh: str | None = None
+        self._fresh: tuple[Obj, Obj] | None = None
         self.follower = Follower(
             settings.jobs,
             task=settings.task,
@@ -243,19 +348,25 @@ class FollowLogs:
             retry_grace=settings.retry_grace,
             start_limit=settings.start_limit,
             step_retries=settings.step_retries,
+            backoff=backoff,
             backoff_max=settings.backoff_max,
         )
-        self._watchers = [
-            Watcher(api, JOBS, settings.jobs, self._store.sink("jobs"), report=self.report),
-            Watcher(api, PODS, settings.pods, self._store.sink("pods"), report=self.report),
-        ]
+
+        def watcher(kind: Kind, selector: str, key: str, name: str | None = None) -> Watcher:
+            store = self._store.sink(key)
+            return Watcher(
+                api, kind, selector, store, fields=_named(name), report=self.report, patience=patience,
+                backoff=retry[0], backoff_max=retry[1],
+            )  # fmt: skip
+
+        self._watchers = [watcher(JOBS, settings.jobs, "jobs", job_name), watcher(PODS, settings.pods, "pods")]
+        if workflow:
+            self._watchers.append(watcher(WORKFLOWS, "", "workflow", workflow))
 
     # ------------------------------------------------------------------------------------------------ output
 
     def say(self, line: str) -> None:
-        with self._print_lock:
-            self._out.write(line + "\n")
-            self._out.flush()
+        self._sink(line)
 
     def relay(self, cursor: LineCursor, line: str) -> bool:
         """Show a log line unless an earlier stream of the same run showed it; keep a report line's value."""
@@ -272,52 +383,127 @@ class FollowLogs:
     def changed(self) -> None:
         self._store.changed.set()
 
+    def failed(self, what: str, error: ApiError) -> None:
+        """A log could not be read. Gone (404) or not readable yet (400): the next look decides. Refused, or failing
+        in a way that may pass for longer than the patience: following ends on it."""
+        self.report(f"{what}: {error}")
+        if error.status in (400, 404):
+            return
+        now = self.clock()
+        self._failing = now if self._failing is None else self._failing
+        outlasted = self._patience is not None and now - self._failing > self._patience
+        if not transient(error) or outlasted:
+            self.error = self.error or error
+            self.changed()
+
+    def passed(self) -> None:
+        """A log request got through: the next failure starts a new run of them."""
+        self._failing = None
+
     # -------------------------------------------------------------------------------------------------- run
 
     def run(self) -> int:
-        """Follow until a :class:`Stop`; the exit status."""
-        self.say(f"Following {self.settings.task or 'the leading task'} of the job labelled {self.settings.jobs}")
+        """Follow until a :class:`Stop` (or :meth:`close`); the exit status."""
+        if self._announce:
+            self.say(f"Following {self.settings.task or 'the leading task'} of the job labelled {self.settings.jobs}")
         started = self.clock()
         for watcher in self._watchers:
             watcher.start()
         try:
-            while True:
+            while not self._closed.is_set():
                 self._store.changed.wait(self.settings.tick)
                 self._store.changed.clear()
-                refused = next((w.refused for w in self._watchers if w.refused is not None), None)
-                if refused is not None:
-                    return self._finish(Stop(f"Stopped following: the API server refused the watch ({refused})"))
-                elapsed = self.clock() - started
-                limit = self.settings.limit
-                if limit is not None and elapsed >= limit:
-                    return self._finish(Stop(f"Stopped following after {limit:g} s", self.follower.never_started()))
-                if not self._store.ready and elapsed < self.settings.grace:
-                    continue  # what is absent now may only not be listed yet
-                self._reap(elapsed)
-                seen = Seen(
-                    self._store.objects("jobs"),
-                    self._store.objects("pods"),
-                    elapsed,
-                    self._store.deleted("jobs"),
-                    self._store.deleted("pods"),
-                )
-                for step in self.follower.next(seen):
-                    if isinstance(step, Forget):
-                        self._values.clear()
-                    elif isinstance(step, ShowInit):
-                        self._show_init(step)
-                    elif isinstance(step, Stream):
-                        self._stream(step)
-                    elif isinstance(step, GiveUp):
-                        code = self._give_up(step)
-                        if code is not None:
-                            return code
-                    elif isinstance(step, Stop):
-                        return self._finish(step)
+                if self._closed.is_set():
+                    break
+                code = self._look(self.clock() - started)
+                if code is not None:
+                    return code
+            return 0
         finally:
             self.close()
 
+    def _look(self, elapsed: float) -> int | None:
+        """One look at what the watches hold, and the steps it gives taken; an exit status once following ends."""
+        error = self.error or next((w.refused for w in self._watchers if w.refused is not None), None)
+        if error is not None:
+            self.error = error
+            return self._finish(Stop(f"Stopped following: {_why(error)}"))
+        limit = self.settings.limit
+        if limit is not None and elapsed >= limit:
+            return self._finish(Stop(f"Stopped following after {limit:g} s", self.follower.never_started()))
+        if not self._store.ready and (elapsed < self.settings.grace or self._workflow):
+            return None  # what is absent now may only not be listed yet
+        self._reap(elapsed)
+        seen = Seen(
+            self._store.objects("jobs"),
+            self._pods(),
+            elapsed,
+            self._store.deleted("jobs"),
+            self._store.deleted("pods"),
+            self._workflow_phase(),
+        )
+        if self.error is not None:
+            return self._look(elapsed)
+        for step in self.follower.next(seen):
+            code = self.take(step)
+            if code is not None:
+                return code
+        return None
+
+    def take(self, step: Step) -> int | None:
+        """Carry out one step; an exit status when it ends following."""
+        match step:
+            case Forget():
+                self._values.clear()
+            case ShowInit():
+                self._show_init(step)
+            case Stream():
+                self._stream(step)
+            case GiveUp():
+                return self._give_up(step)
+            case Stop():
+                return self._finish(step)
+            case Wait():
+                pass
+            case _:
+                assert_never(step)
+        return None
+
+    def _workflow_phase(self) -> str | None:
+        """The Workflow's final phase once it has finished (None while it runs, or when none is followed)."""
+        if not self._workflow:
+            return None
+        found = self._store.objects("workflow")
+        if not found:
+            self.error = ApiError(404, "NotFound", f"workflows.argoproj.io {self._workflow} (deleted?) not found")
+            return None
+        return workflow_final(found[0])
+
+    def _pods(self) -> list[Obj]:
+        """The pods watched, the one whose stream has just ended as the API server has it now, until the watch brings
+        a change of it: the watch may not have brought its restart yet, and reattaching to the run that ended would
+        show the new run's lines twice."""
+        pods = self._store.objects("pods")
+        name, self._refresh = self._refresh, None
+        old = next((p for p in pods if name_of(p) == name), None)
+        if old is not None:
+            try:
+                fresh = self.api.get(PODS, name_of(old))
+            except ApiError:
+                fresh = None  # gone, or the server busy: the watch will tell
+            if fresh is not None and as_map(fresh.get("metadata")).get("uid") == as_map(old.get("metadata")).get("uid"):
+                self._fresh = (old, fresh)
+        if self._fresh is not None and not any(p is self._fresh[0] for p in pods):
+            self._fresh = None  # the watch brought a change of it
+        if self._fresh is None:
+            return pods
+        stale, fresh = self._fresh
+        return [fresh if p is stale else p for p in pods]
+
     def close(self) -> None:
+        """Stop following (from any thread): the stream in progress is cut, the watches end."""
+        self._closed.set()
+        self.changed()
         if self._streaming is not None:
             self._streaming.cut(0.5)
         for watcher in self._watchers:
@@ -328,6 +514,7 @@ class FollowLogs:
         streaming = self._streaming
         if streaming is not None and not streaming.running:
             self._streaming = None
+            self._refresh = self.follower.seen_pod.name if self.follower.seen_pod is not None else None
             lasted = self.clock() - streaming.started
             self.follower.stream_ended(elapsed, lasted, failed=streaming.failed, relayed=streaming.relayed)
 
@@ -339,25 +526,18 @@ class FollowLogs:
         run = self.follower.streamed or (step.pod, "")
         self._streaming = _Streaming(self, step, self._cursors.setdefault(run, LineCursor()))
 
-    def _lines(self, pod: str, container: str, quiet: bool = False, **options: Any) -> list[str] | None:
+    def _lines(self, pod: str, container: str, query: LogQuery, quiet: bool = False) -> list[str] | None:
         """A container's log read at once (not followed), or None when it cannot be read (said unless ``quiet``)."""
-        try:
-            with self.api.log(pod, container, **options) as stream:
-                return list(stream)
-        except ApiError as e:
-            if not quiet:
-                self.report(f"logs of {pod}/{container}: {e}")
-            return None
+        return read_log(self.api, pod, container, query, None if quiet else self.report)
 
     def _show_init(self, step: ShowInit) -> None:
         """An init container that failed (say, the master's wait for its workers gave up) is restarted by the
         kubelet: show why, once per failure, while the pod and the log of that attempt still exist."""
         self.say(step.header)
         # The kubelet may have no previous run yet (400): said only when neither log can be read.
-        first = self._lines(step.pod, step.container, True, previous=step.previous, timestamps=True, tail=TAIL_LINES)
-        other = self._lines(
-            step.pod, step.container, first is not None, previous=not step.previous, timestamps=True, tail=TAIL_LINES
-        )
+        first = self._lines(step.pod, step.container, LogQuery(False, step.previous, True, tail=TAIL_LINES), True)
+        again = LogQuery(previous=not step.previous, timestamps=True, tail=TAIL_LINES)
+        other = self._lines(step.pod, step.container, again, first is not None)
         for line in failure_lines(step.window, first, other):
             self.say(line)
 
@@ -414,7 +594,10 @@ class FollowLogs:
         if self.follower.needs_reread() and pod is not None and self.follower.streamed is not None:
             cursor = self._cursors.setdefault(self.follower.streamed, LineCursor())
             cursor.reattach()
-            for line in self._lines(pod.name, self.follower.followed, timestamps=True, since_time=cursor.since()) or []:
+            for line in (
+                self._lines(pod.name, self.follower.followed, LogQuery(timestamps=True, since_time=cursor.since()))
+                or []
+            ):
                 self.relay(cursor, line)
         self.say(stop.message)
         if stop.never_started is not None:
@@ -430,16 +613,17 @@ class FollowLogs:
 
     def _never_started(self, pod: PodState) -> None:
         self.say(f"=== {self.follower.followed} never started in {pod.name}")
-        for container in pod.containers:
-            for line in self._lines(pod.name, container, tail=TAIL_LINES) or []:
-                self.say(f"[pod/{pod.name}/{container}] {line}")
+        for line in tails(self.api, pod):
+            self.say(line)
 
     def _collect(self, pod: PodState | None) -> int:
         """The values rank 0 reported, if ``OUTPUTS`` names any: those the streams missed are looked for once more
         in the whole log of the last pod seen."""
+        if not self.settings.outputs:
+            return 0
         missing = [name for name in self.settings.outputs if name not in self._values]
         if missing and pod is not None:
-            for line in self._lines(pod.name, self.follower.followed, timestamps=True) or []:
+            for line in self._lines(pod.name, self.follower.followed, LogQuery(timestamps=True)) or []:
                 parsed = parse_line(split_timestamp(line)[1])
                 if parsed is not None:
                     self._values[parsed[0]] = parsed[1]
@@ -456,3 +640,25 @@ class FollowLogs:
             )
             return 1
         return 0
+
+
+def read_log(
+    api: Transport, pod: str, container: str, query: LogQuery, report: Callable[[str], None] | None
+) -> list[str] | None:
+    """A container's log read at once (not followed), or None when it cannot be read (said to ``report``)."""
+    try:
+        with api.log(pod, container, query) as stream:
+            return list(stream)
+    except ApiError as e:
+        if report is not None:
+            report(f"logs of {pod}/{container}: {e}")
+        return None
+
+
+def tails(api: Transport, pod: PodState) -> list[str]:
+    """The last lines of each of a pod's containers, each line after the container it is from."""
+    return [
+        f"[pod/{pod.name}/{container}] {line}"
+        for container in pod.containers
+        for line in read_log(api, pod.name, container, LogQuery(tail=TAIL_LINES), None) or []
+    ]

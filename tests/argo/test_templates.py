@@ -25,6 +25,7 @@ from hera_volcano.builders.pipeline_entries import PipelineJob
 from hera_volcano.builders.program import Program
 from hera_volcano.kube.images import PYTHON_IMAGE
 from hera_volcano.pods import program
+from hera_volcano.pods.run import Settings
 from hera_volcano.shared.placeholders import substitute_text
 from tests.builders import podsim
 
@@ -154,14 +155,14 @@ def test_template_names_follow_argo_rules(name: str) -> None:
 def test_follower_finds_the_job_and_its_pods_by_labels_and_bounds_itself() -> None:
     f = resource(follow_logs_template(job_label="mpi-hello", timeout=600))
     env = {e["name"]: e.get("value") for e in f["container"]["env"]}
-    assert env["JOB_SELECTOR"] == "workflows.argoproj.io/workflow={{workflow.name}},hera-volcano/job=mpi-hello"
-    assert env["POD_SELECTOR"] == "hera-volcano/workflow={{workflow.name}},hera-volcano/job=mpi-hello"
-    for key in ("JOB_SELECTOR", "POD_SELECTOR"):
+    assert env[Settings.JOB_SELECTOR] == "workflows.argoproj.io/workflow={{workflow.name}},hera-volcano/job=mpi-hello"
+    assert env[Settings.POD_SELECTOR] == "hera-volcano/workflow={{workflow.name}},hera-volcano/job=mpi-hello"
+    for key in (Settings.JOB_SELECTOR, Settings.POD_SELECTOR):
         parse_selector(substitute_text(env[key], {}))
-    assert env["TASK"] == "" and env["CONTAINER"] == "", "the job's lead-task annotation decides"
-    assert env["FOLLOW_SECONDS"] == "600" and "OUTPUTS" not in env and "outputs" not in f
-    assert env["START_SECONDS"] == "86400", "a day to start by default"
-    [node] = [e for e in f["container"]["env"] if e["name"] == "NODE_NAME"]
+    assert env[Settings.TASK] == "" and env[Settings.CONTAINER] == "", "the job's lead-task annotation decides"
+    assert env[Settings.FOLLOW_SECONDS] == "600" and Settings.OUTPUTS not in env and "outputs" not in f
+    assert env[Settings.START_SECONDS] == "86400", "a day to start by default"
+    [node] = [e for e in f["container"]["env"] if e["name"] == Settings.NODE_NAME]
     # Its own Argo node, from its pod: the step beside it is the one whose job it follows (loops, retries).
     assert node["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.annotations['workflows.argoproj.io/node-name']"
     assert "activeDeadlineSeconds" not in f, "a deadline would fail the step; the script bounds itself"
@@ -179,9 +180,9 @@ def test_follower_finds_the_job_and_its_pods_by_labels_and_bounds_itself() -> No
 def test_follower_collects_the_values_rank_0_reports_as_its_outputs() -> None:
     f = resource(follow_logs_template(job_label="train", task="master", outputs=["loss", "model"]))
     env = {e["name"]: e.get("value") for e in f["container"]["env"]}
-    assert env["OUTPUTS"] == "loss model" and env["TASK"] == "master"
+    assert env[Settings.OUTPUTS] == "loss model" and env[Settings.TASK] == "master"
     assert f["outputs"]["parameters"] == [
-        {"name": name, "valueFrom": {"path": f"{env['OUTPUT_DIR']}/{name}", "default": ""}}
+        {"name": name, "valueFrom": {"path": f"{env[Settings.OUTPUT_DIR]}/{name}", "default": ""}}
         for name in ("loss", "model")
     ]
 

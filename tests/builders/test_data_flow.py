@@ -13,6 +13,7 @@ from hera.workflows import Container, Env, Parameter, Workflow
 import hera_volcano as hv
 from hera_volcano.pods import program
 from hera_volcano.pods.launcher import LaunchSettings
+from hera_volcano.pods.run import Settings
 from hera_volcano.shared.placeholders import substitute_text
 from tests.builders.podsim import parse, process
 
@@ -63,7 +64,7 @@ def test_a_job_dag_carries_what_rank_0_reports_and_the_job_s_name_and_phase() ->
     }
     follower = found["train-logs"]
     env = {e["name"]: e.get("value") for e in follower["container"]["env"]}
-    assert env["OUTPUTS"] == "loss note"
+    assert env[Settings.OUTPUTS] == "loss note"
     assert follower["container"]["args"] == [program.bootstrap()]
     assert manifest(found["train-job"])["metadata"]["labels"]["hera-volcano/job"] == "train"
 
@@ -293,4 +294,4 @@ def test_the_bundled_data_pipeline_prepares_trains_and_evaluates() -> None:
         assert found[name]["container"]["volumeMounts"] == [{"name": "workspace", "mountPath": WORKSPACE}]
         assert found[name]["volumes"][0]["persistentVolumeClaim"] == {"claimName": CLAIM}
     env = {e["name"]: e.get("value") for e in found["train-logs"]["container"]["env"]}
-    assert env["OUTPUTS"] == "loss model"
+    assert env[Settings.OUTPUTS] == "loss model"

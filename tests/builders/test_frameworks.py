@@ -19,6 +19,7 @@ from hera_volcano import (
     to_yaml,
 )
 from hera_volcano.builders.program import Program
+from hera_volcano.pods.run import Settings
 from hera_volcano.volcano.rules import check_job
 from tests.conftest import manifests
 
@@ -179,7 +180,9 @@ def test_framework_jobs_in_a_pipeline_share_a_template_per_kind() -> None:
     kinds = [tuple(t["name"] for t in job["spec"]["tasks"]) for job in manifests(wf)]
     assert sorted(kinds) == [("chief", "worker"), ("master", "worker")]
     followers = {t["name"]: t for t in yaml.safe_load(text)["spec"]["templates"] if t["name"].endswith("-logs")}
-    tasks = sorted({e["value"] for t in followers.values() for e in t["container"]["env"] if e["name"] == "TASK"})
+    tasks = sorted(
+        {e["value"] for t in followers.values() for e in t["container"]["env"] if e["name"] == Settings.TASK}
+    )
     assert tasks == ["chief", "master"], "each follower streams its job's lead task"
 
 

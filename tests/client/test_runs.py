@@ -292,3 +292,26 @@ def test_logs_of_a_job_that_names_no_lead_follow_the_mpi_master(world: World) ->
     world.logs[(name, "mpimaster")] = ["the mpi master"]
     assert list(run.logs(follow=False)) == ["the mpi master"]
     assert ("log", PODS, f"{name}/log") in world.calls
+
+
+def test_a_created_cron_and_the_listed_runs_are_typed(world: World) -> None:
+    c = client(world)
+    cron = c.create_cron(
+        {
+            "apiVersion": "argoproj.io/v1alpha1",
+            "kind": "CronWorkflow",
+            "metadata": {"name": "nightly"},
+            "spec": {"schedules": ["0 2 * * *"], "workflowSpec": {"entrypoint": "main"}},
+        }
+    )
+    assert (cron.name, cron.namespace, cron.schedules) == ("nightly", "argo", ("0 2 * * *",))
+    assert cron.manifest["kind"] == "CronWorkflow"
+    preview = c.preview_from_cron("nightly")
+    assert preview["metadata"]["generateName"] == "nightly-" and "nightly" not in world.objects.get(WORKFLOWS, {})
+    run = c.submit_from_cron("nightly")
+    old = {"name": "old", "creationTimestamp": "2026-01-01T00:00:00Z"}
+    world.put(WORKFLOWS, {"metadata": old, "status": {"phase": "Failed", "message": "no", "finishedAt": "x"}})
+    world.objects[WORKFLOWS][run.name]["metadata"]["creationTimestamp"] = "2026-02-01T00:00:00Z"
+    listed = c.workflows()
+    assert [(w.name, w.phase) for w in listed] == [(run.name, "Pending"), ("old", "Failed")], "newest first"
+    assert (listed[1].message, listed[1].finished) == ("no", "x")

@@ -18,6 +18,7 @@ import pytest
 
 from hera_volcano import follow_logs_template, rbac_for
 from hera_volcano.pods import program
+from hera_volcano.pods.run import Settings
 
 STEP_LABELS = {"workflows.argoproj.io/workflow": "wf", "hera-volcano/workflow": "wf", "hera-volcano/job": "train"}
 POD_LABELS = {"hera-volcano/workflow": "wf", "hera-volcano/job": "train"}
@@ -67,14 +68,14 @@ class Follower:
             "KUBERNETES_SERVICE_HOST": "127.0.0.1",
             "KUBERNETES_SERVICE_PORT": str(cp.port),
             "SA_DIR": str(account),
-            "JOB_SELECTOR": "workflows.argoproj.io/workflow=wf,hera-volcano/job=train",
-            "POD_SELECTOR": "hera-volcano/workflow=wf,hera-volcano/job=train",
-            "FOLLOW_SECONDS": "120",
-            "GRACE_SECONDS": "60",
-            "TICK_SECONDS": "0.2",
-            "DRAIN_SECONDS": "1",
-            "STEP_GRACE_SECONDS": "2",
-            "BACKOFF_MAX_SECONDS": "2",
+            Settings.JOB_SELECTOR: "workflows.argoproj.io/workflow=wf,hera-volcano/job=train",
+            Settings.POD_SELECTOR: "hera-volcano/workflow=wf,hera-volcano/job=train",
+            Settings.FOLLOW_SECONDS: "120",
+            Settings.GRACE_SECONDS: "60",
+            Settings.TICK_SECONDS: "0.2",
+            Settings.DRAIN_SECONDS: "1",
+            Settings.STEP_GRACE_SECONDS: "2",
+            Settings.BACKOFF_MAX_SECONDS: "2",
         }
         self.proc = subprocess.Popen(
             [sys.executable, "-I", "-c", program.source()], env=env, cwd=tmp, stdout=subprocess.PIPE,

@@ -39,6 +39,7 @@ import yaml
 from harness import NAMESPACE, PODGROUPS, SERVICE_ACCOUNT, VOLCANO, Cluster, layout
 
 import hera_volcano as hv
+from hera_volcano.pods.run import Settings
 
 SCALE = os.environ.get("HERA_VOLCANO_SCALE", "small")
 
@@ -357,7 +358,7 @@ def idle_follower(manifest: str) -> str:
     doc = yaml.safe_load(manifest)
     followers = [
         t["container"] for t in doc["spec"]["templates"]
-        if any(e["name"] == "JOB_SELECTOR" for e in t.get("container", {}).get("env", []))
+        if any(e["name"] == Settings.JOB_SELECTOR for e in t.get("container", {}).get("env", []))
     ]  # fmt: skip
     assert len(followers) == 1, followers
     followers[0]["args"] = ["import time; time.sleep(1)"]  # python3 -c

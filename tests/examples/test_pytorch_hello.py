@@ -13,6 +13,7 @@ import pytest
 
 from hera_volcano.examples import pytorch_hello
 from hera_volcano.examples.pytorch_hello import PROGRAM, Options, build, render
+from hera_volcano.pods.run import Settings
 from tests.commands import run
 from tests.conftest import manifests
 
@@ -33,8 +34,8 @@ def test_a_dag_of_the_job_and_its_log_follower_with_the_exit_handler() -> None:
     ]
     assert main[1]["continueOn"] == {"failed": True, "error": True}
     env = {e["name"]: e.get("value") for e in templates["follow-master-logs"]["container"]["env"]}
-    assert env["POD_SELECTOR"].endswith("hera-volcano/job=pytorch-hello")
-    assert env["TASK"] == "master"
+    assert env[Settings.POD_SELECTOR].endswith("hera-volcano/job=pytorch-hello")
+    assert env[Settings.TASK] == "master"
     assert wf["spec"]["onExit"] == "cleanup-volcano-jobs"
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from hera_volcano.pods import kubeapi
-from hera_volcano.pods.kubeapi import JOBS, PODGROUPS, PODS, Api, ApiError, Token, Watcher
+from hera_volcano.pods.kubeapi import JOBS, PODGROUPS, PODS, Api, ApiError, LogQuery, Token, Watcher
 from tests.pods.https_server import Reply, Request, Server, events, serving, status
 
 BOUND = 10.0
@@ -168,7 +168,9 @@ def test_delete_lets_the_garbage_collector_take_what_the_job_owns(server: Server
 
 def test_a_log_from_a_time_with_timestamps_streamed_as_it_comes(server: Server) -> None:
     server.handler = lambda r: Reply(chunks=[b"2026-01-01T00:00:01Z one\n2026-01-01T00:00:02Z t", b"wo\n", b"last"])
-    stream = api(server).log("p", "mpimaster", follow=True, timestamps=True, since_time="2026-01-01T00:00:01Z")
+    stream = api(server).log(
+        "p", "mpimaster", LogQuery(follow=True, timestamps=True, since_time="2026-01-01T00:00:01Z")
+    )
     assert list(stream) == ["2026-01-01T00:00:01Z one", "2026-01-01T00:00:02Z two", "last"]
     (request,) = server.requests
     assert request.path == "/api/v1/namespaces/ns/pods/p/log"
@@ -182,7 +184,7 @@ def test_a_log_from_a_time_with_timestamps_streamed_as_it_comes(server: Server) 
 
 def test_a_previous_log_tail(server: Server) -> None:
     server.handler = lambda r: Reply(chunks=[b"failed\n"])
-    assert list(api(server).log("p", "init", previous=True, tail=20)) == ["failed"]
+    assert list(api(server).log("p", "init", LogQuery(previous=True, tail=20))) == ["failed"]
     assert server.requests[0].query == {"container": "init", "previous": "true", "tailLines": "20"}
 
 
@@ -194,7 +196,7 @@ def test_a_stream_closed_from_another_thread_ends_its_read_at_once(server: Serve
         release.wait(BOUND)
 
     server.handler = lambda r: Reply(chunks=chunks())
-    stream = api(server).log("p", "c", follow=True)
+    stream = api(server).log("p", "c", LogQuery(follow=True))
     got: list[str] = []
     reader = threading.Thread(target=lambda: got.extend(stream))
     reader.start()
@@ -216,7 +218,7 @@ def test_a_stream_that_breaks_is_an_error_and_a_silent_one_times_out(server: Ser
     monkeypatch.setattr(kubeapi, "LOG_IDLE_SECONDS", 0.5)
     got: list[str] = []
     with pytest.raises(ApiError) as raised:
-        for line in api(server).log("p", "c", follow=True):
+        for line in api(server).log("p", "c", LogQuery(follow=True)):
             got.append(line)
     release.set()
     assert got == ["one"] and raised.value.reason == "Timeout"

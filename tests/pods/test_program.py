@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from hera_volcano.pods import program
+from hera_volcano.pods.run import Settings
 from hera_volcano.pods.workers import WaitSettings
 from tests.pods.https_server import Reply, Request, Server, serving
 
@@ -147,9 +148,9 @@ def start(server: Server, tmp_path: Path, *argv: str, **env: str) -> subprocess.
         "PATH": os.environ.get("PATH", ""),
         **server.env(),
         "SA_DIR": str(server.account),
-        "JOB_SELECTOR": "hera-volcano/job=mpi",
-        "POD_SELECTOR": "hera-volcano/job=mpi",
-        "TERMINATION_LOG": str(tmp_path / "termination-log"),
+        Settings.JOB_SELECTOR: "hera-volcano/job=mpi",
+        Settings.POD_SELECTOR: "hera-volcano/job=mpi",
+        Settings.TERMINATION_LOG: str(tmp_path / "termination-log"),
         # As the pod has it: the ConfigMap's file, started by the container's few lines.
         "FOLLOWER_PROGRAM": str(installed(tmp_path)),
         **env,
@@ -216,7 +217,7 @@ def test_sigterm_ends_the_program_at_once(tmp_path: Path) -> None:
 def test_outside_a_cluster_it_says_so_and_fails_only_with_values_to_give(tmp_path: Path, outputs: str) -> None:
     r = subprocess.run(
         [sys.executable, "-I", "-c", program.source()],
-        env={"JOB_SELECTOR": "a=b", "POD_SELECTOR": "a=b", "OUTPUTS": outputs},
+        env={Settings.JOB_SELECTOR: "a=b", Settings.POD_SELECTOR: "a=b", Settings.OUTPUTS: outputs},
         capture_output=True,
         text=True,
         timeout=30,

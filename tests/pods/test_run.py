@@ -20,7 +20,6 @@ from tests.client.faults import Drop, End
 from tests.client.follow_driver import JOB_LABELS, POD_LABELS, stamp
 from tests.client.harness import BOUND
 from tests.client.recorded import Lines, World
-from tests.pods.test_follow_cases import Shown
 from tests.pods.world_api import WorldApi
 
 MASTER = "j-1-mpimaster-0"
@@ -76,7 +75,7 @@ class Following:
         }
         self.lines: list[str] = []
         self.reported: list[str] = []
-        self.follow = FollowLogs(WorldApi(world), Settings(**options), Shown(self.lines), report=self.reported.append)  # type: ignore[arg-type]
+        self.follow = FollowLogs(WorldApi(world), Settings(**options), self.lines.append, report=self.reported.append)
         self.codes: list[int] = []
         self.thread = threading.Thread(target=lambda: self.codes.append(self.follow.run()), daemon=True)
         self.thread.start()

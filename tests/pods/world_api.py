@@ -4,16 +4,17 @@ drive the follower's state machine."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from hera_volcano.client import resources
-from hera_volcano.pods.kubeapi import JOBS, PODGROUPS, PODS, ApiError, Kind
+from hera_volcano.pods.kubeapi import JOBS, PODGROUPS, PODS, WHOLE_LOG, WORKFLOWS, ApiError, Kind, LogQuery
 from hera_volcano.shared.errors import ClusterError
 from tests.client.recorded import World
 
 T = TypeVar("T")
-KINDS = {PODS: resources.PODS, JOBS: resources.JOBS, PODGROUPS: resources.PODGROUPS}
+KINDS = {PODS: resources.PODS, JOBS: resources.JOBS, PODGROUPS: resources.PODGROUPS, WORKFLOWS: resources.WORKFLOWS}
 
 
 def _answer(call: Callable[[], T]) -> T:
@@ -58,19 +59,27 @@ class WorldApi:
     def get(self, kind: Kind, name: str) -> dict[str, Any]:
         return _answer(lambda: self.world.get(KINDS[kind], self.namespace, name))
 
-    def list(self, kind: Kind, selector: str) -> tuple[list[dict[str, Any]], str]:
-        listing = _answer(lambda: self.world.list(KINDS[kind], self.namespace, labels=selector))
+    def list(self, kind: Kind, selector: str, fields: str | None = None) -> tuple[list[dict[str, Any]], str]:
+        listing = _answer(lambda: self.world.list(KINDS[kind], self.namespace, labels=selector or None, fields=fields))
         return list(listing["items"]), str(listing["metadata"]["resourceVersion"])
 
     def delete(self, kind: Kind, name: str) -> None:
         _answer(lambda: self.world.delete(KINDS[kind], self.namespace, name))
 
-    def watch(self, kind: Kind, selector: str, version: str, seconds: int = 300) -> _Lines:
+    def watch(self, kind: Kind, selector: str, version: str, seconds: int = 300, fields: str | None = None) -> _Lines:
         return _Lines(
             _answer(
-                lambda: self.world.watch(KINDS[kind], self.namespace, version=version, seconds=seconds, labels=selector)
+                lambda: self.world.watch(
+                    KINDS[kind],
+                    self.namespace,
+                    version=version,
+                    seconds=seconds,
+                    labels=selector or None,
+                    fields=fields,
+                )
             )
         )
 
-    def log(self, pod: str, container: str, **options: Any) -> _Lines:
+    def log(self, pod: str, container: str, query: LogQuery = WHOLE_LOG) -> _Lines:
+        options = {k: v for k, v in dataclasses.asdict(query).items() if v}
         return _Lines(_answer(lambda: self.world.log(self.namespace, pod, container, **options)))

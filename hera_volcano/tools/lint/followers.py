@@ -15,7 +15,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from hera_volcano.argo.labels import JOB_LABEL
+from hera_volcano.argo.labels import JOB_LABEL, JobIdentity
+from hera_volcano.pods.run import Settings
 from hera_volcano.shared.findings import Finding, as_list, as_map, error
 from hera_volcano.tools.lint.context import Workflow
 
@@ -55,17 +56,6 @@ def _deadline(template: Mapping[str, Any], path: str, wf: Workflow) -> _Limit | 
     return None if seconds is None else _Limit(seconds, at)
 
 
-def _selected_job(selector: object) -> str | None:
-    """The ``hera-volcano/job`` value a label selector asks for, or None."""
-    if not isinstance(selector, str):
-        return None
-    for requirement in selector.split(","):
-        key, equals, value = requirement.partition("=")
-        if equals and key.strip() == JOB_LABEL:
-            return value.strip()
-    return None
-
-
 def _follower(template: Mapping[str, Any], path: str, wf: Workflow) -> tuple[str, _Limit, str] | None:
     """``(job label, limit, outputs)`` of a follower template, or None when ``template`` is not one or its limit is
     only known at run time."""
@@ -77,21 +67,22 @@ def _follower(template: Mapping[str, Any], path: str, wf: Workflow) -> tuple[str
         for i, e in enumerate(as_list(container.get("env")))
         if isinstance(e, Mapping) and isinstance(e.get("name"), str)
     }
-    job = _selected_job(env.get("JOB_SELECTOR", (0, None))[1])
+    identity = JobIdentity.from_selector(env.get(Settings.JOB_SELECTOR, (0, None))[1])
+    job = identity.job if identity is not None else None
     if not job:
         return None
     deadline = _deadline(template, path, wf)
     if deadline is None:
         return None
     limits = [deadline]
-    index, value = env.get("FOLLOW_SECONDS", (0, None))
+    index, value = env.get(Settings.FOLLOW_SECONDS, (0, None))
     if value not in (None, ""):
         seconds = _seconds(value)
         if seconds is None:
             return None  # an Argo variable
         if seconds > 0:  # 0: no limit of its own
             limits.append(_Limit(seconds, f"{path}.container.env[{index}].value"))
-    outputs = env.get("OUTPUTS", (0, None))[1]
+    outputs = env.get(Settings.OUTPUTS, (0, None))[1]
     return job, min(limits, key=lambda limit: limit.seconds), str(outputs or "")
 
 

@@ -9,8 +9,9 @@ from typing import Any, Final
 
 import yaml
 
-from hera_volcano.argo.labels import JOB_LABEL
+from hera_volcano.argo.labels import JOB_LABEL, JobIdentity
 from hera_volcano.kube.loading import DuplicateKey, describe_error, load_all
+from hera_volcano.pods.run import Settings
 from hera_volcano.shared.findings import Finding, as_list, as_map, error, warning
 from hera_volcano.tools.lint.conditions import Conditions, check_job_conditions, parse_conditions
 from hera_volcano.tools.lint.context import MANIFEST_SEPARATOR, Workflow
@@ -90,10 +91,10 @@ def _start_limited(template: Mapping[str, Any], wf: Workflow) -> bool:
         return False
     for other in map(as_map, as_list(wf.spec.get("templates"))):
         env = {e.get("name"): e.get("value") for e in map(as_map, as_list(as_map(other.get("container")).get("env")))}
-        selector, start = env.get("JOB_SELECTOR"), env.get("START_SECONDS")
+        selector, start = env.get(Settings.JOB_SELECTOR), env.get(Settings.START_SECONDS)
         if (
-            isinstance(selector, str)
-            and f"{JOB_LABEL}={label}" in selector.split(",")
+            (identity := JobIdentity.from_selector(selector)) is not None
+            and identity.job == label
             and isinstance(start, str)
             and start.isdigit()
             and int(start) > 0
