@@ -8,13 +8,12 @@ again, within the master's retries (Volcano ends the job after them).
 from __future__ import annotations
 
 import sys
-import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar, TextIO
 
-from hera_volcano.pods.kubeapi import PODS, Api, Reporter, Watcher
+from hera_volcano.pods.kubeapi import PODS, Api, Reporter, Store, Watcher
 from hera_volcano.pods.labels import JOB_NAME_LABEL, TASK_LABEL
 
 #: The API calls the wait makes, as RBAC names them (``hera_volcano.tools.rbac`` grants exactly these).
@@ -73,34 +72,6 @@ def is_ready(pod: object) -> bool:
     return any(isinstance(c, dict) and c.get("type") == "Ready" and c.get("status") == "True" for c in conditions or [])
 
 
-def _name(pod: object) -> str:
-    metadata = pod.get("metadata") if isinstance(pod, dict) else None
-    return str(metadata.get("name") if isinstance(metadata, dict) else None)
-
-
-class _Pods:
-    """The worker pods the watch brought, by name; :attr:`changed` is set at each change."""
-
-    def __init__(self) -> None:
-        self._pods: dict[str, object] = {}
-        self._lock = threading.Lock()
-        self.changed = threading.Event()
-
-    def change(self, kind: str, obj: object) -> None:
-        with self._lock:
-            if kind == "LIST" and isinstance(obj, list):
-                self._pods = {_name(p): p for p in obj}
-            elif kind in ("ADDED", "MODIFIED"):
-                self._pods[_name(obj)] = obj
-            elif kind == "DELETED":
-                self._pods.pop(_name(obj), None)
-        self.changed.set()
-
-    def ready(self) -> int:
-        with self._lock:
-            return sum(1 for pod in self._pods.values() if is_ready(pod))
-
-
 def wait_for_workers(
     api: Api,
     workers: WaitSettings,
@@ -112,13 +83,13 @@ def wait_for_workers(
     """0 once ``workers.count`` of the pods are Ready; 1 when ``workers.seconds`` pass first, or the API server
     refuses the watch (RBAC does not change while the pod waits), saying which."""
     print(f"Waiting for {workers.count} Ready pods labelled {workers.selector}", file=out, flush=True)
-    pods = _Pods()
-    watcher = Watcher(api, PODS, workers.selector, pods.change, report=report or Reporter()).start()
+    pods = Store([PODS.plural])
+    watcher = Watcher(api, PODS, workers.selector, pods.sink(PODS.plural), report=report or Reporter()).start()
     end = clock() + workers.seconds
     try:
         while True:
             pods.changed.clear()
-            ready = pods.ready()
+            ready = sum(1 for pod in pods.objects(PODS.plural) if is_ready(pod))
             if ready >= workers.count:
                 print(f"{ready} workers Ready", file=out, flush=True)
                 return 0
