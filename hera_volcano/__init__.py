@@ -35,7 +35,9 @@ if TYPE_CHECKING:
     from hera_volcano.builders.workspace import Workspace as Workspace
     from hera_volcano.client.result import Result as Result
     from hera_volcano.client.runs import Client as Client
+    from hera_volcano.client.runs import Cron as Cron
     from hera_volcano.client.runs import Run as Run
+    from hera_volcano.client.runs import RunSummary as RunSummary
     from hera_volcano.kube.emit import to_yaml as to_yaml
     from hera_volcano.shared.errors import ClusterError as ClusterError
     from hera_volcano.shared.errors import ValidationError as ValidationError
@@ -55,6 +57,7 @@ _PUBLIC = {
     "ArgoRetry": "hera_volcano.volcano.step",
     "Client": "hera_volcano.client.runs",
     "ClusterError": "hera_volcano.shared.errors",
+    "Cron": "hera_volcano.client.runs",
     "JobPolicy": "hera_volcano.tools.job_policy",
     "JobSettings": "hera_volcano.builders.settings",
     "Pipeline": "hera_volcano.builders.pipeline",
@@ -69,6 +72,7 @@ _PUBLIC = {
     "Queue": "hera_volcano.volcano.queue",
     "Result": "hera_volcano.client.result",
     "Run": "hera_volcano.client.runs",
+    "RunSummary": "hera_volcano.client.runs",
     "StepOutput": "hera_volcano.builders.pipeline_entries",
     "Toleration": "hera_volcano.builders.pod",
     "ValidationError": "hera_volcano.shared.errors",
