@@ -3,12 +3,17 @@ or pipelines that submit them (``--submitter``)."""
 
 from __future__ import annotations
 
+import argparse
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from hera_volcano.argo.defaults import NAMESPACE, SERVICE_ACCOUNT
 from hera_volcano.cli import common as c
+
+if TYPE_CHECKING:
+    from hera_volcano.tools.job_policy import JobPolicy
+    from hera_volcano.tools.rbac.need import Manifest
 
 
 def _files(paths: Sequence[str]) -> list[str]:
@@ -27,13 +32,13 @@ def _files(paths: Sequence[str]) -> list[str]:
     return found
 
 
-def read_workflows(paths: Sequence[str]) -> list[Any]:
+def read_workflows(paths: Sequence[str]) -> list[dict[str, object]]:
     """Workflow-like documents from files and directories (``-`` is stdin); other kinds are skipped, unreadable input
     is an error."""
     from hera_volcano.argo.limits import WORKFLOW_KINDS
     from hera_volcano.kube.loading import describe_error, load_all
 
-    found = []
+    found: list[dict[str, object]] = []
     for path in _files(paths):
         text = c.read_text(path)
         try:
@@ -48,34 +53,8 @@ def read_workflows(paths: Sequence[str]) -> list[Any]:
     return found
 
 
-def main(argv: Sequence[str]) -> int:
-    from hera_volcano.tools.job_policy import JobPolicy
-    from hera_volcano.tools.rbac import rbac_for
-
-    p = c.parser(
-        "hera-volcano rbac",
-        "Print least-privilege Roles and RoleBindings for workflows: for the bundled ones (with the ServiceAccount"
-        " they run as), or derived from workflow files. A workflow that names no service account is refused rather"
-        " than granting rights to the namespace's default account: give --service-account. An account that creates"
-        " Volcano Jobs also gets a ValidatingAdmissionPolicy (Kubernetes >= 1.30) pinning what its jobs' pods may do:"
-        " run as itself and the accounts its jobs name, no Secrets, nothing privileged or on the host, unless"
-        " the --allow-... options say otherwise.",
-    )
-    p.add_argument("files", nargs="*", metavar="FILE", help="workflow files (- for stdin); default: bundled workflows")
-    p.add_argument(
-        "-n",
-        "--namespace",
-        type=c.namespace_name,
-        default=None,
-        help=f"namespace (default: the workflows', {NAMESPACE})",
-    )
-    p.add_argument(
-        "--service-account",
-        type=c.service_account_name,
-        default=None,
-        metavar="NAME",
-        help=f"the workflows' service account (default: their own; bundled: {SERVICE_ACCOUNT})",
-    )
+def add_rbac_options(p: argparse.ArgumentParser) -> None:
+    """The options that say what the RBAC grants beyond what the workflows' pods do (``rbac`` and ``render``)."""
     p.add_argument("--openshift", action="store_true", help="add update on workflows/finalizers (owner references)")
     p.add_argument(
         "--with-service-account", action="store_true", help="also emit the ServiceAccounts (always for bundled ones)"
@@ -123,38 +102,104 @@ def main(argv: Sequence[str]) -> int:
         action="store_true",
         help="leave out the read-only ClusterRole for nodes and queues that explain uses (--submitter)",
     )
-    c.add_document_output(p)
-    args = p.parse_args(argv)
-    if args.files:
-        workflows = read_workflows(args.files)
-    else:
-        from hera_volcano.examples.bundled import bundled
 
-        workflows = bundled(args.namespace or NAMESPACE, args.service_account or SERVICE_ACCOUNT)
+
+def _job_policy(args: argparse.Namespace) -> JobPolicy | None:
+    """The admission policy the options ask for, or None (``--no-admission-policy``)."""
+    from hera_volcano.tools.job_policy import JobPolicy
+
     policy_options = (
         args.allow_service_account, args.allow_secret, args.allow_privileged, args.allow_host_paths,
         args.allow_host_namespaces,
     )  # fmt: skip
     if args.no_admission_policy and any(policy_options):
         raise c.UsageError("--no-admission-policy: the --allow-... options set that policy; give one or the other")
-    job_policy = None
-    if not args.no_admission_policy:
-        job_policy = JobPolicy(
-            service_accounts=args.allow_service_account,
-            secrets=args.allow_secret,
-            privileged=args.allow_privileged,
-            host_paths=args.allow_host_paths,
-            host_namespaces=args.allow_host_namespaces,
-        )
-    objects = rbac_for(
+    if args.no_admission_policy:
+        return None
+    return JobPolicy(
+        service_accounts=args.allow_service_account,
+        secrets=args.allow_secret,
+        privileged=args.allow_privileged,
+        host_paths=args.allow_host_paths,
+        host_namespaces=args.allow_host_namespaces,
+    )
+
+
+def rbac_objects(
+    workflows: Sequence[object],
+    args: argparse.Namespace,
+    *,
+    namespace: str | None = None,
+    service_account: str | None = None,
+    service_accounts: bool = False,
+) -> list[Manifest]:
+    """``rbac_for`` of the workflows, as the options of :func:`add_rbac_options` ask for it."""
+    from hera_volcano.tools.rbac import rbac_for
+
+    return rbac_for(
         *workflows,
-        namespace=args.namespace,
-        service_account=args.service_account,
+        namespace=namespace,
+        service_account=service_account,
         owner_reference_permissions=args.openshift,
-        service_accounts=args.with_service_account or not args.files,  # the bundled workflows' account is ours
+        service_accounts=service_accounts or args.with_service_account,
         submitters=args.submitter,
         cluster_reads=not args.no_cluster_reads,
-        job_policy=job_policy,
+        job_policy=_job_policy(args),
     )
+
+
+def main(argv: Sequence[str]) -> int:
+    from hera_volcano.tools.program import program_for
+
+    p = c.parser(
+        "hera-volcano rbac",
+        "Print least-privilege Roles and RoleBindings for workflows: for the bundled ones (with the ServiceAccount"
+        " they run as), or derived from workflow files. A workflow that names no service account is refused rather"
+        " than granting rights to the namespace's default account: give --service-account. An account that creates"
+        " Volcano Jobs also gets a ValidatingAdmissionPolicy (Kubernetes >= 1.30) pinning what its jobs' pods may do:"
+        " run as itself and the accounts its jobs name, no Secrets, nothing privileged or on the host, unless"
+        " the --allow-... options say otherwise. After the RBAC comes the ConfigMap holding the program our pods run"
+        " (the log follower, the MPI wait, the launcher of function jobs), for each namespace whose pods mount it:"
+        " so what it prints is all a namespace needs (--no-program: the RBAC alone).",
+    )
+    p.add_argument("files", nargs="*", metavar="FILE", help="workflow files (- for stdin); default: bundled workflows")
+    p.add_argument(
+        "-n",
+        "--namespace",
+        type=c.namespace_name,
+        default=None,
+        help=f"namespace (default: the workflows', {NAMESPACE})",
+    )
+    p.add_argument(
+        "--service-account",
+        type=c.service_account_name,
+        default=None,
+        metavar="NAME",
+        help=f"the workflows' service account (default: their own; bundled: {SERVICE_ACCOUNT})",
+    )
+    add_rbac_options(p)
+    p.add_argument(
+        "--no-program",
+        action="store_true",
+        help="leave out the ConfigMap of the pods' program: print only RBAC and admission objects",
+    )
+    c.add_document_output(p)
+    args = p.parse_args(argv)
+    workflows: Sequence[object]
+    if args.files:
+        workflows = read_workflows(args.files)
+    else:
+        from hera_volcano.examples.bundled import bundled
+
+        workflows = bundled(args.namespace or NAMESPACE, args.service_account or SERVICE_ACCOUNT)
+    objects = rbac_objects(
+        workflows,
+        args,
+        namespace=args.namespace,
+        service_account=args.service_account,
+        service_accounts=not args.files,  # the bundled workflows' account is ours
+    )
+    if not args.no_program:
+        objects += program_for(*workflows, namespace=args.namespace)
     c.emit(c.documents(args.output, *objects), args.output_file)
     return 0

@@ -58,9 +58,11 @@ def test_render_writes_workflows_rbac_and_kustomizations(tmp_path: Path) -> None
         "Secret",  # the data pipeline's steps have no token: Argo's containers use this one
         "ValidatingAdmissionPolicy",
         "ValidatingAdmissionPolicyBinding",
-        "ConfigMap",  # the log follower's program, which the workflows' followers mount
     ]
-    assert yaml.safe_load((tmp_path / "rbac" / "kustomization.yaml").read_text())["resources"] == ["rbac.yaml"]
+    program = list(yaml.safe_load_all((tmp_path / "rbac" / "program.yaml").read_text()))
+    assert [d["kind"] for d in program] == ["ConfigMap"], "the pods' program, in a document of its own"
+    resources = yaml.safe_load((tmp_path / "rbac" / "kustomization.yaml").read_text())["resources"]
+    assert resources == ["program.yaml", "rbac.yaml"], "kubectl apply -k rbac/ applies both"
     again = run("hera_volcano", "render", "--bundled", "--out", str(tmp_path))
     assert again.code == 0 and again.out == "", "a second render changes nothing"
 
