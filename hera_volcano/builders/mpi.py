@@ -220,7 +220,12 @@ def mpi_job(
                     Policy(event="TaskCompleted", action="CompleteJob"),
                     Policy(event="TaskFailed", action="TerminateJob"),
                 ],
-                template=apply_settings({"spec": master_spec}, MASTER, pod, master_pod),
+                template=apply_settings(
+                    {"metadata": {"annotations": pods_program.pod_annotations(pods_program.WAIT)}, "spec": master_spec},
+                    MASTER,
+                    pod,
+                    master_pod,
+                ),
             ),
             VolcanoTask(
                 name=WORKER,

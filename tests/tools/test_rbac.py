@@ -138,6 +138,48 @@ def test_our_log_follower_gets_exactly_the_calls_it_declares() -> None:
     assert both[("", "pods/log")] == ["get"] and both[("", "pods")] == ["get", "list", "watch"]
 
 
+def test_our_pods_are_known_by_their_annotation_not_by_a_comment_in_a_script() -> None:
+    """A user's template whose script holds the program's old first line (the comment that once marked our pods)
+    gains nothing; a pod template annotated with a part of the program gets that part's calls; an unknown part is
+    refused, naming the annotation."""
+    from hera_volcano.pods import program
+
+    bootstrap = program.bootstrap()
+    assert bootstrap.startswith("# hera-volcano log follower: hera_volcano/pods"), "the old marker text is still there"
+    impostor = {"name": "u", "container": {"image": "python", "command": ["python3", "-c"], "args": [bootstrap]}}
+    assert rules(rbac_for(wf([impostor]))) == {("argoproj.io", "workflowtaskresults"): ["create", "patch"]}
+    waiting = {**impostor, "container": {**impostor["container"], "args": [bootstrap, "wait-for-workers"]}}
+    assert ("", "pods") not in rules(rbac_for(wf([waiting])))
+    for part, calls in ((program.FOLLOWER, CALLS), (program.WAIT, WAIT_CALLS)):
+        annotated = {
+            "name": "a",
+            "metadata": {"annotations": program.pod_annotations(part)},
+            "container": {"image": "x"},
+        }
+        got = rules(rbac_for(wf([annotated])))
+        assert got == {
+            **{(g, r): list(v) for g, r, v in calls},
+            ("argoproj.io", "workflowtaskresults"): ["create", "patch"],
+        }
+    unknown = {"name": "a", "metadata": {"annotations": {program.PROGRAM_ANNOTATION: "all"}}, "container": {}}
+    with pytest.raises(ValidationError, match=r"w/a\.metadata\.annotations\[hera-volcano/program\]: must be one of"):
+        rbac_for(wf([unknown]))
+    with pytest.raises(ValueError, match="part must be one of follower, wait"):
+        program.pod_annotations("all")  # type: ignore[arg-type]
+
+
+def test_the_follower_template_and_the_mpi_master_carry_their_parts_annotation() -> None:
+    from hera_volcano import Program, mpi_job
+    from hera_volcano.pods import program
+
+    follower = resource_of(follow_logs_template(name="f", job_label="train"))
+    assert follower["metadata"]["annotations"] == {program.PROGRAM_ANNOTATION: program.FOLLOWER}
+    job = mpi_job(image="x:1", program=Program.command(["a"]), service_account="mpi", name="j").to_dict()
+    master, worker = (task["template"] for task in job["spec"]["tasks"])
+    assert master["metadata"]["annotations"] == {program.PROGRAM_ANNOTATION: program.WAIT}
+    assert program.PROGRAM_ANNOTATION not in worker.get("metadata", {}).get("annotations", {})
+
+
 def test_rbac_holds_no_program_only_permissions() -> None:
     """The pods' program is code, not permissions: it is ``program_for``'s (tests/tools/test_program.py)."""
     follower = resource_of(follow_logs_template(name="f", job_label="train"))

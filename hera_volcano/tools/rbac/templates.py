@@ -22,7 +22,7 @@ from hera_volcano.tools.rbac.manifests import (
     service_account,
 )
 from hera_volcano.tools.rbac.need import Need
-from hera_volcano.tools.rbac.pods import container_needs
+from hera_volcano.tools.rbac.pods import pod_needs, program_calls
 
 #: Why a pod without a named service account is refused: the rights would go to every pod of the namespace.
 DEFAULT_ACCOUNT = "would run as the namespace's `default` account, which is not granted rights silently"
@@ -69,7 +69,7 @@ def template_needs(template: Mapping[str, object], where: Where) -> list[Need]:
         )
     executor = _executor_account(template, where)
     needs = [Need(executor or sa, *_REPORTS, why, executor_token=executor is not None)]
-    needs += container_needs(sa, _containers(template), why)
+    needs += pod_needs(sa, program_calls(template, why), _containers(template), why)
     resource = template.get("resource")
     if resource is not None and not isinstance(resource, Mapping):
         raise ValidationError(f"{why}.resource", "must be a mapping with action and manifest")
@@ -133,7 +133,8 @@ def _volcano_pod_needs(obj: Mapping[str, object], why: str, namespace: str | Non
         where = f"{why} (Volcano task {task})"
         containers = [c for c in as_list(spec.get("initContainers")) + as_list(spec.get("containers"))]
         containers = [c for c in containers if isinstance(c, Mapping)]
-        if not container_needs("default", containers, where, namespace):
+        declared = program_calls(template, where)
+        if not pod_needs("default", declared, containers, where, namespace):
             continue  # its account needs nothing (the admission policy says which it may be)
         sa = service_account(spec.get("serviceAccountName") or spec.get("serviceAccount"), where)
         if sa is None:
@@ -142,5 +143,5 @@ def _volcano_pod_needs(obj: Mapping[str, object], why: str, namespace: str | Non
                 f"is not set, so its pods, which call the API, {DEFAULT_ACCOUNT}: name one (service_account= of"
                 " mpi_job)",
             )
-        needs += container_needs(sa, containers, where, namespace)
+        needs += pod_needs(sa, declared, containers, where, namespace)
     return needs
