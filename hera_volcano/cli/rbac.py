@@ -53,13 +53,17 @@ def read_workflows(paths: Sequence[str]) -> list[dict[str, object]]:
     return found
 
 
-def add_rbac_options(p: argparse.ArgumentParser) -> None:
-    """The options that say what the RBAC grants beyond what the workflows' pods do (``rbac`` and ``render``)."""
-    p.add_argument("--openshift", action="store_true", help="add update on workflows/finalizers (owner references)")
-    p.add_argument(
-        "--with-service-account", action="store_true", help="also emit the ServiceAccounts (always for bundled ones)"
-    )
-    p.add_argument(
+def add_rbac_options(p: argparse._ActionsContainer) -> list[str]:
+    """The options that say what the RBAC grants beyond what the workflows' pods do (``rbac`` and ``render``); their
+    ``dest`` names."""
+    added: list[argparse.Action] = []
+
+    def add(*flags: str, **options: object) -> None:
+        added.append(p.add_argument(*flags, **options))  # type: ignore[arg-type]
+
+    add("--openshift", action="store_true", help="add update on workflows/finalizers (owner references)")
+    add("--with-service-account", action="store_true", help="also emit the ServiceAccounts (always for bundled ones)")
+    add(
         "--submitter",
         action="append",
         default=[],
@@ -67,7 +71,7 @@ def add_rbac_options(p: argparse.ArgumentParser) -> None:
         help="also what the hera-volcano client needs for NAME: a service account, system:serviceaccount:NS:NAME,"
         " user:NAME or group:NAME (repeatable)",
     )
-    p.add_argument(
+    add(
         "--allow-service-account",
         action="append",
         default=[],
@@ -76,7 +80,7 @@ def add_rbac_options(p: argparse.ArgumentParser) -> None:
         help="the admission policy: an account the workflows' Volcano Jobs may also run their pods as (beyond their own"
         " and those their jobs name; repeatable)",
     )
-    p.add_argument(
+    add(
         "--allow-secret",
         action="append",
         default=[],
@@ -84,24 +88,25 @@ def add_rbac_options(p: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="the admission policy: a Secret the jobs' pods may mount or read (repeatable; default: none)",
     )
-    p.add_argument("--allow-privileged", action="store_true", help="the admission policy: allow privileged containers")
-    p.add_argument("--allow-host-paths", action="store_true", help="the admission policy: allow hostPath volumes")
-    p.add_argument(
+    add("--allow-privileged", action="store_true", help="the admission policy: allow privileged containers")
+    add("--allow-host-paths", action="store_true", help="the admission policy: allow hostPath volumes")
+    add(
         "--allow-host-namespaces",
         action="store_true",
         help="the admission policy: allow hostNetwork, hostPID and hostIPC",
     )
-    p.add_argument(
+    add(
         "--no-admission-policy",
         action="store_true",
         help="leave out the ValidatingAdmissionPolicy that pins what the workflows' Volcano Jobs may hold"
         " (Kubernetes < 1.30, or a policy of your own)",
     )
-    p.add_argument(
+    add(
         "--no-cluster-reads",
         action="store_true",
         help="leave out the read-only ClusterRole for nodes and queues that explain uses (--submitter)",
     )
+    return [action.dest for action in added]
 
 
 def _job_policy(args: argparse.Namespace) -> JobPolicy | None:
