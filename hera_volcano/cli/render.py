@@ -12,7 +12,7 @@ import difflib
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hera_volcano.argo.defaults import NAMESPACE
 from hera_volcano.cli import common as c
@@ -20,6 +20,7 @@ from hera_volcano.cli.files import write_files
 from hera_volcano.cli.rbac import add_rbac_options, rbac_objects
 from hera_volcano.cli.user_module import failure, module_workflows
 from hera_volcano.shared.errors import ValidationError
+from hera_volcano.shared.findings import as_map
 from hera_volcano.tools.render import HEADER, as_template, bundled_files, module_files, run_once
 from hera_volcano.volcano.queue import Queue
 
@@ -198,11 +199,12 @@ def main(argv: Sequence[str]) -> int:
     return 0
 
 
-def _run_once_note(workflow: Mapping[str, Any]) -> str:
+def _run_once_note(workflow: Mapping[str, object]) -> str:
     """Why a run-once Workflow is in the folder as a WorkflowTemplate, and how to run it."""
     name = as_template(workflow)["metadata"]["name"]
+    generate_name = as_map(workflow.get("metadata")).get("generateName")
     return (
-        f"Workflow {workflow['metadata']['generateName']} has only a generateName, which kubectl apply -k and Argo CD"
+        f"Workflow {generate_name} has only a generateName, which kubectl apply -k and Argo CD"
         f" cannot apply: written as WorkflowTemplate {name} ({name}.yaml); run it with"
         f" hera-volcano submit --from workflowtemplate/{name}"
     )

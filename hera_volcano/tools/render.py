@@ -9,7 +9,7 @@ listed in the folder's kustomization."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from hera_volcano.examples.bundled import bundled
 from hera_volcano.kube import names
@@ -47,7 +47,7 @@ def _kustomization(resources: Iterable[str]) -> str:
     return HEADER + dump(data)
 
 
-def run_once(data: Mapping[str, Any]) -> bool:
+def run_once(data: Mapping[str, object]) -> bool:
     """A Workflow with a ``generateName`` and no name: each ``kubectl create`` of it is a new run, but
     ``kubectl apply -k`` and Argo CD cannot apply it (they need a name to compare with), so render writes it as the
     WorkflowTemplate of the same spec (:func:`as_template`)."""
@@ -55,7 +55,7 @@ def run_once(data: Mapping[str, Any]) -> bool:
     return data.get("kind") == "Workflow" and not meta.get("name") and bool(meta.get("generateName"))
 
 
-def as_template(data: Mapping[str, Any]) -> dict[str, Any]:
+def as_template(data: Mapping[str, object]) -> Manifest:
     """The WorkflowTemplate of a run-once Workflow: its spec, labels and annotations, named after its
     ``generateName`` (``train-`` becomes ``train``), so ``submit --from workflowtemplate/train`` runs it."""
     meta = {k: v for k, v in as_map(data.get("metadata")).items() if k != "generateName"}
@@ -68,19 +68,19 @@ def as_template(data: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def gitops_object(workflow: Any) -> Mapping[str, Any]:
+def gitops_object(workflow: object) -> Mapping[str, object]:
     """What render writes for ``workflow``: itself, or for a run-once Workflow its WorkflowTemplate."""
     data = plain(workflow)
     return as_template(data) if run_once(data) else data
 
 
-def _file_name(data: Mapping[str, Any], label: str) -> str:
+def _file_name(data: Mapping[str, object], label: str) -> str:
     name = as_map(data.get("metadata")).get("name") or ""
     names.check(f"{label}: metadata.name", name, names.dns1123_subdomain)
     return f"{name}.yaml"
 
 
-def workflow_files(workflows: Sequence[Any]) -> dict[str, str]:
+def workflow_files(workflows: Sequence[object]) -> dict[str, str]:
     """``{file name: text}`` for a folder of workflows and its kustomization: only objects ``kubectl apply -k`` and
     Argo CD can apply (a run-once Workflow as its WorkflowTemplate, :func:`gitops_object`)."""
     files: dict[str, str] = {}
@@ -100,11 +100,11 @@ def workflow_files(workflows: Sequence[Any]) -> dict[str, str]:
     return files
 
 
-def _parents_first(queues: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def _parents_first(queues: Sequence[Manifest]) -> list[Manifest]:
     """The queues in name order, except that a parent comes before its children: Volcano refuses a queue whose
     parent does not exist yet, so one apply in this order creates a whole hierarchy."""
     by_name = {q["metadata"]["name"]: q for q in queues}
-    ordered: dict[str, dict[str, Any]] = {}
+    ordered: dict[str, Manifest] = {}
 
     def place(name: str) -> None:
         parent = parent_of(by_name[name])
@@ -174,7 +174,7 @@ def access_files(workflows: Sequence[object], derive: Derive | None) -> dict[str
 
 
 def module_files(
-    objects: Sequence[Any],
+    objects: Sequence[object],
     namespace: str | None = None,
     service_account: str | None = None,
     derive: Derive | None = rbac_for,

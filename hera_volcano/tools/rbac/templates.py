@@ -131,8 +131,8 @@ def _volcano_pod_needs(obj: Mapping[str, object], why: str, namespace: str | Non
     for task, template in job_pod_templates(obj):
         spec = as_map(template.get("spec"))
         where = f"{why} (Volcano task {task})"
-        containers = [c for c in as_list(spec.get("initContainers")) + as_list(spec.get("containers"))]
-        containers = [c for c in containers if isinstance(c, Mapping)]
+        listed = as_list(spec.get("initContainers")) + as_list(spec.get("containers"))
+        containers = [c for c in listed if isinstance(c, Mapping)]
         declared = program_calls(template, where)
         if not pod_needs("default", declared, containers, where, namespace):
             continue  # its account needs nothing (the admission policy says which it may be)
