@@ -45,7 +45,8 @@ def folder(cluster: Cluster, tmp_path: Path) -> Iterator[Path]:
     (tmp_path / "gitops_hello.py").write_text(MODULE)
     rendered = _render(tmp_path, "--with-service-account")
     assert rendered.returncode == 0, rendered.stderr
-    cluster.kubectl("create", "namespace", FRESH).ok()
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": FRESH}}
+    cluster.kubectl("apply", "-f", "-", input=json.dumps(namespace)).ok()  # a run kept alive may have left it
     yield tmp_path / "deploy"
     cluster.kubectl("delete", "-k", str(tmp_path / "deploy"), "--ignore-not-found", "--wait=false")
     cluster.kubectl("delete", "namespace", FRESH, "--ignore-not-found", "--wait=false")
