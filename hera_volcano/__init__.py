@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from hera_volcano.shared.errors import ValidationError as ValidationError
     from hera_volcano.shared.placeholders import Placeholder as Placeholder
     from hera_volcano.tools.job_policy import JobPolicy as JobPolicy
+    from hera_volcano.tools.program import program_for as program_for
     from hera_volcano.tools.rbac import rbac_for as rbac_for
     from hera_volcano.volcano.job import Plugin as Plugin
     from hera_volcano.volcano.job import Policy as Policy
@@ -87,6 +88,7 @@ _PUBLIC = {
     "job_template": "hera_volcano.argo.job_template",
     "mpi_job": "hera_volcano.builders.mpi",
     "pytorch_job": "hera_volcano.builders.pytorch",
+    "program_for": "hera_volcano.tools.program",
     "rbac_for": "hera_volcano.tools.rbac",
     "tensorflow_job": "hera_volcano.builders.tensorflow",
     "to_yaml": "hera_volcano.kube.emit",

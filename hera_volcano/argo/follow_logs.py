@@ -99,6 +99,7 @@ def follow_logs_template(
         image=follower_image,
         command=["python3", "-c"],
         args=[program.bootstrap()],
+        annotations=program.pod_annotations(program.FOLLOWER),  # rbac_for grants the calls the follower declares
         env=_env(settings),
         volumes=[ConfigMapVolume(name=program.config_map_name(), mount_path=program.MOUNT_DIR, optional=True)],
         service_account_name=service_account,

@@ -145,7 +145,12 @@ def _tasks(
             Policy(event="TaskCompleted", action="CompleteJob"),
             Policy(event="TaskFailed", action="TerminateJob"),
         ],
-        template=apply_settings({"spec": master}, MASTER, roles["pod"], roles[MASTER]),
+        template=apply_settings(
+            {"metadata": {"annotations": pods_program.pod_annotations(pods_program.WAIT)}, "spec": master},
+            MASTER,
+            roles["pod"],
+            roles[MASTER],
+        ),
     )
     template = apply_settings({"spec": worker}, WORKER, roles["pod"], roles[WORKER])
     return [master_task, VolcanoTask(name=WORKER, replicas=workers, template=template)]

@@ -3,12 +3,17 @@ or pipelines that submit them (``--submitter``)."""
 
 from __future__ import annotations
 
+import argparse
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from hera_volcano.argo.defaults import NAMESPACE, SERVICE_ACCOUNT
 from hera_volcano.cli import common as c
+
+if TYPE_CHECKING:
+    from hera_volcano.tools.job_policy import JobPolicy
+    from hera_volcano.tools.rbac.need import Manifest
 
 
 def _files(paths: Sequence[str]) -> list[str]:
@@ -27,13 +32,13 @@ def _files(paths: Sequence[str]) -> list[str]:
     return found
 
 
-def read_workflows(paths: Sequence[str]) -> list[Any]:
+def read_workflows(paths: Sequence[str]) -> list[dict[str, object]]:
     """Workflow-like documents from files and directories (``-`` is stdin); other kinds are skipped, unreadable input
     is an error."""
     from hera_volcano.argo.limits import WORKFLOW_KINDS
     from hera_volcano.kube.loading import describe_error, load_all
 
-    found = []
+    found: list[dict[str, object]] = []
     for path in _files(paths):
         text = c.read_text(path)
         try:
@@ -48,9 +53,108 @@ def read_workflows(paths: Sequence[str]) -> list[Any]:
     return found
 
 
-def main(argv: Sequence[str]) -> int:
+def add_rbac_options(p: argparse._ActionsContainer) -> list[str]:
+    """The options that say what the RBAC grants beyond what the workflows' pods do (``rbac`` and ``render``); their
+    ``dest`` names."""
+    added: list[argparse.Action] = []
+
+    def add(*flags: str, **options: object) -> None:
+        added.append(p.add_argument(*flags, **options))  # type: ignore[arg-type]
+
+    add("--openshift", action="store_true", help="add update on workflows/finalizers (owner references)")
+    add("--with-service-account", action="store_true", help="also emit the ServiceAccounts (always for bundled ones)")
+    add(
+        "--submitter",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also what the hera-volcano client needs for NAME: a service account, system:serviceaccount:NS:NAME,"
+        " user:NAME or group:NAME (repeatable)",
+    )
+    add(
+        "--allow-service-account",
+        action="append",
+        default=[],
+        type=c.service_account_name,
+        metavar="NAME",
+        help="the admission policy: an account the workflows' Volcano Jobs may also run their pods as (beyond their own"
+        " and those their jobs name; repeatable)",
+    )
+    add(
+        "--allow-secret",
+        action="append",
+        default=[],
+        type=c.service_account_name,
+        metavar="NAME",
+        help="the admission policy: a Secret the jobs' pods may mount or read (repeatable; default: none)",
+    )
+    add("--allow-privileged", action="store_true", help="the admission policy: allow privileged containers")
+    add("--allow-host-paths", action="store_true", help="the admission policy: allow hostPath volumes")
+    add(
+        "--allow-host-namespaces",
+        action="store_true",
+        help="the admission policy: allow hostNetwork, hostPID and hostIPC",
+    )
+    add(
+        "--no-admission-policy",
+        action="store_true",
+        help="leave out the ValidatingAdmissionPolicy that pins what the workflows' Volcano Jobs may hold"
+        " (Kubernetes < 1.30, or a policy of your own)",
+    )
+    add(
+        "--no-cluster-reads",
+        action="store_true",
+        help="leave out the read-only ClusterRole for nodes and queues that explain uses (--submitter)",
+    )
+    return [action.dest for action in added]
+
+
+def _job_policy(args: argparse.Namespace) -> JobPolicy | None:
+    """The admission policy the options ask for, or None (``--no-admission-policy``)."""
     from hera_volcano.tools.job_policy import JobPolicy
+
+    policy_options = (
+        args.allow_service_account, args.allow_secret, args.allow_privileged, args.allow_host_paths,
+        args.allow_host_namespaces,
+    )  # fmt: skip
+    if args.no_admission_policy and any(policy_options):
+        raise c.UsageError("--no-admission-policy: the --allow-... options set that policy; give one or the other")
+    if args.no_admission_policy:
+        return None
+    return JobPolicy(
+        service_accounts=args.allow_service_account,
+        secrets=args.allow_secret,
+        privileged=args.allow_privileged,
+        host_paths=args.allow_host_paths,
+        host_namespaces=args.allow_host_namespaces,
+    )
+
+
+def rbac_objects(
+    workflows: Sequence[object],
+    args: argparse.Namespace,
+    *,
+    namespace: str | None = None,
+    service_account: str | None = None,
+    service_accounts: bool = False,
+) -> list[Manifest]:
+    """``rbac_for`` of the workflows, as the options of :func:`add_rbac_options` ask for it."""
     from hera_volcano.tools.rbac import rbac_for
+
+    return rbac_for(
+        *workflows,
+        namespace=namespace,
+        service_account=service_account,
+        owner_reference_permissions=args.openshift,
+        service_accounts=service_accounts or args.with_service_account,
+        submitters=args.submitter,
+        cluster_reads=not args.no_cluster_reads,
+        job_policy=_job_policy(args),
+    )
+
+
+def main(argv: Sequence[str]) -> int:
+    from hera_volcano.tools.program import program_for
 
     p = c.parser(
         "hera-volcano rbac",
@@ -59,7 +163,9 @@ def main(argv: Sequence[str]) -> int:
         " than granting rights to the namespace's default account: give --service-account. An account that creates"
         " Volcano Jobs also gets a ValidatingAdmissionPolicy (Kubernetes >= 1.30) pinning what its jobs' pods may do:"
         " run as itself and the accounts its jobs name, no Secrets, nothing privileged or on the host, unless"
-        " the --allow-... options say otherwise.",
+        " the --allow-... options say otherwise. After the RBAC comes the ConfigMap holding the program our pods run"
+        " (the log follower, the MPI wait, the launcher of function jobs), for each namespace whose pods mount it:"
+        " so what it prints is all a namespace needs (--no-program: the RBAC alone).",
     )
     p.add_argument("files", nargs="*", metavar="FILE", help="workflow files (- for stdin); default: bundled workflows")
     p.add_argument(
@@ -76,85 +182,29 @@ def main(argv: Sequence[str]) -> int:
         metavar="NAME",
         help=f"the workflows' service account (default: their own; bundled: {SERVICE_ACCOUNT})",
     )
-    p.add_argument("--openshift", action="store_true", help="add update on workflows/finalizers (owner references)")
+    add_rbac_options(p)
     p.add_argument(
-        "--with-service-account", action="store_true", help="also emit the ServiceAccounts (always for bundled ones)"
-    )
-    p.add_argument(
-        "--submitter",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="also what the hera-volcano client needs for NAME: a service account, system:serviceaccount:NS:NAME,"
-        " user:NAME or group:NAME (repeatable)",
-    )
-    p.add_argument(
-        "--allow-service-account",
-        action="append",
-        default=[],
-        type=c.service_account_name,
-        metavar="NAME",
-        help="the admission policy: an account the workflows' Volcano Jobs may also run their pods as (beyond their own"
-        " and those their jobs name; repeatable)",
-    )
-    p.add_argument(
-        "--allow-secret",
-        action="append",
-        default=[],
-        type=c.service_account_name,
-        metavar="NAME",
-        help="the admission policy: a Secret the jobs' pods may mount or read (repeatable; default: none)",
-    )
-    p.add_argument("--allow-privileged", action="store_true", help="the admission policy: allow privileged containers")
-    p.add_argument("--allow-host-paths", action="store_true", help="the admission policy: allow hostPath volumes")
-    p.add_argument(
-        "--allow-host-namespaces",
+        "--no-program",
         action="store_true",
-        help="the admission policy: allow hostNetwork, hostPID and hostIPC",
-    )
-    p.add_argument(
-        "--no-admission-policy",
-        action="store_true",
-        help="leave out the ValidatingAdmissionPolicy that pins what the workflows' Volcano Jobs may hold"
-        " (Kubernetes < 1.30, or a policy of your own)",
-    )
-    p.add_argument(
-        "--no-cluster-reads",
-        action="store_true",
-        help="leave out the read-only ClusterRole for nodes and queues that explain uses (--submitter)",
+        help="leave out the ConfigMap of the pods' program: print only RBAC and admission objects",
     )
     c.add_document_output(p)
     args = p.parse_args(argv)
+    workflows: Sequence[object]
     if args.files:
         workflows = read_workflows(args.files)
     else:
         from hera_volcano.examples.bundled import bundled
 
         workflows = bundled(args.namespace or NAMESPACE, args.service_account or SERVICE_ACCOUNT)
-    policy_options = (
-        args.allow_service_account, args.allow_secret, args.allow_privileged, args.allow_host_paths,
-        args.allow_host_namespaces,
-    )  # fmt: skip
-    if args.no_admission_policy and any(policy_options):
-        raise c.UsageError("--no-admission-policy: the --allow-... options set that policy; give one or the other")
-    job_policy = None
-    if not args.no_admission_policy:
-        job_policy = JobPolicy(
-            service_accounts=args.allow_service_account,
-            secrets=args.allow_secret,
-            privileged=args.allow_privileged,
-            host_paths=args.allow_host_paths,
-            host_namespaces=args.allow_host_namespaces,
-        )
-    objects = rbac_for(
-        *workflows,
+    objects = rbac_objects(
+        workflows,
+        args,
         namespace=args.namespace,
         service_account=args.service_account,
-        owner_reference_permissions=args.openshift,
-        service_accounts=args.with_service_account or not args.files,  # the bundled workflows' account is ours
-        submitters=args.submitter,
-        cluster_reads=not args.no_cluster_reads,
-        job_policy=job_policy,
+        service_accounts=not args.files,  # the bundled workflows' account is ours
     )
+    if not args.no_program:
+        objects += program_for(*workflows, namespace=args.namespace)
     c.emit(c.documents(args.output, *objects), args.output_file)
     return 0

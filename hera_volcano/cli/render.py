@@ -1,4 +1,5 @@
-"""``hera-volcano render``: the GitOps files (``workflows/``, ``rbac/``) written from code, or checked for drift.
+"""``hera-volcano render``: the GitOps files (workflows, ``rbac/``, ``queues/``) written from code, or checked for
+drift.
 
 Everything is computed in memory first (``tools.render``) and written all or none, so a failure (even halfway)
 changes no file. Only files that carry render's header are ever replaced or removed.
@@ -6,17 +7,25 @@ changes no file. Only files that carry render's header are ever replaced or remo
 
 from __future__ import annotations
 
+import argparse
 import difflib
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from hera_volcano.argo.defaults import NAMESPACE
 from hera_volcano.cli import common as c
 from hera_volcano.cli.files import write_files
+from hera_volcano.cli.rbac import add_rbac_options, rbac_objects
 from hera_volcano.cli.user_module import failure, module_workflows
 from hera_volcano.shared.errors import ValidationError
+from hera_volcano.shared.findings import as_map
 from hera_volcano.tools.render import HEADER, as_template, bundled_files, module_files, run_once
 from hera_volcano.volcano.queue import Queue
+
+if TYPE_CHECKING:
+    from hera_volcano.tools.rbac.need import Manifest
 
 
 def _folders(files: Iterable[str]) -> set[str]:
@@ -92,12 +101,15 @@ def write(root: Path, files: Mapping[str, str]) -> list[str]:
     return [f"wrote {path}" for path in changed] + [f"removed {path}" for path in stale]
 
 
-def main(argv: Sequence[str]) -> int:
+def _parser() -> tuple[argparse.ArgumentParser, list[str]]:
+    """The parser, and the ``dest`` of each option for a module only (what goes beside its workflows)."""
     p = c.parser(
         "hera-volcano render",
-        "Write (or --check) the GitOps files of your module's workflows and Volcano Queues: one YAML file per workflow"
-        " and a kustomization.yaml, each queue in queues/ with its own. --bundled renders hera-volcano's own examples"
-        " instead (workflows/ and rbac/).",
+        "Write (or --check) the GitOps files of your module's workflows and Volcano Queues: one YAML file per workflow,"
+        " beside them in rbac/ what they need to run (the RBAC and admission policy they run under, rbac.yaml, and the"
+        " program our pods run, program.yaml), a kustomization.yaml that lists both (kubectl apply -k sets a namespace"
+        " up), each queue in queues/ with its own. --bundled renders hera-volcano's own examples instead (workflows/"
+        " and rbac/).",
     )
     p.add_argument("--out", metavar="DIR", default=".", help="root to render into (default: the current directory)")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 with a diff if anything drifted")
@@ -110,28 +122,70 @@ def main(argv: Sequence[str]) -> int:
     what.add_argument(
         "--bundled", action="store_true", help="hera-volcano's own example workflows and their RBAC, nothing of yours"
     )
+    mine = p.add_argument_group("what goes beside your module's workflows (not with --bundled)")
+    mine.add_argument(
+        "-n",
+        "--namespace",
+        type=c.namespace_name,
+        default=None,
+        help="the namespace of the workflows that name none, written into their files (their RBAC and program go"
+        f" there too; default: {NAMESPACE}, and the files name none)",
+    )
+    mine.add_argument(
+        "--service-account",
+        type=c.service_account_name,
+        default=None,
+        metavar="NAME",
+        help="the service account of the workflows that name none, written into their files (the RBAC grants it"
+        " what their pods need; with --with-service-account it is created too)",
+    )
+    mine.add_argument(
+        "--no-rbac",
+        action="store_true",
+        help="leave out the RBAC and admission policy (rbac/rbac.yaml); the pods' program is still written",
+    )
+    return p, ["namespace", "service_account", "no_rbac", *add_rbac_options(mine)]
+
+
+def _module_files(args: argparse.Namespace) -> tuple[dict[str, str], list[str]]:
+    """The files of ``--module``, and a note for each run-once Workflow written as a WorkflowTemplate."""
+    found = module_workflows(args.module)
+
+    def derive(*workflows: object) -> list[Manifest]:
+        return rbac_objects(workflows, args)
+
+    try:
+        files = module_files(found, args.namespace, args.service_account, derive=None if args.no_rbac else derive)
+    except ValidationError as e:
+        raise failure(args.module, e) from None
+    notes = [_run_once_note(w.to_dict()) for w in found if not isinstance(w, Queue) and run_once(w.to_dict())]
+    return files, notes
+
+
+def main(argv: Sequence[str]) -> int:
+    p, module_only = _parser()
     args = p.parse_args(argv)
     if args.module is None and not args.bundled:
         raise c.UsageError(
             "name what to render: --module PKG.MODULE[:FUNCTION] (your workflows), or --bundled (hera-volcano's own"
             " examples)"
         )
+    mine = [dest for dest in module_only if getattr(args, dest) != p.get_default(dest)]
+    if args.bundled and mine:
+        raise c.UsageError(
+            "--bundled renders the repository's own files as they are: leave out --" + mine[0].replace("_", "-")
+        )
     notes: list[str] = []
     if args.module is None:
         files = bundled_files()
     else:
-        found = module_workflows(args.module)
-        try:
-            files = module_files(found)
-        except ValidationError as e:
-            raise failure(args.module, e) from None
-        notes = [_run_once_note(w.to_dict()) for w in found if not isinstance(w, Queue) and run_once(w.to_dict())]
+        files, notes = _module_files(args)
     root = Path(args.out)
     if args.check:
         problems = drift(root, files)
         c.emit("".join(problems), None)
         if problems:
-            again = "hera-volcano render " + ("--bundled" if args.bundled else f"--module {args.module}")
+            again = shlex.join(["hera-volcano", "render", *(a for a in argv if a != "--check")])
             c.say(f"hera-volcano render: {len(problems)} file(s) out of sync; run {again}")
             return 1
         return 0
@@ -145,11 +199,12 @@ def main(argv: Sequence[str]) -> int:
     return 0
 
 
-def _run_once_note(workflow: Mapping[str, Any]) -> str:
+def _run_once_note(workflow: Mapping[str, object]) -> str:
     """Why a run-once Workflow is in the folder as a WorkflowTemplate, and how to run it."""
     name = as_template(workflow)["metadata"]["name"]
+    generate_name = as_map(workflow.get("metadata")).get("generateName")
     return (
-        f"Workflow {workflow['metadata']['generateName']} has only a generateName, which kubectl apply -k and Argo CD"
+        f"Workflow {generate_name} has only a generateName, which kubectl apply -k and Argo CD"
         f" cannot apply: written as WorkflowTemplate {name} ({name}.yaml); run it with"
         f" hera-volcano submit --from workflowtemplate/{name}"
     )

@@ -1,9 +1,10 @@
 """The log follower as one Python program: the modules of this package it needs, joined in order, their imports of
 each other taken out (they share one namespace), so that the pod needs no package but Python's own.
 
-The program is installed once per namespace, beside the RBAC, as a ConfigMap whose name carries a digest of it
-(:func:`config_map`: two versions coexist); a follower's pod mounts it and runs a few lines (:data:`BOOTSTRAP`)
-that start it, or say what to apply when it is missing. A workflow holds those few lines, not the program.
+The program is installed once per namespace, in a document of its own beside the RBAC, as a ConfigMap whose name
+carries a digest of it (:func:`config_map`: two versions coexist); a follower's pod mounts it and runs a few lines
+(:func:`bootstrap`) that start it, or say what to apply when it is missing. A workflow holds those few lines, not the
+program. A pod that runs it says which part by an annotation (:func:`pod_annotations`), which is how RBAC knows it.
 
 Neither the program nor the lines may hold what Argo or Kubernetes would substitute on their way into a
 container: Argo replaces ``{{...}}`` tags in every template field, Kubernetes expands ``$(NAME)`` (and ``$$``) in a
@@ -17,14 +18,23 @@ import hashlib
 import re
 from functools import cache
 from importlib import resources
-from typing import Any, Final
+from typing import Final, Literal
 
 #: The modules of the program, each after those it imports.
 MODULES = ("labels", "reports", "kubeapi", "follow", "run", "workers", "entry")
 #: The modules of the launcher of function jobs, joined the same way (it runs in the job's own image).
 LAUNCHER_MODULES = ("reports", "launcher")
-#: The program's first line: how a rendered workflow's follower is recognised (RBAC grants it its declared calls).
-MARKER = "# hera-volcano log follower: hera_volcano/pods"
+#: The program's first line, and its bootstrap's: for people reading a pod; nothing recognises a pod by it.
+TITLE: Final = "# hera-volcano log follower: hera_volcano/pods"
+#: The annotation on the pod template of each of our pods that runs the program, its value the part it runs: the log
+#: follower (``follower``) or the MPI master's wait for its workers (``wait``). ``rbac_for`` grants such a pod the
+#: calls that part declares (``pods.run.CALLS``, ``pods.workers.WAIT_CALLS``), and nothing else does: a comment or a
+#: file name in a user's script grants nothing.
+PROGRAM_ANNOTATION: Final = "hera-volcano/program"
+Part = Literal["follower", "wait"]
+FOLLOWER: Final[Part] = "follower"
+WAIT: Final[Part] = "wait"
+PARTS: Final[tuple[Part, ...]] = (FOLLOWER, WAIT)
 _FUTURE = "from __future__ import annotations"
 
 
@@ -69,7 +79,7 @@ def _joined(header: str, modules: tuple[str, ...]) -> str:
 @cache
 def source() -> str:
     """The follower's program: a header, ``from __future__ import annotations``, then each module in turn."""
-    return _joined(MARKER, MODULES)
+    return _joined(TITLE, MODULES)
 
 
 #: Where a pod mounts the program's ConfigMap, and the files it holds: the follower's and the MPI wait's program, and
@@ -104,8 +114,16 @@ def is_config_map_name(name: object) -> bool:
     return isinstance(name, str) and name.startswith(_PREFIX)
 
 
-def config_map(namespace: str) -> dict[str, Any]:
-    """The ConfigMap holding the program, for ``namespace`` (``hera-volcano rbac`` renders it beside the Role)."""
+def pod_annotations(part: Part) -> dict[str, str]:
+    """The annotations of a pod template whose pod runs ``part`` of the program (:data:`PROGRAM_ANNOTATION`)."""
+    if part not in PARTS:
+        raise ValueError(f"part must be one of {', '.join(PARTS)}, not {part!r}")
+    return {PROGRAM_ANNOTATION: part}
+
+
+def config_map(namespace: str) -> dict[str, object]:
+    """The ConfigMap holding the program, for ``namespace`` (``rbac/program.yaml``, ``hera-volcano rbac`` after the
+    RBAC, ``hera-volcano render`` beside the workflows)."""
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -118,13 +136,13 @@ def config_map(namespace: str) -> dict[str, Any]:
     }
 
 
-def volume() -> dict[str, Any]:
+def volume() -> dict[str, object]:
     """The ConfigMap as a pod's volume, optional: without it the program says what to apply, rather than the pod
     waiting for the volume."""
     return {"name": config_map_name(), "configMap": {"name": config_map_name(), "optional": True}}
 
 
-def mount() -> dict[str, Any]:
+def mount() -> dict[str, object]:
     """Where a container that runs the program (or the launcher) mounts :func:`volume`."""
     return {"name": config_map_name(), "mountPath": MOUNT_DIR, "readOnly": True}
 
@@ -144,7 +162,7 @@ def _bootstrap(first_line: str, file: str, override: str) -> str:
         f'path = os.environ.get("{override}") or "{path}"\n'
         "if not os.path.isfile(path):\n"
         f'    sys.exit("hera-volcano: ConfigMap {config_map_name()} (the program of the hera-volcano pods) is not in"\n'
-        '             " this namespace: apply what hera-volcano rbac renders for this workflow (it holds it)")\n'
+        '             " this namespace: apply what hera-volcano render (or rbac) writes for this workflow")\n'
         'runpy.run_path(path, run_name="__main__")\n'
     )
     for forbidden in ("{{", "$", "'"):
@@ -156,13 +174,13 @@ def _bootstrap(first_line: str, file: str, override: str) -> str:
 def bootstrap() -> str:
     """What the follower's and the MPI wait's containers run with ``python3 -c`` (the wait with the argument
     ``wait-for-workers``): the program from its ConfigMap, mounted as an optional volume (a missing one leaves the
-    directory empty rather than the pod waiting for it), or a message saying what to apply, and exit 1. Its first line
-    is :data:`MARKER`, by which RBAC knows the calls it makes."""
-    return _bootstrap(f"{MARKER}: runs the program of ConfigMap {config_map_name()}", PROGRAM_FILE, "FOLLOWER_PROGRAM")
+    directory empty rather than the pod waiting for it), or a message saying what to apply, and exit 1. RBAC knows
+    the calls it makes by its pod's annotation (:func:`pod_annotations`), not by these lines."""
+    return _bootstrap(f"{TITLE}: runs the program of ConfigMap {config_map_name()}", PROGRAM_FILE, "FOLLOWER_PROGRAM")
 
 
 def launcher_bootstrap() -> str:
     """What every rank of a function job runs with ``python3 -u -c`` (then its kind): the launcher from the same
-    ConfigMap, mounted into the job's pods. It makes no API call: its first line is not :data:`MARKER`."""
+    ConfigMap, mounted into the job's pods. It makes no API call: its pods carry no :data:`PROGRAM_ANNOTATION`."""
     first = f"# hera-volcano launcher: runs {LAUNCHER_FILE} of ConfigMap {config_map_name()}"
     return _bootstrap(first, LAUNCHER_FILE, "HERA_VOLCANO_LAUNCHER")

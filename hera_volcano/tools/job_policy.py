@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 from hera_volcano.kube import names
 from hera_volcano.shared import checks
@@ -144,7 +144,7 @@ def policy_name(namespace: str, service_account: str) -> str:
 
 def job_policy(
     namespace: str, service_account: str, account_namespace: str, accounts: Iterable[str], policy: JobPolicy
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """The ValidatingAdmissionPolicy and its binding for Volcano Jobs that ``system:serviceaccount:
     ACCOUNT_NAMESPACE:SERVICE_ACCOUNT`` creates or changes in ``namespace``; ``accounts`` are those its pods may
     run as (``policy.service_accounts`` come on top)."""
@@ -169,7 +169,7 @@ def job_policy(
         f" privileged containers {refused(policy.privileged)}; hostPath volumes {refused(policy.host_paths)};"
         f" host namespaces {refused(policy.host_namespaces)}"
     )
-    vap = {
+    vap: dict[str, object] = {
         "apiVersion": ADMISSION_API,
         "kind": "ValidatingAdmissionPolicy",
         "metadata": {"name": name, "annotations": {PARAMETERS_ANNOTATION: parameters}},
@@ -195,7 +195,7 @@ def job_policy(
             "validations": validations,
         },
     }
-    binding = {
+    binding: dict[str, object] = {
         "apiVersion": ADMISSION_API,
         "kind": "ValidatingAdmissionPolicyBinding",
         "metadata": {"name": name},

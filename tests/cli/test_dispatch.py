@@ -50,7 +50,7 @@ def test_each_command_has_help_with_examples_and_exit_codes(name: str) -> None:
     cluster = command.group == "cluster"
     assert ("-n NAMESPACE, --namespace NAMESPACE" in r.out) == (cluster or name in ("mpi-hello", "pytorch-hello",
                                                                                    "data-pipeline", "steps", "dag",
-                                                                                   "rbac"))  # fmt: skip
+                                                                                   "rbac", "render"))  # fmt: skip
     assert ("$ARGO_NAMESPACE" in r.out) == cluster
 
 

@@ -57,3 +57,15 @@ def test_the_bundled_rbac_creates_the_account_the_bundled_workflows_run_as() -> 
     for module in ("mpi_hello", "pytorch_hello", "steps", "dag"):
         wf = yaml.safe_load(run(f"hera_volcano.{module}").out)
         assert wf["spec"]["serviceAccountName"] == SERVICE_ACCOUNT != "argo"
+
+
+def test_rbac_prints_the_program_after_the_rbac_unless_no_program() -> None:
+    """What ``hera-volcano rbac | kubectl apply -f -`` applies is all a namespace needs; ``--no-program`` is the RBAC
+    alone, as ``rbac/rbac.yaml`` holds it."""
+    from hera_volcano.pods import program
+
+    kinds = [o["kind"] for o in yaml.safe_load_all(run("hera_volcano", "rbac").out)]
+    assert kinds[-1] == "ConfigMap" and kinds.count("ConfigMap") == 1, kinds
+    alone = list(yaml.safe_load_all(run("hera_volcano", "rbac", "--no-program").out))
+    assert [o["kind"] for o in alone] == kinds[:-1]
+    assert program.config_map_name() not in yaml.safe_dump_all(alone)

@@ -58,9 +58,11 @@ def test_render_writes_workflows_rbac_and_kustomizations(tmp_path: Path) -> None
         "Secret",  # the data pipeline's steps have no token: Argo's containers use this one
         "ValidatingAdmissionPolicy",
         "ValidatingAdmissionPolicyBinding",
-        "ConfigMap",  # the log follower's program, which the workflows' followers mount
     ]
-    assert yaml.safe_load((tmp_path / "rbac" / "kustomization.yaml").read_text())["resources"] == ["rbac.yaml"]
+    program = list(yaml.safe_load_all((tmp_path / "rbac" / "program.yaml").read_text()))
+    assert [d["kind"] for d in program] == ["ConfigMap"], "the pods' program, in a document of its own"
+    resources = yaml.safe_load((tmp_path / "rbac" / "kustomization.yaml").read_text())["resources"]
+    assert resources == ["program.yaml", "rbac.yaml"], "kubectl apply -k rbac/ applies both"
     again = run("hera_volcano", "render", "--bundled", "--out", str(tmp_path))
     assert again.code == 0 and again.out == "", "a second render changes nothing"
 
@@ -128,17 +130,81 @@ def _umask() -> int:
 def test_users_module_renders_with_drift_check(tmp_path: Path) -> None:
     (tmp_path / "my_pipelines.py").write_text(USER_MODULE)
     out = tmp_path / "deploy"
-    r = run("hera_volcano", "render", "--module", "my_pipelines", "--out", str(out), cwd=str(tmp_path))
+    args = ("--module", "my_pipelines", "--out", str(out), "--service-account", "runner")
+    r = run("hera_volcano", "render", *args, cwd=str(tmp_path))
     assert r.code == 0, r.err
-    assert sorted(p.name for p in out.iterdir()) == ["kustomization.yaml", "nightly.yaml", "train.yaml"]
-    assert (
-        run("hera_volcano", "render", "--module", "my_pipelines", "--out", str(out), "--check", cwd=str(tmp_path)).code
-        == 0
-    )
-    r = run(
-        "hera_volcano", "render", "--module", "my_pipelines:pipelines", "--out", str(out), "--check", cwd=str(tmp_path)
-    )
+    assert sorted(p.name for p in out.iterdir()) == ["kustomization.yaml", "nightly.yaml", "rbac", "train.yaml"]
+    assert run("hera_volcano", "render", *args, "--check", cwd=str(tmp_path)).code == 0
+    r = run("hera_volcano", "render", *args[2:], "--module", "my_pipelines:pipelines", "--check", cwd=str(tmp_path))
     assert r.code == 1 and "missing: generated.yaml" in r.out and "extra: nightly.yaml" in r.out
+    assert (
+        "run hera-volcano render --out" in r.err and "--service-account runner --module my_pipelines:pipelines" in r.err
+    )
+
+
+FOLLOWED_MODULE = """
+from hera.workflows import WorkflowTemplate
+from hera_volcano import follow_logs_template
+
+with WorkflowTemplate(name="logs", entrypoint="f") as logs:
+    follow_logs_template(name="f", job_label="train")
+"""
+
+
+def test_a_modules_folder_holds_its_program_rbac_and_policy_in_its_kustomization(tmp_path: Path) -> None:
+    """What the workflows need to run is beside them, so one kubectl apply -k (or one sync) sets a namespace up."""
+    from hera_volcano.pods import program
+
+    (tmp_path / "followed.py").write_text(FOLLOWED_MODULE)
+    out = tmp_path / "deploy"
+    args = ("--module", "followed", "--out", str(out), "-n", "team-a", "--service-account", "runner")
+    r = run("hera_volcano", "render", *args, "--with-service-account", cwd=str(tmp_path))
+    assert r.code == 0, r.err
+    assert yaml.safe_load((out / "kustomization.yaml").read_text())["resources"] == ["logs.yaml", "rbac"]
+    assert yaml.safe_load((out / "rbac" / "kustomization.yaml").read_text())["resources"] == [
+        "program.yaml",
+        "rbac.yaml",
+    ]
+    workflow = yaml.safe_load((out / "logs.yaml").read_text())
+    assert workflow["metadata"]["namespace"] == "team-a" and workflow["spec"]["serviceAccountName"] == "runner"
+    rbac = list(yaml.safe_load_all((out / "rbac" / "rbac.yaml").read_text()))
+    assert [(d["kind"], d["metadata"].get("namespace")) for d in rbac] == [
+        ("ServiceAccount", "team-a"),
+        ("Role", "team-a"),
+        ("RoleBinding", "team-a"),
+    ]
+    [config_map] = yaml.safe_load_all((out / "rbac" / "program.yaml").read_text())
+    assert config_map == program.config_map("team-a")
+    check = ("hera_volcano", "render", *args, "--with-service-account", "--check")
+    assert run(*check, cwd=str(tmp_path)).code == 0
+    stale = out / "rbac" / "program.yaml"
+    stale.write_text(stale.read_text().replace(program.config_map_name(), "hera-volcano-follower-000000000000"))
+    r = run(*check, cwd=str(tmp_path))
+    assert r.code == 1 and "drifted: rbac/program.yaml" in r.out, "an old program fails --check"
+    assert run("hera_volcano", "render", *args, "--with-service-account", cwd=str(tmp_path)).code == 0
+    r = run("hera_volcano", "render", *args, "--check", cwd=str(tmp_path))
+    assert r.code == 1 and "drifted: rbac/rbac.yaml" in r.out, "RBAC rendered with other options fails --check"
+
+
+def test_no_rbac_writes_the_program_alone_and_a_workflow_naming_no_account_is_refused_without_it(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "followed.py").write_text(FOLLOWED_MODULE)
+    out = tmp_path / "deploy"
+    refused = run("hera_volcano", "render", "--module", "followed", "--out", str(out), cwd=str(tmp_path))
+    assert refused.code == 2 and "spec.serviceAccountName: is not set" in refused.err
+    assert not out.exists(), "nothing written"
+    r = run("hera_volcano", "render", "--module", "followed", "--out", str(out), "--no-rbac", cwd=str(tmp_path))
+    assert r.code == 0, r.err
+    assert sorted(p.name for p in (out / "rbac").iterdir()) == ["kustomization.yaml", "program.yaml"]
+    workflow = yaml.safe_load((out / "logs.yaml").read_text())
+    assert "namespace" not in workflow["metadata"], "no --namespace: the file names none, as the module's"
+
+
+def test_the_module_options_are_refused_with_bundled(tmp_path: Path) -> None:
+    for option in (["--no-rbac"], ["-n", "ml"], ["--submitter", "ci"], ["--allow-privileged"]):
+        r = run("hera_volcano", "render", "--bundled", "--out", str(tmp_path), *option)
+        assert r.code == 2 and "--bundled renders the repository's own files as they are" in r.err, option
 
 
 def test_render_is_byte_identical_across_hash_seeds(tmp_path: Path) -> None:
@@ -227,7 +293,7 @@ train = Pipeline([PipelineJob("train", job)]).workflow(
 def test_a_run_once_workflow_is_rendered_as_a_workflow_template_with_a_line_saying_so(tmp_path: Path) -> None:
     (tmp_path / "my_jobs.py").write_text(RUN_ONCE_MODULE)
     out = tmp_path / "deploy"
-    r = run("hera_volcano", "render", "--module", "my_jobs", "--out", str(out), cwd=str(tmp_path))
+    r = run("hera_volcano", "render", "--module", "my_jobs", "--out", str(out), "--no-rbac", cwd=str(tmp_path))
     assert r.code == 0, r.err
     kustomization = yaml.safe_load((out / "kustomization.yaml").read_text())
     assert kustomization["resources"] == ["backfill.yaml", "seed.yaml", "train.yaml"]
@@ -247,7 +313,9 @@ def test_a_run_once_workflow_is_rendered_as_a_workflow_template_with_a_line_sayi
     assert "Workflow backfill- has only a generateName" in notes[0]
     assert "submit --from workflowtemplate/backfill" in notes[0]
     assert "Workflow train- has only a generateName" in notes[1]
-    check = run("hera_volcano", "render", "--module", "my_jobs", "--out", str(out), "--check", cwd=str(tmp_path))
+    check = run(
+        "hera_volcano", "render", "--module", "my_jobs", "--out", str(out), "--no-rbac", "--check", cwd=str(tmp_path)
+    )
     assert (check.code, check.out) == (0, ""), check
 
 

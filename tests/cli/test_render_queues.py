@@ -26,7 +26,9 @@ def build():
 
 
 def render(tmp_path: Path, spec: str, *args: str) -> tuple[int, str, str]:
-    r = run("hera_volcano", "render", "--module", spec, "--out", str(tmp_path / "deploy"), *args, cwd=str(tmp_path))
+    """Render with ``--no-rbac``: the workflows here name no service account, and the queues are the subject."""
+    out = str(tmp_path / "deploy")
+    r = run("hera_volcano", "render", "--module", spec, "--out", out, "--no-rbac", *args, cwd=str(tmp_path))
     return r.code, r.out, r.err
 
 

@@ -69,7 +69,7 @@ def test_an_account_that_creates_jobs_gets_a_policy_on_its_own_requests_in_its_n
     # Beside the Role, in that order, so one apply creates the account's rights and their limits together.
     kinds = [o["kind"] for o in objects]
     assert kinds[:4] == ["Role", "RoleBinding", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]
-    assert kinds[4:] == ["ConfigMap"], "then the follower's program, once for the namespace"
+    assert kinds[4:] == [], "nothing else: the pods' program is program_for's"
 
 
 def test_by_default_pods_run_as_the_account_itself_and_nothing_else_is_allowed() -> None:

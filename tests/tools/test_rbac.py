@@ -138,17 +138,53 @@ def test_our_log_follower_gets_exactly_the_calls_it_declares() -> None:
     assert both[("", "pods/log")] == ["get"] and both[("", "pods")] == ["get", "list", "watch"]
 
 
-def test_the_follower_programs_config_map_comes_with_the_rbac_of_each_namespace_whose_followers_mount_it() -> None:
+def test_our_pods_are_known_by_their_annotation_not_by_a_comment_in_a_script() -> None:
+    """A user's template whose script holds the program's old first line (the comment that once marked our pods)
+    gains nothing; a pod template annotated with a part of the program gets that part's calls; an unknown part is
+    refused, naming the annotation."""
+    from hera_volcano.pods import program
+
+    bootstrap = program.bootstrap()
+    assert bootstrap.startswith("# hera-volcano log follower: hera_volcano/pods"), "the old marker text is still there"
+    impostor = {"name": "u", "container": {"image": "python", "command": ["python3", "-c"], "args": [bootstrap]}}
+    assert rules(rbac_for(wf([impostor]))) == {("argoproj.io", "workflowtaskresults"): ["create", "patch"]}
+    waiting = {**impostor, "container": {**impostor["container"], "args": [bootstrap, "wait-for-workers"]}}
+    assert ("", "pods") not in rules(rbac_for(wf([waiting])))
+    for part, calls in ((program.FOLLOWER, CALLS), (program.WAIT, WAIT_CALLS)):
+        annotated = {
+            "name": "a",
+            "metadata": {"annotations": program.pod_annotations(part)},
+            "container": {"image": "x"},
+        }
+        got = rules(rbac_for(wf([annotated])))
+        assert got == {
+            **{(g, r): list(v) for g, r, v in calls},
+            ("argoproj.io", "workflowtaskresults"): ["create", "patch"],
+        }
+    unknown = {"name": "a", "metadata": {"annotations": {program.PROGRAM_ANNOTATION: "all"}}, "container": {}}
+    with pytest.raises(ValidationError, match=r"w/a\.metadata\.annotations\[hera-volcano/program\]: must be one of"):
+        rbac_for(wf([unknown]))
+    with pytest.raises(ValueError, match="part must be one of follower, wait"):
+        program.pod_annotations("all")  # type: ignore[arg-type]
+
+
+def test_the_follower_template_and_the_mpi_master_carry_their_parts_annotation() -> None:
+    from hera_volcano import Program, mpi_job
     from hera_volcano.pods import program
 
     follower = resource_of(follow_logs_template(name="f", job_label="train"))
-    plain_step = {"name": "c", "container": {"image": "alpine"}}
-    objects = rbac_for(wf([follower]), {**wf([follower]), "metadata": {"name": "v", "namespace": "team-b"}})
-    assert [o for o in objects if o["kind"] == "ConfigMap"] == [program.config_map("ns"), program.config_map("team-b")]
-    assert not [o for o in rbac_for(wf([plain_step])) if o["kind"] == "ConfigMap"], "no follower, no program"
-    older = {**follower, "volumes": [{"name": "p", "configMap": {"name": "hera-volcano-follower-000000000000"}}]}
-    with pytest.raises(ValidationError, match=r"w/f\.volumes: mounts the follower program hera-volcano-follower-0+,"):
-        rbac_for(wf([older]))
+    assert follower["metadata"]["annotations"] == {program.PROGRAM_ANNOTATION: program.FOLLOWER}
+    job = mpi_job(image="x:1", program=Program.command(["a"]), service_account="mpi", name="j").to_dict()
+    master, worker = (task["template"] for task in job["spec"]["tasks"])
+    assert master["metadata"]["annotations"] == {program.PROGRAM_ANNOTATION: program.WAIT}
+    assert program.PROGRAM_ANNOTATION not in worker.get("metadata", {}).get("annotations", {})
+
+
+def test_rbac_holds_no_program_only_permissions() -> None:
+    """The pods' program is code, not permissions: it is ``program_for``'s (tests/tools/test_program.py)."""
+    follower = resource_of(follow_logs_template(name="f", job_label="train"))
+    kinds = {o["kind"] for o in rbac_for(wf([follower]), service_accounts=True)}
+    assert kinds == {"ServiceAccount", "Role", "RoleBinding"}
 
 
 @pytest.mark.parametrize("kind", ["jobs.batch.volcano.sh", "jobs.v1alpha1.batch.volcano.sh"])
@@ -176,46 +212,31 @@ def test_volcano_pods_running_kubectl_get_rules_for_their_own_service_account() 
     assert ("", "pods") not in rules(objects, "runner")
 
 
-def test_the_mpi_masters_wait_gets_its_declared_calls_and_the_program_in_its_jobs_namespace() -> None:
+def test_the_mpi_masters_wait_gets_its_declared_calls_in_its_jobs_namespace() -> None:
     """Our wait for the workers runs the pods' program (hera_volcano/pods/workers.py): its account gets the calls it
-    declares, not the follower's, and the namespace its job runs in gets the program's ConfigMap."""
+    declares, not the follower's."""
     import yaml
 
     from hera_volcano import Program, mpi_job
-    from hera_volcano.pods import program
 
     job = mpi_job(image="x:1", program=Program.command(["a"]), service_account="mpi", name="j").to_dict()
     job["metadata"]["namespace"] = "team-b"
     objects = rbac_for(wf([resource("create", yaml.safe_dump(job))]))
     assert rules(objects, "mpi") == {(g, r): list(v) for g, r, v in WAIT_CALLS}
-    assert [o for o in objects if o["kind"] == "ConfigMap"] == [program.config_map("team-b")]
-    spec = job["spec"]["tasks"][0]["template"]["spec"]
-    for volume in spec["volumes"]:
-        if "configMap" in volume:
-            volume["configMap"]["name"] = "hera-volcano-follower-000000000000"
-    with pytest.raises(ValidationError, match=r"\(Volcano task mpimaster\)\.volumes: mounts the follower program"):
-        rbac_for(wf([resource("create", yaml.safe_dump(job))]))
+    role = next(o for o in objects if o["kind"] == "Role" and o["metadata"]["name"] == "mpi-hera-volcano")
+    assert role["metadata"]["namespace"] == "team-b"
 
 
-def test_a_function_jobs_namespace_gets_the_launcher_and_its_pods_no_rights() -> None:
-    """A function job's pods run the launcher from the pods' ConfigMap (no API call): its namespace gets the
-    ConfigMap, its pods' account nothing."""
+def test_a_function_jobs_pods_get_no_rights() -> None:
+    """A function job's pods run the launcher from the pods' ConfigMap, which makes no API call."""
     import json
 
-    import yaml
-
     from hera_volcano import Program, pytorch_job
-    from hera_volcano.pods import program
     from tests.builders import userfuncs
 
     job = pytorch_job(image="x:1", program=Program.function(userfuncs.echo), service_account="trainer", name="j")
-    data = job.to_dict()
-    data["metadata"]["namespace"] = "team-c"
-    objects = rbac_for(wf([resource("create", json.dumps(data))]))  # JSON is YAML; the source is a str subclass
-    assert [o for o in objects if o["kind"] == "ConfigMap"] == [program.config_map("team-c")]
+    objects = rbac_for(wf([resource("create", json.dumps(job.to_dict()))]))  # JSON is YAML
     assert not [o for o in objects if o["kind"] == "Role" and o["metadata"]["name"] == "trainer-hera-volcano"]
-    command = pytorch_job(image="x:1", program=Program.command(["train"]), name="j").to_dict()
-    assert not [o for o in rbac_for(wf([resource("create", yaml.safe_dump(command))])) if o["kind"] == "ConfigMap"]
 
 
 def test_several_service_accounts_get_several_bindings() -> None:

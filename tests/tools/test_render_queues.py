@@ -56,7 +56,7 @@ def test_a_module_renders_its_queues_under_queues_beside_its_workflows() -> None
 
     with WorkflowTemplate(name="nightly", entrypoint="c") as nightly:
         Container(name="c", image="alpine:3")
-    files = module_files([nightly, BATCH])
+    files = module_files([nightly, BATCH], derive=None)  # no account named: no RBAC
     assert sorted(files) == [
         "kustomization.yaml",
         "nightly.yaml",
@@ -64,4 +64,4 @@ def test_a_module_renders_its_queues_under_queues_beside_its_workflows() -> None
         f"{QUEUES_DIR}/kustomization.yaml",
     ]
     assert sorted(module_files([BATCH])) == [f"{QUEUES_DIR}/batch.yaml", f"{QUEUES_DIR}/kustomization.yaml"]
-    assert "queues" not in "".join(module_files([nightly]))
+    assert "queues" not in "".join(module_files([nightly], derive=None))
