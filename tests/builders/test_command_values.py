@@ -183,3 +183,47 @@ def test_torchrun_takes_run_time_values() -> None:
     plugin = {"WORLD_SIZE": "2", "RANK": "0", "MASTER_ADDR": "m", "MASTER_PORT": "1"}
     argv = argv_of(job, "master", {"inputs.parameters.lr": "$(RANK)"}, plugin)
     assert argv[-3:] == ["train.py", "--lr", "$(RANK)"] and "--node_rank=0" in argv
+
+
+#: Issue 42's value for a command's argument (tests/e2e/test_values.py submits it with `argo submit -p`, which lets
+#: its '{{x}}' through): quotes, command substitution, an Argo tag, a shell's separator.
+ARGV_VALUE = "it's $(touch /tmp/x) {{x}} ; rm -rf /"
+#: Python reporting its argv as JSON ('{' escaped: a report holds no Argo tag) and whether /tmp/x exists.
+REPORT_ARGV = (
+    "import json, os, sys\n"
+    "print('hera-volcano:output argv=' + json.dumps(sys.argv[1:]).replace('{', '\\\\u007b'))\n"
+    "print('hera-volcano:output created=' + json.dumps(os.path.exists('/tmp/x')))\n"
+)
+
+
+def reporting_program(value: hv.Placeholder, marker: str = "/tmp/x") -> hv.Program:
+    """The safe form: a shell passes the value on as "$2" to Python, which reports its argv."""
+    code = REPORT_ARGV.replace("/tmp/x", marker)
+    return hv.Program.command(["sh", "-c", 'exec python3 -c "$1" "$2"', "sh", code, value])
+
+
+def test_the_end_to_end_job_reports_the_value_exactly(tmp_path: Path) -> None:
+    """The job of tests/e2e/test_values.py's issue-42 workflow, simulated and run."""
+    import json
+
+    from hera_volcano.pods.reports import parse_line
+
+    marker = tmp_path / "x"
+    job = hv.batch_job(image="img", program=reporting_program(WHO, str(marker)))
+    argv, env = podsim.process(
+        podsim.container(
+            podsim.parse(
+                str(hv.job_template(job, name="run").manifest),
+                {
+                    "workflow.parameters.who": ARGV_VALUE.replace("/tmp/x", str(marker)),
+                    **{f"inputs.parameters.{k}": str(v) for k, v in job.arguments.items()},
+                },
+            ),
+            "main",
+        )
+    )
+    done = podsim.run(argv, env, podsim.fakes(tmp_path), tmp_path)
+    assert done.returncode == 0, done.stderr
+    reports = dict(r for r in map(parse_line, done.stdout.split("\n")) if r is not None)
+    assert json.loads(reports["argv"]) == [ARGV_VALUE.replace("/tmp/x", str(marker))]
+    assert reports["created"] == "false" and not marker.exists()
