@@ -27,7 +27,7 @@ import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from hera_volcano.builders.pod import PodSettings
 from hera_volcano.kube import values
@@ -87,11 +87,15 @@ class Launch:
         return settings.to_env()
 
 
-def with_launcher(spec: dict[str, Any], *containers: dict[str, Any]) -> None:
+def with_launcher(spec: dict[str, object], *containers: dict[str, object]) -> None:
     """Mount the ConfigMap that holds the launcher into ``containers`` of the pod ``spec`` (which run the launcher)."""
-    spec["volumes"] = [*spec.get("volumes", []), pods_program.volume()]
+    spec["volumes"] = [*_items(spec.get("volumes")), pods_program.volume()]
     for container in containers:
-        container["volumeMounts"] = [*container.get("volumeMounts", []), pods_program.mount()]
+        container["volumeMounts"] = [*_items(container.get("volumeMounts")), pods_program.mount()]
+
+
+def _items(value: object) -> list[object]:
+    return list(value) if isinstance(value, list) else []
 
 
 @dataclass(frozen=True)

@@ -4,13 +4,13 @@ the builders' arguments it says take only values known when rendering refuse one
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 import hera_volcano as hv
+from hera_volcano.pods.launcher import LaunchSettings
 from tests.builders import podsim, userfuncs
 
 TEXT = 'it\'s "q" $(HOME) $$ ; {x}'
@@ -46,8 +46,7 @@ def test_a_program_s_arguments(make: Callable[..., hv.Program]) -> None:
     what = {hv.Program.function: userfuncs.echo, hv.Program.script: userfuncs.__file__}.get(make, "pkg.train")
     job = pytorch(program=make(what, args={"a": P("a")}))
     _, env = podsim.process(podsim.container(created(job, {"a": TEXT}), "master"))
-    assert env["HERA_VOLCANO_ARG_a"] == TEXT
-    assert json.loads(env["HERA_VOLCANO_RUNTIME_ARGS"]) == {"a": "text"}
+    assert LaunchSettings.from_env(env).runtime == (("a", "text", TEXT),)
 
 
 def test_any_field_of_a_volcano_job_of_your_own() -> None:
