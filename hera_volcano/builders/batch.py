@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Final
 from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
 from hera_volcano.builders import gang
 from hera_volcano.builders.pod import PodSettings
-from hera_volcano.builders.program import Launch, Program, check_env, with_launcher
+from hera_volcano.builders.program import Launch, Program, check_command_env, check_env, with_launcher
 from hera_volcano.builders.program import check as check_program
 from hera_volcano.builders.settings import JobSettings, checked
 from hera_volcano.kube.images import check_image
@@ -65,7 +65,12 @@ def batch_job(
     shared = checked(settings, "batch_job")
     if program.launch is not None:
         check_env({"pod": shared["pod"]})
+    check_command_env(program, {"pod": shared["pod"]})
     launch = None if program.launch is None else replace(program.launch, args="")
+    # A command with run-time values stands in the job itself (its values are the job's inputs); any other is the
+    # job's argument, so that jobs differing only in it share one template.
+    argv = program.argv or ()
+    own_command = None if all(isinstance(arg, str) for arg in argv) else program.argv
     job = _shape(
         shared["name"],
         shared["generate_name"],
@@ -75,10 +80,12 @@ def batch_job(
         shared["working_dir"],
         shared["pod"],
         launch,
+        own_command,
     )
     given: dict[str, object] = {"image": image}
     if program.launch is None:
-        given["command"] = list(program.argv or ())
+        if own_command is None:
+            given["command"] = list(program.argv or ())
     else:
         # The JSON itself: the manifest's expression doubles its $ for the kubelet (hera_volcano.kube.values).
         given[FUNC_ARGS] = program.launch.args.replace("$$", "$")
@@ -98,13 +105,16 @@ def _shape(
     working_dir: str | None,
     pod: PodSettings | None,
     launch: Launch | None,
+    command: tuple[str | Placeholder, ...] | None = None,
 ) -> VolcanoJob:
     """The job every :func:`batch_job` with these settings (and code) shares, its per-job values as input parameters
     (memoised: a pure function of immutable inputs, so a pipeline of thousands of jobs holds one, not thousands)."""
     container: dict[str, object] = {"name": MAIN, "image": Placeholder.input("image", "busybox:1")}
     if working_dir is not None:
         container["workingDir"] = working_dir
-    if launch is None:
+    if command is not None:
+        container["command"] = list(command)
+    elif launch is None:
         container["command"] = Placeholder.input("command", ["true"])
     else:
         container["command"] = launch.command("replica")

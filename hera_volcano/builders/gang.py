@@ -9,20 +9,22 @@ from dataclasses import dataclass
 from typing import Final
 
 from hera_volcano.builders.pod import PodSettings, apply_settings, check_settings
-from hera_volcano.builders.program import Launch, Program, check_env, with_launcher
+from hera_volcano.builders.program import Launch, Program, check_command_env, check_env, with_launcher
 from hera_volcano.builders.settings import JobSettings
 from hera_volcano.shared.errors import ValidationError
+from hera_volcano.shared.placeholders import Placeholder
 from hera_volcano.volcano.job import Policy
 
 #: More workers than any cluster gang-schedules.
 MAX_WORKERS: Final = 10_000
 
 
-def script_arguments(argv: Sequence[str]) -> list[str]:
+def script_arguments(argv: Sequence[str | Placeholder]) -> list[str | Placeholder]:
     """A command the MPI master's script passes to ``mpiexec`` (joined into shell text by sshd on the workers): its
-    arguments non-empty and without newlines."""
+    arguments non-empty and without newlines (a run-time value's sample)."""
     for i, arg in enumerate(argv):
-        if not arg or "\n" in arg:
+        text = arg if isinstance(arg, str) else str(arg.sample)
+        if not text or "\n" in text:
             raise ValidationError(f"program.command[{i}]", "must be non-empty, without a newline (mpiexec's ranks)")
     return list(argv)
 
@@ -43,7 +45,7 @@ def reserved_env(plugin: str, variables: Sequence[str], roles: Mapping[str, PodS
 def framework_container(
     task: str,
     image: str,
-    command: Sequence[str],
+    command: Sequence[str | Placeholder],
     port: tuple[int, str],
     working_dir: str | None,
     env: Sequence[Mapping[str, object]] | None = None,
@@ -85,7 +87,7 @@ class FrameworkPods:
     their role's settings (on top of the job's ``pod``)."""
 
     image: str
-    command: Sequence[str]
+    command: Sequence[str | Placeholder]
     port: tuple[int, str]
     settings: JobSettings
     launch: Launch | None
@@ -97,7 +99,7 @@ class FrameworkPods:
         settings: JobSettings,
         image: str,
         program: Program,
-        command: Sequence[str],
+        command: Sequence[str | Placeholder],
         port: tuple[int, str],
         plugin_env: Sequence[str],
         plugin: str,
@@ -110,6 +112,7 @@ class FrameworkPods:
         reserved_env(plugin, plugin_env, fields)
         if program.launch is not None:
             check_env(fields)
+        check_command_env(program, fields)
         return cls(image, tuple(command), port, settings, program.launch, checked)
 
     def template(self, role: str) -> dict[str, object]:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from hera_volcano.builders import gang
 from hera_volcano.builders.pod import PodSettings, apply_settings, check_settings
-from hera_volcano.builders.program import Launch, Program, check_env, with_launcher
+from hera_volcano.builders.program import Launch, Program, check_command_env, check_env, with_launcher
 from hera_volcano.builders.program import check as check_program
 from hera_volcano.builders.settings import JobSettings, checked, job
 from hera_volcano.kube import pod_scripts
@@ -18,6 +18,7 @@ from hera_volcano.pods import program as pods_program
 from hera_volcano.pods.workers import WAIT_COMMAND, WaitSettings
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
+from hera_volcano.shared.placeholders import Placeholder
 from hera_volcano.volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
 
 if TYPE_CHECKING:
@@ -104,11 +105,12 @@ def mpi_job(
     check_image(image, "image")
     check_image(follower_image, "follower_image")
     launch = program.launch
-    ranks_run = gang.script_arguments(program.argv or ()) if launch is None else launch.command("mpi")
+    ranks_run = gang.script_arguments(program.argv or ()) if launch is None else [*launch.command("mpi")]
     roles = {"pod": shared["pod"], MASTER: check_settings("master_pod", master_pod)}
     roles[WORKER] = check_settings("worker_pod", worker_pod)
     if launch is not None:
         check_env({"pod": roles["pod"], "master_pod": roles[MASTER], "worker_pod": roles[WORKER]})
+    check_command_env(program, {"pod": roles["pod"], "master_pod": roles[MASTER]})  # the master's command
     pods = _Pods(image, shared["working_dir"], port)
     forwarded = _forwarded(launch, roles["pod"], roles[MASTER])
     master = pods.master(
@@ -225,7 +227,9 @@ class _Pods:
     working_dir: str | None
     port: int
 
-    def container(self, task: str, script: str, argv: Sequence[str], **extra: object) -> dict[str, object]:
+    def container(
+        self, task: str, script: str, argv: Sequence[str | Placeholder], **extra: object
+    ) -> dict[str, object]:
         out: dict[str, object] = {"name": task, "image": self.image}
         if self.working_dir is not None:
             out["workingDir"] = self.working_dir
@@ -236,7 +240,7 @@ class _Pods:
     def master(
         self,
         script: str,
-        ranks_run: Sequence[str],
+        ranks_run: Sequence[str | Placeholder],
         launch: Launch | None,
         wait: Mapping[str, object],
         service_account: str | None,

@@ -27,15 +27,15 @@ import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from hera_volcano.builders.pod import PodSettings
-from hera_volcano.kube.expansion import escape, runtime_text
+from hera_volcano.kube import values
+from hera_volcano.kube.expansion import escape, runtime_text, safe_shell_form, shell_reads, shell_script
 from hera_volcano.pods import program as pods_program
 from hera_volcano.pods.launcher import LaunchSettings
-from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
-from hera_volcano.shared.placeholders import Placeholder, Verbatim, has_expression
+from hera_volcano.shared.placeholders import Placeholder, Verbatim, expressions, has_expression
 
 PYTHON: Final = "python3"
 #: How the launcher finds global rank 0 (whose return value is the report), per builder.
@@ -44,6 +44,8 @@ KINDS: Final = ("torchrun", "mpi", "replica", "tensorflow")
 #: (MAX_ARG_STRLEN, 128 KiB), and small enough that the Workflow, the Volcano Job and every pod, each holding it
 #: once per job, stay far below etcd's object limit (~1.5 MiB). Larger code belongs in the image (``Program.module``).
 MAX_INLINE: Final = 64 * 1024
+#: A run-time value's tag inside a command's string (``Placeholder.input`` or ``.workflow_parameter`` formatted).
+_PARAMETER_TAG: Final = re.compile(r"(inputs|workflow)\.parameters\.[-a-zA-Z0-9_]+")
 _MODULE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 #: What a function's module namespace holds in the pod besides what the source defines.
 _MODULE_NAMES: Final = frozenset({"__name__", "__doc__", "__package__", "__loader__", "__spec__", "__builtins__"})
@@ -85,11 +87,15 @@ class Launch:
         return settings.to_env()
 
 
-def with_launcher(spec: dict[str, Any], *containers: dict[str, Any]) -> None:
+def with_launcher(spec: dict[str, object], *containers: dict[str, object]) -> None:
     """Mount the ConfigMap that holds the launcher into ``containers`` of the pod ``spec`` (which run the launcher)."""
-    spec["volumes"] = [*spec.get("volumes", []), pods_program.volume()]
+    spec["volumes"] = [*_items(spec.get("volumes")), pods_program.volume()]
     for container in containers:
-        container["volumeMounts"] = [*container.get("volumeMounts", []), pods_program.mount()]
+        container["volumeMounts"] = [*_items(container.get("volumeMounts")), pods_program.mount()]
+
+
+def _items(value: object) -> list[object]:
+    return list(value) if isinstance(value, list) else []
 
 
 @dataclass(frozen=True)
@@ -107,7 +113,7 @@ class Program:
     A function, script or module runs under ``python3`` (PyTorch: under ``torchrun``; MPI: under ``mpiexec``).
     """
 
-    argv: tuple[str, ...] | None = None
+    argv: tuple[str | Placeholder, ...] | None = None
     launch: Launch | None = None
 
     def __post_init__(self) -> None:
@@ -117,13 +123,19 @@ class Program:
             )
 
     @classmethod
-    def command(cls, argv: Sequence[str]) -> Program:
-        """A command line: a non-empty list of strings, without Argo expressions (Argo would substitute them)."""
-        items = checks.strings("command", argv, non_empty=True)
-        for i, arg in enumerate(items):
-            if has_expression(arg):
-                raise ValidationError(f"command[{i}]", "must not contain '{{' (an Argo expression)")
-        return cls(argv=tuple(items))
+    def command(cls, argv: Sequence[str | Placeholder]) -> Program:
+        """A command line: a non-empty list of strings and placeholders. A value known at run time
+        (``Placeholder.input``, ``Placeholder.workflow_parameter``) is a whole element, or a tag inside one
+        (``f"--lr={lr}"``), and reaches the process exactly, byte for byte (:func:`_argument`); no other Argo
+        expression is taken (Argo would substitute it), and no shell script may read a run-time value
+        (:func:`check_shell`)."""
+        if isinstance(argv, str | bytes) or not isinstance(argv, Sequence):
+            raise ValidationError("command", "must be a list of strings and placeholders")
+        if not argv:
+            raise ValidationError("command", "must not be empty")
+        items = tuple(_argument(f"command[{i}]", arg) for i, arg in enumerate(argv))
+        check_shell(items, {})
+        return cls(argv=items)
 
     @classmethod
     def function(cls, func: Callable[..., object], args: Mapping[str, object] | None = None) -> Program:
@@ -152,6 +164,60 @@ class Program:
             raise ValidationError("module", "must be a module name such as pkg.train (identifiers joined by '.')")
         known, runtime = _arguments(args)
         return cls(launch=_launch("module", {"module": name}, None, known, runtime))
+
+
+def _argument(field: str, arg: object) -> str | Placeholder:
+    """One element of a command. A run-time value becomes the expression that carries it exactly
+    (:func:`hera_volcano.kube.expansion.runtime_text`: any text, through Argo's two passes and the kubelet's
+    ``$(VAR)``), and so does a string that joins a value's tag with text (``f"--lr={lr}"``: the text keeps its
+    meaning, the value arrives as it is); any other ``{{`` is refused (Argo would substitute it)."""
+    if isinstance(arg, Placeholder):
+        return runtime_text(arg, field)
+    if not isinstance(arg, str):
+        raise ValidationError(field, "must be a string or a Placeholder")
+    if not has_expression(arg):
+        return arg
+    tags = expressions(arg)
+    if arg.count("{{") != len(tags) or not all(_PARAMETER_TAG.fullmatch(t) for t in tags):
+        raise ValidationError(
+            field,
+            "must not contain '{{' (an Argo expression) other than a run-time value's: Placeholder.input(...) or "
+            "Placeholder.workflow_parameter(...)",
+        )
+    # Every job's command stands in a container of a manifest argoexec creates: $ doubled for both expansions.
+    return values.embedded(arg, field, dollars=2, executor=True)
+
+
+def check_shell(argv: Sequence[str | Placeholder], fed: Mapping[str, str], prefix: str = "") -> None:
+    """Refuse a shell script (``sh -c``, ``bash -ec``...) that would read a run-time value as code: a value in the
+    script itself, or a variable given one (``fed``: its name -> where it is set) that the kubelet pastes into the
+    script as ``$(NAME)``."""
+    at = shell_script(argv)
+    if at is not None and isinstance(argv[at], Placeholder):
+        raise ValidationError(
+            f"{prefix}command[{at}]",
+            "is a shell script holding a run-time value, which the shell would run as code: " + safe_shell_form("NAME"),
+        )
+    found = shell_reads(argv, fed)
+    if found is not None:
+        index, name = found
+        raise ValidationError(
+            f"{prefix}command[{index}]",
+            f"is a shell script that names $({name}), given a run-time value by {fed[name]}: the kubelet pastes the "
+            f"value into the script and the shell runs it as code; {safe_shell_form(name)}",
+        )
+
+
+def check_command_env(program: Program, roles: Mapping[str, PodSettings | None]) -> None:
+    """:func:`check_shell` for a builder's command with the pod settings of its roles (``pod``, ``master_pod``...)."""
+    fed = {
+        name: f"{role}.env[{name!r}]"
+        for role, settings in roles.items()
+        for name, value in (settings.env.items() if settings is not None else ())
+        if isinstance(value, Placeholder)
+    }
+    if program.argv is not None and fed:
+        check_shell(program.argv, fed, "program.")
 
 
 def check(value: object) -> Program:

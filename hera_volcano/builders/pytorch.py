@@ -11,6 +11,7 @@ are also what ``torch.distributed.init_process_group`` reads from the environmen
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 from hera_volcano.builders import gang
@@ -21,6 +22,7 @@ from hera_volcano.builders.settings import JobSettings, checked, job
 from hera_volcano.kube.images import check_image
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
+from hera_volcano.shared.placeholders import Placeholder
 from hera_volcano.volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
 
 if TYPE_CHECKING:
@@ -40,14 +42,14 @@ MAX_PROCESSES: Final = 4096
 TORCHRUN_OPTIONS: Final = ("--redirects=2", "--tee=2")
 
 
-def torchrun(*args: str, nproc_per_node: int = 1) -> list[str]:
+def torchrun(*args: str | Placeholder, nproc_per_node: int = 1) -> list[str | Placeholder]:
     """A ``torchrun`` command taking what the pytorch plugin sets, then ``args`` (your script and its arguments):
     one node per pod, ``nproc_per_node`` processes in each, the master's pod the rendezvous point.
 
     No shell needed: Kubernetes expands ``$(VAR)`` in a container's command from its environment, which holds the
     plugin's variables when the pod is created.
 
-    :param args: the script (or ``-m module``) and its arguments.
+    :param args: the script (or ``-m module``) and its arguments (strings, or run-time values: ``Placeholder``).
     :param nproc_per_node: processes in each pod.
     """
     checks.integer("nproc_per_node", nproc_per_node, minimum=1, maximum=MAX_PROCESSES)
@@ -58,8 +60,16 @@ def torchrun(*args: str, nproc_per_node: int = 1) -> list[str]:
         f"--nproc_per_node={nproc_per_node}",
         "--master_addr=$(MASTER_ADDR)",
         "--master_port=$(MASTER_PORT)",
-        *checks.strings("args", args),
+        *_strings_or_values(args),
     ]
+
+
+def _strings_or_values(args: Sequence[object]) -> list[str | Placeholder]:
+    """``torchrun``'s own arguments: strings and placeholders (``Program.command`` checks them further)."""
+    for i, arg in enumerate(args):
+        if not isinstance(arg, str | Placeholder):
+            raise ValidationError(f"args[{i}]", "must be a string or a Placeholder")
+    return [arg for arg in args if isinstance(arg, str | Placeholder)]
 
 
 def pytorch_job(
@@ -122,7 +132,7 @@ def pytorch_job(
     )
 
 
-def _command(program: Program, nproc_per_node: int) -> list[str]:
+def _command(program: Program, nproc_per_node: int) -> list[str | Placeholder]:
     """What every pod runs: a command as given, or the launcher under ``torchrun``."""
     launch = program.launch
     if launch is not None:

@@ -18,6 +18,7 @@ from hera_volcano.builders.settings import JobSettings, checked, job
 from hera_volcano.kube.images import check_image
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
+from hera_volcano.shared.placeholders import Placeholder
 from hera_volcano.volcano.job import Plugin, Policy, VolcanoJob, VolcanoTask
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ def tensorflow_job(
     checks.integer("port", port, minimum=1, maximum=65535)
     check_image(image, "image")
     launch = program.launch
-    command = list(program.argv or ()) if launch is None else launch.command("tensorflow")
+    command: list[str | Placeholder] = list(program.argv or ()) if launch is None else [*launch.command("tensorflow")]
     pods = gang.FrameworkPods.of(
         shared,
         image,

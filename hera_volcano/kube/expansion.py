@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Sequence
 from typing import Final
 
 from hera_volcano.kube import values
@@ -55,3 +56,73 @@ def escape_for_executor(manifest: str) -> str:
         last = found.end()
     out.append(escape(manifest[last:]))
     return "".join(out)
+
+
+#: Shells that read a script given with ``-c`` (also by path: ``/bin/sh``).
+SHELLS: Final = frozenset({"sh", "bash", "dash", "ash", "ksh", "mksh", "zsh", "busybox"})
+
+
+def shell_script(argv: Sequence[object]) -> int | None:
+    """The index of the script in ``argv`` when it runs a shell with ``-c`` (``sh -c``, ``/bin/bash -ec``,
+    ``env sh -c``, ``busybox sh -c``), else None: the text a shell reads as code, not as data."""
+    at = 0
+    words = [a if isinstance(a, str) else "" for a in argv]
+    if words and words[0].rsplit("/", 1)[-1] == "env":
+        at = 1
+    if len(words) > at and words[at].rsplit("/", 1)[-1] == "busybox":
+        at += 1
+    if len(words) <= at or words[at].rsplit("/", 1)[-1] not in SHELLS:
+        return None
+    i, reads_c = at + 1, False
+    while i < len(words) and words[i][:1] in ("-", "+") and words[i] not in ("-", "+"):
+        if words[i] == "--":
+            i += 1
+            break
+        letters = words[i][1:]
+        if not words[i].startswith("--"):
+            reads_c = reads_c or "c" in letters
+            if letters.endswith("o"):  # -o OPTION
+                i += 1
+        i += 1
+    return i if reads_c and i < len(argv) else None
+
+
+def expanded_names(text: str) -> list[str]:
+    """The variables named ``$(NAME)`` in ``text`` that the kubelet expands (``$$(NAME)`` is written ``$(NAME)``
+    literally), in order."""
+    found: list[str] = []
+    i = 0
+    while i < len(text) - 1:
+        if text[i] != "$":
+            i += 1
+        elif text[i + 1] == "$":
+            i += 2
+        elif text[i + 1] == "(" and ")" in text[i + 2 :]:
+            end = text.index(")", i + 2)
+            found.append(text[i + 2 : end])
+            i = end + 1
+        else:
+            i += 2
+    return found
+
+
+def shell_reads(argv: Sequence[object], fed: Iterable[str]) -> tuple[int, str] | None:
+    """Where a shell script in ``argv`` has the kubelet paste in one of the variables ``fed`` (given a run-time
+    value): (the script's index, the variable), or None."""
+    at = shell_script(argv)
+    script = argv[at] if at is not None else None
+    if at is None or not isinstance(script, str):
+        return None
+    names = set(fed)
+    name = next((n for n in expanded_names(script) if n in names), None)
+    return None if name is None else (at, name)
+
+
+def safe_shell_form(name: str) -> str:
+    """How to give a shell script a run-time value so that no shell reads it as code: the message of every
+    refusal and warning."""
+    return (
+        f'pass the value as an argument after the script and quote it there (["sh", "-c", \'prog --x "$1"\','
+        f' "sh", value]), or read the variable as "${name}" (quoted, without parentheses: the kubelet leaves it'
+        " alone and the shell reads it as data)"
+    )

@@ -253,7 +253,7 @@ def test_tensorflow_pod_settings_per_role() -> None:
         ({"chief": "yes"}, "chief"),
         ({"chief": False, "workers": 1}, "workers"),
         ({"port": 70000}, "port"),
-        ({"command": ["{{inputs.parameters.x}}"]}, "command[0]"),
+        ({"command": ["{{pod.name}}"]}, "command[0]"),
         ({"chief_pod": PodSettings(env={"TF_CONFIG": "{}"})}, "chief_pod.env['TF_CONFIG']"),
         ({"ps_pod": "big"}, "ps_pod"),
     ],

@@ -9,6 +9,9 @@ runs. The hostile values of tests/argo/test_values.py (22 carried, 6 refused) go
 workflow arguments (`argo submit`, which skips our checks) and a DAG task's arguments, each into a function's
 arguments and its environment; a DAG argument into a user's job label and job name; `-p job-name` on the bundled
 MPI hello world (self-referencing); and `hera-volcano submit -p`, which refuses what Argo would substitute again.
+Issue 42: a `Program.command` argument from a workflow parameter submitted as `it's $(touch /tmp/x) {{x}} ; rm -rf /`
+arrives as one exact argument: the batch job's shell gets it as "$1" (the safe form), Python reports its argv, and
+/tmp/x was not created.
 In the batch of every batched scenario (harness.Batch)."""
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from harness import NAMESPACE, SERVICE_ACCOUNT, Batch, Cluster, Record, took
 
 import hera_volcano as hv
 from tests.argo.test_values import CARRIED, REFUSED
+from tests.builders.test_command_values import ARGV_VALUE, reporting_program
 
 #: This module's batched workflows run this long under CI's batch (the self-referencing job name's run, 2026-12-07):
 #: conftest.py submits the longest first.
@@ -53,6 +57,30 @@ def hostile_command() -> str:
         arguments=[Parameter(name="tag", value="x")],
     ) as w:
         run = hv.job_dag(job, name="run")
+        with DAG(name="main"):
+            run(name="run")
+        w.on_exit = hv.cleanup_on_failure()
+    return hv.to_yaml(w)
+
+
+def argv_workflow() -> str:
+    """A batch job whose command's last element is the workflow parameter ``value``, read by its shell as "$2"
+    (tests/builders/test_command_values.py runs the same job simulated)."""
+    from hera.workflows import DAG, Parameter, Workflow
+
+    value = hv.Placeholder.workflow_parameter("value", "x")
+    job = hv.batch_job(
+        image=PYTHON_IMAGE,
+        program=reporting_program(value),
+    )
+    with Workflow(
+        generate_name="argv-value-",
+        namespace=NAMESPACE,
+        entrypoint="main",
+        service_account_name=SERVICE_ACCOUNT,
+        arguments=[Parameter(name="value", value="x")],
+    ) as w:
+        run = hv.job_dag(job, name="run", outputs=["argv", "created"])
         with DAG(name="main"):
             run(name="run")
         w.on_exit = hv.cleanup_on_failure()
@@ -121,6 +149,8 @@ def labelled_workflow(value: str) -> str:
 def submit_batch(b: Batch, cluster: Cluster) -> None:
     if b.runs(test_an_mpi_command_reaches_the_ranks_as_argv):
         b.submit("argv", hostile_command(), args=["-p", f"tag={PAYLOAD}"])
+    if b.runs(test_a_command_argument_from_a_placeholder_arrives_exactly):
+        b.submit("argv value", argv_workflow(), args=["-p", f"value={ARGV_VALUE}"])
     if b.runs(test_hostile_values_reach_the_function_byte_for_byte):
         parameters = [arg for name, text in zip(names(), CARRIED, strict=True) for arg in ("-p", f"{name}={text}")]
         b.submit("values -p", values_workflow("workflow"), args=parameters)
@@ -141,6 +171,19 @@ def test_an_mpi_command_reaches_the_ranks_as_argv(cluster: Cluster, batch: Batch
     assert wf["status"]["phase"] == "Succeeded", wf["status"].get("message")
     said = [text for pod, _, text in cluster.lines(entry.name) if "-logs-" in pod and text.startswith("TAG=")]
     assert said == [f"TAG=[{PAYLOAD}] it's"], said
+
+
+@pytest.mark.both_lines("the controller's substitution of a submitted value")
+@pytest.mark.batch
+@pytest.mark.scenario("42 a Program.command argument from a placeholder, it's $(touch /tmp/x) {{x}} ; rm -rf /: exact")
+def test_a_command_argument_from_a_placeholder_arrives_exactly(
+    cluster: Cluster, batch: Batch, record_property: Record
+) -> None:
+    entry, wf = batch.finish("argv value")
+    record_property("took", took(wf, entry.submitted))
+    assert wf["status"]["phase"] == "Succeeded", wf["status"].get("message")
+    assert reported(wf, "argv") == [ARGV_VALUE], "one argument, byte for byte"
+    assert reported(wf, "created") is False, "no shell ran the value"
 
 
 def reported(wf: dict[str, Any], name: str) -> Any:

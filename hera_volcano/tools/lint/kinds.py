@@ -17,6 +17,7 @@ from hera_volcano.argo.limits import WORKFLOW_KINDS
 from hera_volcano.shared.findings import Finding, error, warning
 from hera_volcano.shared.suggestions import closest
 from hera_volcano.tools.lint import kustomizations
+from hera_volcano.tools.lint.commands import check_job_commands
 from hera_volcano.tools.lint.context import Source
 from hera_volcano.tools.lint.jobs import misplaced_volcano_job
 from hera_volcano.tools.lint.workflows import check_workflow
@@ -38,7 +39,7 @@ class Kind:
 
 
 def _volcano_job(doc: Mapping[str, object], source: Source) -> list[Finding]:
-    return check_job(doc)
+    return [*check_job(doc), *check_job_commands(doc)]
 
 
 def _volcano_queue(doc: Mapping[str, object], source: Source) -> list[Finding]:

@@ -19,6 +19,7 @@ from hera_volcano.shared.checks import INT32_MAX, INT32_MIN
 from hera_volcano.shared.findings import Finding, as_list, as_map, error
 from hera_volcano.tools.lint.arguments import check_entry_inputs
 from hera_volcano.tools.lint.calls import check_steps
+from hera_volcano.tools.lint.commands import check_template_commands
 from hera_volcano.tools.lint.context import Source, Workflow, templates_by_name
 from hera_volcano.tools.lint.dags import check_dag
 from hera_volcano.tools.lint.fields import check_fields
@@ -182,6 +183,7 @@ def _check_template(template: Mapping[str, object], path: str, wf: Workflow, man
         yield from check_dag(template["dag"], f"{path}.dag", wf)
     elif kind == "resource":
         yield from check_resource(template, path, wf, manifest)
+    yield from check_template_commands(template, path)
 
 
 def _check_limits(template: Mapping[str, object], path: str, kind: str) -> Iterator[Finding]:
