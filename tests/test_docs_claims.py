@@ -1,0 +1,148 @@
+"""What the docs' prose claims of the code holds: each test names the sentence it holds (and checks that the page
+still says it), so a change to the behaviour or to the sentence fails here until the two agree again."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+from hera.workflows import DAG, Workflow
+
+import hera_volcano as hv
+from hera_volcano.pods.run import Settings
+from tests.doc_blocks import PAGES, ROOT, Block, blocks, fenced, run_python
+
+DOCS = ROOT / "docs"
+#: ``NAME(...)`` in an inline code span: a call the prose shows.
+_CALL = re.compile(r"`(?:hv\.)?([A-Za-z_][\w.]*)\(([^`]*)\)`")
+_STRING = re.compile(r"\"[^\"]*\"|'[^']*'")
+
+
+def says(page: Path, sentence: str) -> None:
+    """The page still says ``sentence`` (line breaks and indents as spaces)."""
+    text = " ".join(page.read_text(encoding="utf-8").split())
+    assert sentence in text, f"{page.relative_to(ROOT)} no longer says: {sentence}"
+
+
+def prose(page: Path) -> str:
+    """The page without its fenced blocks (those run in tests/test_docs.py)."""
+    text = page.read_text(encoding="utf-8")
+    for block in fenced(page):
+        text = text.replace(block.text, "")
+    return text
+
+
+def top_level_keywords(arguments: str) -> list[str]:
+    """The ``name=`` of a call's own arguments (not those of a call nested in it, nor inside a string)."""
+    text, depth, found = _STRING.sub('""', arguments), 0, []
+    for m in re.finditer(r"[()\[\]{}]|(?<![\w.=])([a-z_]\w*)=(?!=)", text):
+        if m.group(0) in "([{":
+            depth += 1
+        elif m.group(0) in ")]}":
+            depth -= 1
+        elif depth == 0:
+            found.append(m.group(1))
+    return found
+
+
+def keywords_of(function: Callable[..., object]) -> set[str] | None:
+    """The keyword arguments ``function`` takes (a builder's ``**settings`` are :class:`hv.JobSettings`'s keys);
+    None when it takes any."""
+    names: set[str] = set()
+    for p in inspect.signature(function).parameters.values():
+        if p.kind is p.VAR_KEYWORD:
+            if "JobSettings" not in str(p.annotation):
+                return None
+            names |= set(hv.JobSettings.__annotations__)
+        else:
+            names.add(p.name)
+    return names
+
+
+def shown_calls() -> list[tuple[str, str, Callable[..., object]]]:
+    """Each ``NAME(...)`` of the public API that a page's prose shows (the changelog's are history: left out)."""
+    found: list[tuple[str, str, Callable[..., object]]] = []
+    for page in PAGES:
+        if page.name == "changelog.md":
+            continue
+        for m in _CALL.finditer(prose(page)):
+            target: object = hv
+            for part in m.group(1).split("."):
+                target = getattr(target, part, None)
+            if callable(target) and not isinstance(target, type(hv)):
+                found.append((f"{page.relative_to(ROOT)}: {m.group(0)}", m.group(2), target))
+    return found
+
+
+def test_every_keyword_the_prose_gives_a_call_is_one_it_takes() -> None:
+    """docs/data-pipelines.md showed ``batch_job(..., outputs=[...])``, which no builder takes: a call shown in
+    prose names only keyword arguments its function has."""
+    calls = shown_calls()
+    assert len(calls) >= 20, "the prose shows calls of the API"
+    wrong = []
+    for where, arguments, function in calls:
+        known = keywords_of(function)
+        wrong += [f"{where}: {kw}" for kw in top_level_keywords(arguments) if known is not None and kw not in known]
+    assert wrong == []
+
+
+def test_top_level_keywords_are_the_calls_own() -> None:
+    assert top_level_keywords('..., patience=Patience(grace=60, retry=2), x="a=b"') == ["patience", "x"]
+
+
+def follower_start_seconds(text: str) -> dict[str, str]:
+    """Each follower template of the rendered workflow: its ``START_SECONDS``."""
+    found = {}
+    for t in yaml.safe_load(text)["spec"]["templates"]:
+        env = {e["name"]: e.get("value") for e in (t.get("container") or {}).get("env", [])}
+        if Settings.START_SECONDS in env:
+            found[t["name"]] = env[Settings.START_SECONDS]
+    return found
+
+
+def limited_job() -> hv.VolcanoJob:
+    return hv.batch_job(image="busybox:1.37.0", program=hv.Program.command(["true"]), start_limit=600)
+
+
+def test_start_limit_is_kept_by_the_follower_job_dag_and_a_pipeline_job_run_beside_the_job() -> None:
+    """docs/python-api.md: "`start_limit` | seconds the gang may wait to start (a day by default, `None` for none),
+    kept by the follower that `job_dag`, and a `PipelineJob` with `outputs=` or `follow_logs=True`, runs beside
+    the job"."""
+    says(DOCS / "python-api.md", "kept by the follower that `job_dag`, and a `PipelineJob` with `outputs=` or")
+    with Workflow(generate_name="limited-", entrypoint="main") as w:
+        run = hv.job_dag(limited_job(), name="train")
+        with DAG(name="main"):
+            run(name="train")
+    assert follower_start_seconds(hv.to_yaml(w)) == {"train-logs": "600"}
+    for entry in (
+        hv.PipelineJob("train", limited_job(), follow_logs=True),
+        hv.PipelineJob("train", limited_job(), outputs=["loss"]),
+    ):
+        assert list(follower_start_seconds(hv.to_yaml(hv.Pipeline([entry]).workflow("p"))).values()) == ["600"]
+    default = hv.batch_job(image="busybox:1.37.0", program=hv.Program.command(["true"]))
+    assert default.start_limit == 86400, "a day by default"
+
+
+@pytest.mark.parametrize(
+    "block", [b for b in blocks("python", "offline") if "reported" in b.text.splitlines()[0]], ids=lambda b: b.where
+)
+def test_an_example_that_says_its_result_is_reported_has_a_follower_that_reports_it(
+    block: Block, tmp_path: Path
+) -> None:
+    """docs/functions.md: "a function under torchrun, its result reported": the workflow it prints has a follower
+    whose outputs are the keys the function returns."""
+    printed = run_python(block, tmp_path)
+    returned = set(re.findall(r'"(\w+)": ', block.text.split("return {", 1)[1].split("}", 1)[0]))
+    assert returned, f"{block.where}: the function returns a dict"
+    reported = {
+        o["name"]
+        for doc in yaml.safe_load_all(printed)
+        for t in doc["spec"]["templates"]
+        if Settings.OUTPUTS in {e["name"] for e in (t.get("container") or {}).get("env", [])}
+        for o in t.get("outputs", {}).get("parameters", [])
+    }
+    assert returned <= reported, f"{block.where}: {sorted(returned - reported)} reported by no follower"
