@@ -146,3 +146,38 @@ def test_an_example_that_says_its_result_is_reported_has_a_follower_that_reports
         for o in t.get("outputs", {}).get("parameters", [])
     }
     assert returned <= reported, f"{block.where}: {sorted(returned - reported)} reported by no follower"
+
+
+SWEEPS = DOCS / "patterns" / "sweeps.md"
+
+
+@pytest.mark.parametrize("loop", ["withItems", "withParam"])
+def test_the_sweeps_page_loops_job_dag_and_picks_from_the_gathered_maps(loop: str, tmp_path: Path) -> None:
+    """docs/patterns/sweeps.md: "report the item with the value (`lr` here) and read it from the map, never from
+    the position": each example loops a ``job_dag`` template whose outputs carry the setting with the value, and a
+    later step reads the list of maps (``{{tasks.T.outputs.parameters}}``) after the loop."""
+    says(SWEEPS, "report the item with the value (`lr` here) and read it from the map, never from the position")
+    examples = [b for b in fenced(SWEEPS) if b.info == ("python", "offline")]
+    assert len(examples) == 2
+    found = 0
+    for block in examples:
+        [doc] = [d for d in yaml.safe_load_all(run_python(block, tmp_path)) if d]
+        by_name = {t["name"]: t for t in doc["spec"]["templates"]}
+        for task in (t for tmpl in by_name.values() for t in (tmpl.get("dag") or {}).get("tasks", [])):
+            if loop not in task:
+                continue
+            found += 1
+            looped = by_name[task["template"]]
+            assert {t["template"] for t in looped["dag"]["tasks"]} == {
+                f"{looped['name']}-job",
+                f"{looped['name']}-logs",
+            }
+            reported = {p["name"] for p in looped["outputs"]["parameters"]} - {"job-name", "job-phase"}
+            assert len(reported) >= 2, f"{block.where}: the setting travels with its value"
+            gathered = "{{tasks." + task["name"] + ".outputs.parameters}}"
+            readers = [
+                t for tmpl in by_name.values() for t in (tmpl.get("dag") or {}).get("tasks", [])
+                if any(a.get("value") == gathered for a in (t.get("arguments") or {}).get("parameters", []))
+            ]  # fmt: skip
+            assert readers and all(task["name"] in r.get("depends", "") for r in readers), block.where
+    assert found == 1, f"one {loop} example"
