@@ -181,3 +181,20 @@ def test_the_sweeps_page_loops_job_dag_and_picks_from_the_gathered_maps(loop: st
             ]  # fmt: skip
             assert readers and all(task["name"] in r.get("depends", "") for r in readers), block.where
     assert found == 1, f"one {loop} example"
+
+
+def test_job_dag_keeps_the_jobs_start_limit_and_waits_out_each_retry() -> None:
+    """docs/python-api.md, which wiring to use: with `job_dag` "the follower follows its own step's job (in a loop
+    too), keeps the job's `start_limit` and waits out each attempt of its `ArgoRetry`"."""
+    says(DOCS / "python-api.md", "keeps the job's `start_limit` and waits out each attempt of its `ArgoRetry`")
+    job = hv.batch_job(
+        image="busybox:1.37.0", program=hv.Program.command(["true"]), start_limit=600, retry=hv.ArgoRetry(2)
+    )
+    with Workflow(generate_name="wired-", entrypoint="main") as w:
+        run = hv.job_dag(job, name="train")
+        with DAG(name="main"):
+            run(name="train", with_items=["a", "b"])
+    by_name = {t["name"]: t for t in yaml.safe_load(hv.to_yaml(w))["spec"]["templates"]}
+    env = {e["name"]: e.get("value") for e in by_name["train-logs"]["container"]["env"]}
+    assert (env[Settings.START_SECONDS], env[Settings.STEP_RETRIES]) == ("600", "2")
+    assert by_name["train-job"]["retryStrategy"]["limit"] == 2
