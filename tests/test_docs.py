@@ -24,6 +24,7 @@ from hera_volcano.client import failures
 from hera_volcano.client.explain import explain
 from hera_volcano.client.report import format_explanation
 from hera_volcano.client.resources import WORKFLOWS
+from hera_volcano.tools.lint import lint_text
 from tests.client.recorded import error, observed
 from tests.doc_blocks import PAGES, ROOT, Block, blocks, fenced, run_python
 
@@ -42,7 +43,10 @@ KNOWN_INFO = {
 
 
 def lint_clean(text: str, where: str) -> None:
-    """``hera-volcano lint -`` finds no error in ``text``."""
+    """The project's lint finds nothing in ``text``: no error and no warning (a documented example is what users
+    copy), and ``hera-volcano lint -`` agrees."""
+    findings = lint_text(text, where)
+    assert not findings, f"{where}: lint finds problems in what the example prints:\n" + "\n".join(map(str, findings))
     code, out, err = run_cli(["lint", "-"], stdin=text.encode())
     assert code == 0, f"{where}: lint found errors in what the example prints:\n{out}{err}"
 

@@ -22,6 +22,10 @@ EXIT_CODES: Final[Mapping[str, str]] = {
         "exit codes: 0 the workflow Succeeded; 1 it Failed or Errored; 2 bad input; 3 the cluster is unreachable or\n"
         "forbids the request; 4 --timeout ran out (the workflow keeps running)"
     ),
+    "status": (
+        "exit codes: 0 the workflow Succeeded or is still running; 1 it Failed or Errored; 2 bad input, or a workflow\n"
+        "that is not there; 3 the cluster is unreachable or forbids the request"
+    ),
     "submit": (
         "exit codes: 0 submitted (with --wait: Succeeded); 1 it Failed or Errored (--wait); 2 bad input; 3 the\n"
         "cluster is unreachable or forbids the request; 4 --timeout ran out (the workflow keeps running)"
@@ -62,7 +66,7 @@ class Command:
         parts = []
         if self.examples:
             parts.append("examples:\n" + "\n".join(f"  {line}" for line in self.examples))
-        if self.exits in ("cluster", "outcome", "submit"):
+        if self.exits in ("cluster", "outcome", "status", "submit"):
             parts.append(NAMESPACES)
         parts.append(EXIT_CODES[self.exits])
         return "\n\n".join(parts)
@@ -176,9 +180,9 @@ COMMANDS: Final[Mapping[str, Command]] = {
         _RUNS,
         "status",
         "cluster",
-        "Print a workflow's phase, its steps' and its Volcano Jobs'",
+        "Print a workflow's phase, each step's and each Volcano Job's (every iteration and attempt)",
         (f"{PROG} status my-run-x7k2p", f"{PROG} status my-run-x7k2p -o json"),
-        "outcome",
+        "status",
     ),
     "wait": Command(
         _RUNS,
@@ -192,8 +196,12 @@ COMMANDS: Final[Mapping[str, Command]] = {
         _RUNS,
         "logs",
         "cluster",
-        "Print the MPI master's (or a task's) output, following it across restarts",
-        (f"{PROG} logs my-run-x7k2p", f"{PROG} logs my-run-x7k2p --task master --no-follow"),
+        "Print the output of the lead task of a workflow's newest Volcano Job, as its own log follower does",
+        (
+            f"{PROG} logs my-run-x7k2p",
+            f"{PROG} logs my-run-x7k2p --job train --no-follow",
+            f"{PROG} logs my-run-x7k2p --job-name train-x7k2p-2 --task worker",
+        ),
         "cluster",
     ),
     "explain": Command(

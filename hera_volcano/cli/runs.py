@@ -388,7 +388,11 @@ def _age(created: str, now: datetime) -> str:
 
 
 def status(argv: Sequence[str]) -> int:
-    p = _parser("hera-volcano status", "Print a workflow's phase, its steps' and its Volcano Jobs'.")
+    p = _parser(
+        "hera-volcano status",
+        "Print a workflow's phase and message, each step's, and each of its Volcano Jobs (every iteration of a loop,"
+        " every attempt of a retried step) with its pods, once: a workflow still running exits 0 (wait waits).",
+    )
     _output(p)
     args = p.parse_args(argv)
     result = _run(args).status()
@@ -403,9 +407,17 @@ def explain(argv: Sequence[str]) -> int:
 
 
 def logs(argv: Sequence[str]) -> int:
-    p = _parser("hera-volcano logs", "Print the MPI master's (or a task's) output, following it across restarts.")
+    p = _parser(
+        "hera-volcano logs",
+        "Print the output of the lead task of the workflow's newest Volcano Job (the MPI master, the PyTorch master,"
+        " the TensorFlow chief; or --task's), as the workflow's own log follower does, with its loop: across restarts"
+        " and dropped streams, until the job or the workflow has finished, or no job appears within two minutes."
+        " Lines that start with === are the follower's.",
+    )
     _log_options(p)
-    p.add_argument("--no-follow", action="store_true", help="print what is there now and stop")
+    p.add_argument(
+        "--no-follow", action="store_true", help="print what the newest pod's container has written so far and stop"
+    )
     args = p.parse_args(argv)
     _print_logs(_run(args), args, follow=not args.no_follow)
     return 0

@@ -1,0 +1,200 @@
+"""What the docs' prose claims of the code holds: each test names the sentence it holds (and checks that the page
+still says it), so a change to the behaviour or to the sentence fails here until the two agree again."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+from hera.workflows import DAG, Workflow
+
+import hera_volcano as hv
+from hera_volcano.pods.run import Settings
+from tests.doc_blocks import PAGES, ROOT, Block, blocks, fenced, run_python
+
+DOCS = ROOT / "docs"
+#: ``NAME(...)`` in an inline code span: a call the prose shows.
+_CALL = re.compile(r"`(?:hv\.)?([A-Za-z_][\w.]*)\(([^`]*)\)`")
+_STRING = re.compile(r"\"[^\"]*\"|'[^']*'")
+
+
+def says(page: Path, sentence: str) -> None:
+    """The page still says ``sentence`` (line breaks and indents as spaces)."""
+    text = " ".join(page.read_text(encoding="utf-8").split())
+    assert sentence in text, f"{page.relative_to(ROOT)} no longer says: {sentence}"
+
+
+def prose(page: Path) -> str:
+    """The page without its fenced blocks (those run in tests/test_docs.py)."""
+    text = page.read_text(encoding="utf-8")
+    for block in fenced(page):
+        text = text.replace(block.text, "")
+    return text
+
+
+def top_level_keywords(arguments: str) -> list[str]:
+    """The ``name=`` of a call's own arguments (not those of a call nested in it, nor inside a string)."""
+    text, depth, found = _STRING.sub('""', arguments), 0, []
+    for m in re.finditer(r"[()\[\]{}]|(?<![\w.=])([a-z_]\w*)=(?!=)", text):
+        if m.group(0) in "([{":
+            depth += 1
+        elif m.group(0) in ")]}":
+            depth -= 1
+        elif depth == 0:
+            found.append(m.group(1))
+    return found
+
+
+def keywords_of(function: Callable[..., object]) -> set[str] | None:
+    """The keyword arguments ``function`` takes (a builder's ``**settings`` are :class:`hv.JobSettings`'s keys);
+    None when it takes any."""
+    names: set[str] = set()
+    for p in inspect.signature(function).parameters.values():
+        if p.kind is p.VAR_KEYWORD:
+            if "JobSettings" not in str(p.annotation):
+                return None
+            names |= set(hv.JobSettings.__annotations__)
+        else:
+            names.add(p.name)
+    return names
+
+
+def shown_calls() -> list[tuple[str, str, Callable[..., object]]]:
+    """Each ``NAME(...)`` of the public API that a page's prose shows (the changelog's are history: left out)."""
+    found: list[tuple[str, str, Callable[..., object]]] = []
+    for page in PAGES:
+        if page.name == "changelog.md":
+            continue
+        for m in _CALL.finditer(prose(page)):
+            target: object = hv
+            for part in m.group(1).split("."):
+                target = getattr(target, part, None)
+            if callable(target) and not isinstance(target, type(hv)):
+                found.append((f"{page.relative_to(ROOT)}: {m.group(0)}", m.group(2), target))
+    return found
+
+
+def test_every_keyword_the_prose_gives_a_call_is_one_it_takes() -> None:
+    """docs/data-pipelines.md showed ``batch_job(..., outputs=[...])``, which no builder takes: a call shown in
+    prose names only keyword arguments its function has."""
+    calls = shown_calls()
+    assert len(calls) >= 20, "the prose shows calls of the API"
+    wrong = []
+    for where, arguments, function in calls:
+        known = keywords_of(function)
+        wrong += [f"{where}: {kw}" for kw in top_level_keywords(arguments) if known is not None and kw not in known]
+    assert wrong == []
+
+
+def test_top_level_keywords_are_the_calls_own() -> None:
+    assert top_level_keywords('..., patience=Patience(grace=60, retry=2), x="a=b"') == ["patience", "x"]
+
+
+def follower_start_seconds(text: str) -> dict[str, str]:
+    """Each follower template of the rendered workflow: its ``START_SECONDS``."""
+    found = {}
+    for t in yaml.safe_load(text)["spec"]["templates"]:
+        env = {e["name"]: e.get("value") for e in (t.get("container") or {}).get("env", [])}
+        if Settings.START_SECONDS in env:
+            found[t["name"]] = env[Settings.START_SECONDS]
+    return found
+
+
+def limited_job() -> hv.VolcanoJob:
+    return hv.batch_job(image="busybox:1.37.0", program=hv.Program.command(["true"]), start_limit=600)
+
+
+def test_start_limit_is_kept_by_the_follower_job_dag_and_a_pipeline_job_run_beside_the_job() -> None:
+    """docs/python-api.md: "`start_limit` | seconds the gang may wait to start (a day by default, `None` for none),
+    kept by the follower that `job_dag`, and a `PipelineJob` with `outputs=` or `follow_logs=True`, runs beside
+    the job"."""
+    says(DOCS / "python-api.md", "kept by the follower that `job_dag`, and a `PipelineJob` with `outputs=` or")
+    with Workflow(generate_name="limited-", entrypoint="main") as w:
+        run = hv.job_dag(limited_job(), name="train")
+        with DAG(name="main"):
+            run(name="train")
+    assert follower_start_seconds(hv.to_yaml(w)) == {"train-logs": "600"}
+    for entry in (
+        hv.PipelineJob("train", limited_job(), follow_logs=True),
+        hv.PipelineJob("train", limited_job(), outputs=["loss"]),
+    ):
+        assert list(follower_start_seconds(hv.to_yaml(hv.Pipeline([entry]).workflow("p"))).values()) == ["600"]
+    default = hv.batch_job(image="busybox:1.37.0", program=hv.Program.command(["true"]))
+    assert default.start_limit == 86400, "a day by default"
+
+
+@pytest.mark.parametrize(
+    "block", [b for b in blocks("python", "offline") if "reported" in b.text.splitlines()[0]], ids=lambda b: b.where
+)
+def test_an_example_that_says_its_result_is_reported_has_a_follower_that_reports_it(
+    block: Block, tmp_path: Path
+) -> None:
+    """docs/functions.md: "a function under torchrun, its result reported": the workflow it prints has a follower
+    whose outputs are the keys the function returns."""
+    printed = run_python(block, tmp_path)
+    returned = set(re.findall(r'"(\w+)": ', block.text.split("return {", 1)[1].split("}", 1)[0]))
+    assert returned, f"{block.where}: the function returns a dict"
+    reported = {
+        o["name"]
+        for doc in yaml.safe_load_all(printed)
+        for t in doc["spec"]["templates"]
+        if Settings.OUTPUTS in {e["name"] for e in (t.get("container") or {}).get("env", [])}
+        for o in t.get("outputs", {}).get("parameters", [])
+    }
+    assert returned <= reported, f"{block.where}: {sorted(returned - reported)} reported by no follower"
+
+
+SWEEPS = DOCS / "patterns" / "sweeps.md"
+
+
+@pytest.mark.parametrize("loop", ["withItems", "withParam"])
+def test_the_sweeps_page_loops_job_dag_and_picks_from_the_gathered_maps(loop: str, tmp_path: Path) -> None:
+    """docs/patterns/sweeps.md: "report the item with the value (`lr` here) and read it from the map, never from
+    the position": each example loops a ``job_dag`` template whose outputs carry the setting with the value, and a
+    later step reads the list of maps (``{{tasks.T.outputs.parameters}}``) after the loop."""
+    says(SWEEPS, "report the item with the value (`lr` here) and read it from the map, never from the position")
+    examples = [b for b in fenced(SWEEPS) if b.info == ("python", "offline")]
+    assert len(examples) == 2
+    found = 0
+    for block in examples:
+        [doc] = [d for d in yaml.safe_load_all(run_python(block, tmp_path)) if d]
+        by_name = {t["name"]: t for t in doc["spec"]["templates"]}
+        for task in (t for tmpl in by_name.values() for t in (tmpl.get("dag") or {}).get("tasks", [])):
+            if loop not in task:
+                continue
+            found += 1
+            looped = by_name[task["template"]]
+            assert {t["template"] for t in looped["dag"]["tasks"]} == {
+                f"{looped['name']}-job",
+                f"{looped['name']}-logs",
+            }
+            reported = {p["name"] for p in looped["outputs"]["parameters"]} - {"job-name", "job-phase"}
+            assert len(reported) >= 2, f"{block.where}: the setting travels with its value"
+            gathered = "{{tasks." + task["name"] + ".outputs.parameters}}"
+            readers = [
+                t for tmpl in by_name.values() for t in (tmpl.get("dag") or {}).get("tasks", [])
+                if any(a.get("value") == gathered for a in (t.get("arguments") or {}).get("parameters", []))
+            ]  # fmt: skip
+            assert readers and all(task["name"] in r.get("depends", "") for r in readers), block.where
+    assert found == 1, f"one {loop} example"
+
+
+def test_job_dag_keeps_the_jobs_start_limit_and_waits_out_each_retry() -> None:
+    """docs/python-api.md, which wiring to use: with `job_dag` "the follower follows its own step's job (in a loop
+    too), keeps the job's `start_limit` and waits out each attempt of its `ArgoRetry`"."""
+    says(DOCS / "python-api.md", "keeps the job's `start_limit` and waits out each attempt of its `ArgoRetry`")
+    job = hv.batch_job(
+        image="busybox:1.37.0", program=hv.Program.command(["true"]), start_limit=600, retry=hv.ArgoRetry(2)
+    )
+    with Workflow(generate_name="wired-", entrypoint="main") as w:
+        run = hv.job_dag(job, name="train")
+        with DAG(name="main"):
+            run(name="train", with_items=["a", "b"])
+    by_name = {t["name"]: t for t in yaml.safe_load(hv.to_yaml(w))["spec"]["templates"]}
+    env = {e["name"]: e.get("value") for e in by_name["train-logs"]["container"]["env"]}
+    assert (env[Settings.START_SECONDS], env[Settings.STEP_RETRIES]) == ("600", "2")
+    assert by_name["train-job"]["retryStrategy"]["limit"] == 2
