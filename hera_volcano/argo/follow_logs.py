@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from hera.workflows import ConfigMapVolume, Container, Env, FieldEnv, Parameter
 from hera.workflows.models import ContinueOn, ValueFrom
 
-from hera_volcano.argo.conditions import DEFAULT_START_LIMIT
+from hera_volcano.argo.calls import JobStep
 from hera_volcano.argo.labels import NODE_NAME_ANNOTATION, THIS_WORKFLOW, JobIdentity
 from hera_volcano.kube import names
 from hera_volcano.kube.images import PYTHON_IMAGE, check_image
@@ -28,19 +28,17 @@ from hera_volcano.pods.run import Settings
 from hera_volcano.shared import checks
 from hera_volcano.shared import outputs as report_names
 from hera_volcano.shared.errors import ValidationError
-from hera_volcano.shared.placeholders import Placeholder, expressions
+from hera_volcano.shared.placeholders import expressions
 
 
 def follow_logs_template(
+    job_step: JobStep,
     *,
-    name: str = "follow-master-logs",
-    job_label: str | Placeholder,
+    name: str | None = None,
     task: str | None = None,
     container: str | None = None,
     follower_image: str = PYTHON_IMAGE,
     timeout: int | None = None,
-    start_limit: int | None = DEFAULT_START_LIMIT,
-    step_retries: int = 0,
     grace: int = DEFAULT_GRACE,
     service_account: str | None = None,
     outputs: Sequence[str] = (),
@@ -56,21 +54,26 @@ def follow_logs_template(
     without a dependency, and where the DAG allows it (no ``depends``) also give the task
     :func:`follower_continue_on`.
 
-    :param name: the template's name.
-    :param job_label: the ``hera-volcano/job`` label of the job to follow (:func:`job_template`'s).
+    Built from the job's step (what :func:`job_template` returned; ``job_step.follower(...)`` says the same), it
+    takes from it the job's label, the job's ``start_limit`` and the step's ``ArgoRetry`` limit: nothing typed twice,
+    no setting dropped. Call the step and this follower once each per DAG or Steps level: a follower that finds two
+    sibling steps creating jobs of its label (the same pair called twice at one level) fails at once, naming them;
+    for more than one call use :func:`job_dag`, which nests each pair in a DAG of its own.
+
+    :param job_step: the job's step (:func:`job_template`'s).
+    :param name: the template's name (default: the job step's name and ``-logs``).
     :param task: the task whose output to stream (default: the task the job's ``hera-volcano/lead-task``
         annotation names, the MPI master, PyTorch master or TensorFlow chief of our builders).
     :param container: the container whose output to stream (default: the task's name).
     :param follower_image: the image (with ``python3``) the follower runs in.
     :param timeout: seconds after which the follower stops (no limit by default: it lasts as long as the job's
         step, and a limit shorter than the job's would end it first).
-    :param start_limit: seconds from the follower's start that the job may wait to start (a day by default, None
-        for no limit): a job still Pending then (its gang held by its queue or by the nodes) is deleted, so its step
-        fails and the gang frees what it holds, and the follower fails with the scheduler's conditions on the job's
-        PodGroup as its message. It is the follower that keeps this limit: a job step alone has none.
-    :param step_retries: how many times Argo retries the job's step (its ``retry_strategy`` limit): when an
-        attempt's job fails, the follower waits for the next attempt and follows its job instead (:func:`job_dag`
-        sets it).
+    The job's ``start_limit`` (seconds from the follower's start; a day by default, None for none) is kept here: a
+    job still Pending then (its gang held by its queue or by the nodes) is deleted, so its step fails and the gang
+    frees what it holds, and the follower fails with the scheduler's conditions on the job's PodGroup as its
+    message. With the job's ``ArgoRetry``, when an attempt's job fails the follower waits for the next attempt and
+    follows its job instead.
+
     :param grace: seconds within which the step or the job must appear.
     :param service_account: the account of the follower's pod (default: the workflow's).
     :param outputs: names of values rank 0 reports with a line ``hera-volcano:output NAME=VALUE``
@@ -78,9 +81,15 @@ def follow_logs_template(
         fails whenever it ends without all of them: the job did not Complete (it failed, was stopped, or the
         follower's own ``timeout`` came first) or Completed without reporting one (naming it).
     """
+    if not isinstance(job_step, JobStep):
+        raise ValidationError(
+            "job_step", f"must be the job's step (what job_template returned), not {type(job_step).__name__}"
+        )
+    followed = job_step.followed
+    name = f"{job_step.name}-logs" if name is None else name
     names.check("name", name, names.argo_name)
-    _check(job_label, task, container, follower_image, timeout, start_limit, step_retries, grace, service_account)
-    identity = JobIdentity(THIS_WORKFLOW.workflow, str(job_label))
+    _check(task, container, follower_image, timeout, grace, service_account)
+    identity = JobIdentity(THIS_WORKFLOW.workflow, str(followed.label))
     settings = Settings(
         jobs=identity.jobs_selector(),
         pods=identity.pods_selector(),
@@ -88,8 +97,8 @@ def follow_logs_template(
         container=container,
         limit=timeout,
         grace=grace,
-        start_limit=start_limit,
-        step_retries=step_retries,
+        start_limit=followed.start_limit,
+        step_retries=followed.step_retries,
         outputs=tuple(report_names.check_names("outputs", outputs)),
     )
     prefix = "inputs.parameters."
@@ -113,13 +122,10 @@ def follow_logs_template(
 
 
 def _check(
-    job_label: object,
     task: str | None,
     container: str | None,
     follower_image: str,
     timeout: int | None,
-    start_limit: int | None,
-    step_retries: int,
     grace: int,
     service_account: str | None,
 ) -> None:
@@ -128,16 +134,9 @@ def _check(
         names.check("task", task, names.dns1123_label)
     if container is not None:
         names.check("container", container, names.dns1123_label)
-    if not isinstance(job_label, str | Placeholder):
-        raise ValidationError("job_label", "must be a label value or a Placeholder")
-    if isinstance(job_label, str):
-        names.check("job_label", job_label, names.label_value)
     check_image(follower_image, "follower_image")
     if timeout is not None:
         checks.integer("timeout", timeout, minimum=1)
-    if start_limit is not None:
-        checks.integer("start_limit", start_limit, minimum=1, maximum=checks.INT32_MAX)
-    checks.integer("step_retries", step_retries, minimum=0, maximum=checks.INT32_MAX)
     checks.integer("grace", grace, minimum=1)
     if service_account is not None:
         names.check("service_account", service_account, names.dns1123_subdomain)

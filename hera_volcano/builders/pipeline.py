@@ -29,7 +29,6 @@ from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.findings import as_list, as_map
 from hera_volcano.shared.placeholders import Placeholder, carried, expressions, placeholders
 from hera_volcano.volcano.job import VolcanoJob, check, pod_template_to_dict
-from hera_volcano.volcano.step import ArgoRetry
 
 if TYPE_CHECKING:
     from hera.workflows import DAG, Container, Resource, Steps, Task, Workflow
@@ -361,6 +360,7 @@ class Pipeline:
     def templates(self) -> tuple[dict[str, Resource | DAG], dict[str, Container]]:
         """The shared templates of the jobs (by template name: a resource template, or for jobs with outputs the DAG
         that carries them) and the log-follower templates beside them (by the jobs' template name)."""
+        from hera_volcano.argo.calls import JobStep
         from hera_volcano.argo.follow_logs import follow_logs_template
         from hera_volcano.argo.job_dag import job_dag
         from hera_volcano.argo.job_template import job_template
@@ -382,14 +382,13 @@ class Pipeline:
                 )
             elif shape.name not in runs:
                 runs[shape.name] = job_template(prepared.job, name=shape.name, job_label=shape.job_label)
-            if self._follows_alone(job) and shape.name not in followers:
+            run = runs[shape.name]
+            if self._follows_alone(job) and shape.name not in followers and isinstance(run, JobStep):
                 followers[shape.name] = follow_logs_template(
+                    run,
                     name=_follower_name(shape.name),
-                    job_label=shape.job_label,
                     task=shape.follow_task,
                     container=shape.follow_container,
-                    start_limit=shape.job.start_limit,
-                    step_retries=shape.job.retry.limit if isinstance(shape.job.retry, ArgoRetry) else 0,
                     follower_image=self.follower_image,
                 )
         return runs, followers

@@ -239,6 +239,12 @@ def sibling(own: str, node: str) -> bool:
     return False
 
 
+def step_of(node: str) -> str:
+    """The step a node is an attempt of: the node without a retry's ``(N)``."""
+    number = attempt(node)
+    return node if number is None else node[: -len(f"({number})")]
+
+
 def attempt(node: str) -> int | None:
     """The attempt number of a retried step's node (``NAME(N)``), else None."""
     found = next(_splits(node), None)
@@ -384,6 +390,9 @@ class Follower:
         if self.start_at is None:
             self.start_at = now
         self._remember_steps(seen)
+        crossed = self.crossed()
+        if crossed is not None:
+            return [crossed]
         steps: list[Step] = []
         job = self._choose(seen.jobs)
         name = name_of(job) if job is not None else None
@@ -465,6 +474,22 @@ class Follower:
             node = str(annotations_of(pod).get(NODE_NAME_ANNOTATION) or "")
             if sibling(self.node, node):
                 self.steps.setdefault(name_of(pod), node)
+
+    def crossed(self) -> Stop | None:
+        """More than one sibling step creates jobs of our label (the same job template called twice at one level,
+        beside one follower each): no rule tells which job is ours, so fail at once, never following a guess."""
+        if not self.node:
+            return None
+        found = {step_of(node) for node in self.steps.values()}
+        if len(found) < 2:
+            return None
+        named = sorted(next((node[len(p) + 1 :] for p, _, _ in _splits(node)), node) for node in found)
+        return Stop(
+            f"Steps {', '.join(named)} beside this follower all create jobs labelled {self.selector}, so it cannot"
+            " tell which job is its own: call each job with its follower through job_dag (a DAG of its own per"
+            " call), or give each job step its own job_label",
+            failed=True,
+        )
 
     def _ours(self, job: Mapping[str, object]) -> bool:
         """A job our step created: with our node known, a job that names its step's pod is ours only if that pod is

@@ -12,6 +12,8 @@ import pytest
 from hera_volcano.argo.follow_logs import follow_logs_template
 from hera_volcano.pods.run import OUTPUT_DIR, Settings
 from hera_volcano.shared.placeholders import Placeholder
+from hera_volcano.volcano.step import ArgoRetry
+from tests.job_steps import job_step
 
 ROOT = Path(__file__).resolve().parents[2]
 JOBS = "workflows.argoproj.io/workflow={{workflow.name}},hera-volcano/job={{inputs.parameters.x}}"
@@ -52,9 +54,8 @@ NAMES_ALWAYS = [
 
 
 def test_the_template_writes_the_settings_the_follower_reads() -> None:
-    template = follow_logs_template(
-        job_label=Placeholder.input("x", "mpi"), task="master", timeout=600, step_retries=2, outputs=["loss"]
-    )
+    step = job_step("run", Placeholder.input("x", "mpi"), retry=ArgoRetry(2))
+    template = follow_logs_template(step, task="master", timeout=600, outputs=["loss"])
     env = {e.name: e.value for e in template.env or [] if getattr(e, "value", None) is not None}
     [node] = [e for e in template.env or [] if e.name == Settings.NODE_NAME]
     assert Settings.from_env(env) == Settings(

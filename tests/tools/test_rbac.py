@@ -17,6 +17,7 @@ from hera_volcano.pods.run import CALLS
 from hera_volcano.pods.workers import WAIT_CALLS
 from hera_volcano.tools.rbac import plural
 from tests.commands import run
+from tests.job_steps import job_step
 
 
 def wf(templates: list[dict[str, Any]], sa: str | None = "runner", kind: str = "Workflow") -> dict[str, Any]:
@@ -128,7 +129,7 @@ def test_kubectl_followers_read_pods_and_logs() -> None:
 def test_our_log_follower_gets_exactly_the_calls_it_declares() -> None:
     """The follower's program declares what it calls (pods/run.py CALLS): its Role is that, not a reading of its
     code; a user's own container beside it that runs kubectl is still read from its script."""
-    follower = resource_of(follow_logs_template(name="f", job_label="train"))
+    follower = resource_of(follow_logs_template(job_step("train"), name="f"))
     got = rules(rbac_for(wf([follower])))
     declared = {(group, name): list(verbs) for group, name, verbs in CALLS}
     assert got == {**declared, ("argoproj.io", "workflowtaskresults"): ["create", "patch"]}
@@ -141,7 +142,7 @@ def test_our_log_follower_gets_exactly_the_calls_it_declares() -> None:
 def test_the_follower_programs_config_map_comes_with_the_rbac_of_each_namespace_whose_followers_mount_it() -> None:
     from hera_volcano.pods import program
 
-    follower = resource_of(follow_logs_template(name="f", job_label="train"))
+    follower = resource_of(follow_logs_template(job_step("train"), name="f"))
     plain_step = {"name": "c", "container": {"image": "alpine"}}
     objects = rbac_for(wf([follower]), {**wf([follower]), "metadata": {"name": "v", "namespace": "team-b"}})
     assert [o for o in objects if o["kind"] == "ConfigMap"] == [program.config_map("ns"), program.config_map("team-b")]
