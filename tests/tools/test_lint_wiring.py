@@ -1,0 +1,87 @@
+"""Lint judges the wiring of job steps and followers as the follower selects at run time: a follower beside two job
+steps of its label is refused (rule job-step-called-twice), and a job step is start-limited only by a follower that
+selects exactly its job (a parametrised label is resolved call by call, never matched as text)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hera.workflows import DAG, Steps, Workflow
+
+import hera_volcano as hv
+from hera_volcano.shared.findings import Finding
+from hera_volcano.tools.lint import lint_document
+from hera_volcano.tools.lint.wiring import CROSSING_RULE
+
+JOB = hv.batch_job(image="busybox:1.37.0", program=hv.Program.command(["true"]), generate_name="t-")
+POLLS = "polls its conditions until they hold, with no time limit"
+
+
+def lint(w: Workflow) -> list[Finding]:
+    return lint_document(w.to_dict())
+
+
+def crossing(found: list[Finding]) -> list[Finding]:
+    return [f for f in found if f.severity == "error" and CROSSING_RULE in f.message]
+
+
+def workflow() -> Workflow:
+    return Workflow(generate_name="w-", namespace="argo", entrypoint="main", service_account_name="volcano-workflows")
+
+
+def test_the_hand_wired_pair_called_twice_in_one_dag_is_refused_naming_the_rule() -> None:
+    with workflow() as w:
+        train = hv.job_template(JOB, name="train")
+        logs = train.follower(outputs=["loss"])
+        with DAG(name="main"):
+            train(name="train-a")
+            logs(name="logs-a")
+            train(name="train-b")
+            logs(name="logs-b")
+    [a, b] = crossing(lint(w))
+    assert a.path == b.path == "spec.templates[2].dag.tasks[2]"
+    assert "'train-a', 'train-b'" in a.message and "job_dag" in a.message
+
+
+def test_in_steps_one_group_is_one_level_and_a_looped_step_beside_an_unlooped_follower_crosses() -> None:
+    with workflow() as w:
+        train = hv.job_template(JOB, name="train")
+        logs = train.follower()
+        with Steps(name="main") as s:
+            with s.parallel():
+                train(name="train-a")
+                logs(name="logs-a")
+            with s.parallel():
+                train(name="train-b")
+                logs(name="logs-b")
+    assert crossing(lint(w)) == [], "each group is a level of its own"
+    with workflow() as looped:
+        train = hv.job_template(JOB, name="train")
+        logs = train.follower()
+        with DAG(name="main"):
+            train(name="train", with_items=[1, 2])
+            logs(name="logs")
+    assert len(crossing(lint(looped))) == 1
+
+
+def test_job_dag_called_twice_and_in_a_loop_and_a_pipeline_are_clean() -> None:
+    with workflow() as w:
+        run = hv.job_dag(JOB, name="train", outputs=["loss"])
+        with DAG(name="main"):
+            run(name="a")
+            run(name="b")
+            run(name="c", with_items=[1, 2])
+    assert [f for f in lint(w) if f.severity == "error"] == []
+    pipeline = hv.Pipeline([hv.PipelineJob("a", JOB, follow_logs=True), hv.PipelineJob("b", JOB, follow_logs=True)])
+    assert [f for f in lint_document(pipeline.workflow("p").to_dict()) if f.severity == "error"] == []
+
+
+def test_a_follower_is_matched_to_a_job_step_by_the_label_each_call_gives_not_by_the_text() -> None:
+    """Two pipeline jobs share one template whose label is an input; only one has a follower: its text matched
+    the template's, so lint said the other could not wait for ever either."""
+    pipeline = hv.Pipeline([hv.PipelineJob("a", JOB, follow_logs=True), hv.PipelineJob("b", JOB)])
+    doc: dict[str, Any] = pipeline.workflow("p").to_dict()
+    found = [f for f in lint_document(doc) if f.severity == "warning" and POLLS in f.message]
+    assert len(found) == 1, "the shared template: one of its calls has no follower"
+    both = hv.Pipeline([hv.PipelineJob("a", JOB, follow_logs=True), hv.PipelineJob("b", JOB, follow_logs=True)])
+    assert [f for f in lint_document(both.workflow("p").to_dict()) if POLLS in f.message] == []
