@@ -42,6 +42,7 @@ def follow_logs_template(
     grace: int = DEFAULT_GRACE,
     service_account: str | None = None,
     outputs: Sequence[str] = (),
+    quiet: bool = False,
 ) -> Container:
     """A container that streams the output of a Volcano Job's leading task, following it across restarts, and
     collects the values its rank 0 reports (``outputs``).
@@ -80,6 +81,9 @@ def follow_logs_template(
         (:mod:`hera_volcano.shared.outputs`): each becomes an output parameter of this template, and the follower
         fails whenever it ends without all of them: the job did not Complete (it failed, was stopped, or the
         follower's own ``timeout`` came first) or Completed without reporting one (naming it).
+    :param quiet: stream and collect nothing, only keep the job's start limit (and follow its retries): what a job
+        that nobody follows runs beside it (a :class:`~hera_volcano.PipelineJob` without ``follow_logs``), so that
+        its gang never waits for ever.
     """
     if not isinstance(job_step, JobStep):
         raise ValidationError(
@@ -88,6 +92,10 @@ def follow_logs_template(
     followed = job_step.followed
     name = f"{job_step.name}-logs" if name is None else name
     names.check("name", name, names.argo_name)
+    if not isinstance(quiet, bool):
+        raise ValidationError("quiet", "must be True or False")
+    if quiet and outputs:
+        raise ValidationError("outputs", "a quiet follower collects nothing: give outputs to a follower that streams")
     _check(task, container, follower_image, timeout, grace, service_account)
     identity = JobIdentity(THIS_WORKFLOW.workflow, str(followed.label))
     settings = Settings(
@@ -100,6 +108,7 @@ def follow_logs_template(
         start_limit=followed.start_limit,
         step_retries=followed.step_retries,
         outputs=tuple(report_names.check_names("outputs", outputs)),
+        quiet=quiet,
     )
     prefix = "inputs.parameters."
     inputs = [Parameter(name=e.removeprefix(prefix)) for e in expressions(settings.jobs) if e.startswith(prefix)]

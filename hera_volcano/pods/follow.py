@@ -345,7 +345,8 @@ class Follower:
     """The follower's settings and its memory between looks. ``selector`` is the label selector of the Volcano Jobs
     (named when none appears); ``task`` and ``container`` override the job's lead task and its container; ``node``
     is the follower's own Argo node name (empty: unknown, every step beside it and every job counts);
-    ``step_retries`` is how often Argo retries the job's step; ``start_limit`` None is no limit; ``backoff`` is
+    ``step_retries`` is how often Argo retries the job's step; ``start_limit`` None is no limit; ``quiet`` streams
+    and shows nothing (it only keeps the start limit, for a job nobody follows); ``backoff`` is
     the first wait before reattaching a stream that ended at once (0: none)."""
 
     selector: str
@@ -357,6 +358,7 @@ class Follower:
     retry_grace: float = RETRY_GRACE
     start_limit: float | None = None
     step_retries: int = 0
+    quiet: bool = False
     backoff: float = FIRST_BACKOFF
     backoff_max: float = BACKOFF_MAX
     # ---- memory
@@ -406,7 +408,7 @@ class Follower:
         finished = phase in JOB_FINISHED
         task = self.task or lead_task(job)
         container = self.followed = self.container or task
-        pod = self._lead_pod(seen.pods, task, name)
+        pod = None if self.quiet else self._lead_pod(seen.pods, task, name)
         if pod is not None:
             self.seen_pod = pod
             if not pod.container_id:

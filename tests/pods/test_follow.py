@@ -428,3 +428,16 @@ def test_attempts_of_one_step_or_other_iterations_are_no_crossing() -> None:
     assert looped.next(Seen([], pods, 1)) == [Wait()]
     unknown = follower()  # the client's logs(): no node of its own, every step counts and none is refused
     assert unknown.next(Seen([], [step_pod("a", "wf.x"), step_pod("b", "wf.y")], 1)) == [Wait()]
+
+
+def test_a_quiet_follower_streams_nothing_and_still_gives_up_a_job_that_does_not_start() -> None:
+    """A job nobody follows (a PipelineJob without follow_logs) gets a quiet follower: its start limit holds."""
+    quiet = follower(start_limit=10, quiet=True)
+    running = [job("Running")]
+    assert look(quiet, 0, running, [master()]) == [Wait()], "its pod is running: nothing streamed"
+    assert look(quiet, 1, [job("Completed")], [terminated(master())]) == [
+        Stop(f"Job {NAME} is Completed", phase="Completed")
+    ]
+    waiting = follower(start_limit=10, quiet=True)
+    look(waiting, 0, [job("Pending", uid="u1")])
+    assert look(waiting, 10, [job("Pending", uid="u1")]) == [GiveUp(NAME, "u1", 10)]

@@ -4,8 +4,6 @@ selects exactly its job (a parametrised label is resolved call by call, never ma
 
 from __future__ import annotations
 
-from typing import Any
-
 from hera.workflows import DAG, Steps, Workflow
 
 import hera_volcano as hv
@@ -77,11 +75,23 @@ def test_job_dag_called_twice_and_in_a_loop_and_a_pipeline_are_clean() -> None:
 
 
 def test_a_follower_is_matched_to_a_job_step_by_the_label_each_call_gives_not_by_the_text() -> None:
-    """Two pipeline jobs share one template whose label is an input; only one has a follower: its text matched
-    the template's, so lint said the other could not wait for ever either."""
-    pipeline = hv.Pipeline([hv.PipelineJob("a", JOB, follow_logs=True), hv.PipelineJob("b", JOB)])
-    doc: dict[str, Any] = pipeline.workflow("p").to_dict()
-    found = [f for f in lint_document(doc) if f.severity == "warning" and POLLS in f.message]
-    assert len(found) == 1, "the shared template: one of its calls has no follower"
-    both = hv.Pipeline([hv.PipelineJob("a", JOB, follow_logs=True), hv.PipelineJob("b", JOB, follow_logs=True)])
-    assert [f for f in lint_document(both.workflow("p").to_dict()) if POLLS in f.message] == []
+    """One job template whose label is an input, called for a and b; only a has a follower: the follower's text
+    matched the template's, so lint said b could not wait for ever either."""
+    with workflow() as w:
+        run = hv.job_template(JOB, name="run", job_label=hv.Placeholder.input("job", "a"))
+        keep = run.follower(quiet=True)
+        with DAG(name="main"):
+            run(name="a", arguments={"job": "a"})
+            keep(name="a-start", arguments={"job": "a"})
+            run(name="b", arguments={"job": "b"})
+    assert len([f for f in lint(w) if f.severity == "warning" and POLLS in f.message]) == 1
+    with workflow() as both:
+        run = hv.job_template(JOB, name="run", job_label=hv.Placeholder.input("job", "a"))
+        keep = run.follower(quiet=True)
+        with DAG(name="main"):
+            for name in "ab":
+                run(name=name, arguments={"job": name})
+                keep(name=f"{name}-start", arguments={"job": name})
+    assert [f for f in lint(both) if POLLS in f.message] == []
+    pipeline = hv.Pipeline([hv.PipelineJob("a", JOB), hv.PipelineJob("b", JOB, follow_logs=True)])
+    assert [f for f in lint_document(pipeline.workflow("p").to_dict()) if POLLS in f.message] == []
