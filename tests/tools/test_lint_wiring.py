@@ -4,6 +4,8 @@ selects exactly its job (a parametrised label is resolved call by call, never ma
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hera.workflows import DAG, Steps, Workflow
 
 import hera_volcano as hv
@@ -95,3 +97,18 @@ def test_a_follower_is_matched_to_a_job_step_by_the_label_each_call_gives_not_by
     assert [f for f in lint(both) if POLLS in f.message] == []
     pipeline = hv.Pipeline([hv.PipelineJob("a", JOB), hv.PipelineJob("b", JOB, follow_logs=True)])
     assert [f for f in lint_document(pipeline.workflow("p").to_dict()) if POLLS in f.message] == []
+
+
+def test_a_followers_limit_is_compared_only_with_the_job_steps_it_really_selects() -> None:
+    """Two job templates whose labels are both the input `job`: the follower of a (60 s) was compared with b's step
+    (no deadline), whose call gives another label, and refused as stopping first."""
+    label = hv.Placeholder.input("job", "a")
+    with workflow() as w:
+        a = hv.job_template(replace(JOB, deadline=30), name="t-a", job_label=label)
+        b = hv.job_template(JOB, name="t-b", job_label=label)
+        logs = a.follower(timeout=60)
+        with DAG(name="main"):
+            a(name="a", arguments={"job": "a"})
+            logs(name="a-logs", arguments={"job": "a"})
+            b(name="b", arguments={"job": "b"})
+    assert [f.message for f in lint(w) if "stops after" in f.message] == []
