@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from hera.workflows import ConfigMapVolume, Container, Env, FieldEnv, Parameter
 from hera.workflows.models import ContinueOn, ValueFrom
 
-from hera_volcano.argo.calls import JobStep
+from hera_volcano.argo.calls import Followed, JobStep
 from hera_volcano.argo.labels import NODE_NAME_ANNOTATION, THIS_WORKFLOW, JobIdentity
 from hera_volcano.kube import names
 from hera_volcano.kube.images import PYTHON_IMAGE, check_image
@@ -48,18 +48,16 @@ def follow_logs_template(
     collects the values its rank 0 reports (``outputs``).
 
     It stops when the job is Completed, Failed, Terminated or Aborted, when a job it saw is gone, when the job's
-    step has ended and the job did not finish, when neither the step nor the job appeared within ``grace`` seconds,
-    or after ``timeout`` (see the module docstring for how it finds the job).
+    step has ended and the job did not finish, when neither appeared within ``grace`` seconds, or after ``timeout``.
+    Without ``outputs`` it exits 0 (unless the start limit ended the job): run it beside the job step, without a
+    dependency (and with :func:`follower_continue_on` where the DAG has no ``depends``).
 
-    Without ``outputs`` it always exits 0 (unless the start limit ended the job): run it beside the job step,
-    without a dependency, and where the DAG allows it (no ``depends``) also give the task
-    :func:`follower_continue_on`.
-
-    Built from the job's step (what :func:`job_template` returned; ``job_step.follower(...)`` says the same), it
-    takes from it the job's label, the job's ``start_limit`` and the step's ``ArgoRetry`` limit: nothing typed twice,
-    no setting dropped. Call the step and this follower once each per DAG or Steps level: a follower that finds two
-    sibling steps creating jobs of its label (the same pair called twice at one level) fails at once, naming them;
-    for more than one call use :func:`job_dag`, which nests each pair in a DAG of its own.
+    Built from the job's step (``job_step.follower(...)`` says the same), it takes the job's label, its
+    ``start_limit`` and the step's ``ArgoRetry`` limit from it: nothing typed twice, no setting dropped. A job still
+    Pending at its start limit is deleted (its gang frees what it holds) and the follower fails with the job's
+    PodGroup's conditions; after a retry it follows the next attempt's job. Call the pair once per DAG or Steps
+    level: a follower beside two sibling steps creating jobs of its label fails at once, naming them; to call a job
+    more than once use :func:`job_dag`, which nests each pair in a DAG of its own.
 
     :param job_step: the job's step (:func:`job_template`'s).
     :param name: the template's name (default: the job step's name and ``-logs``).
@@ -69,33 +67,18 @@ def follow_logs_template(
     :param follower_image: the image (with ``python3``) the follower runs in.
     :param timeout: seconds after which the follower stops (no limit by default: it lasts as long as the job's
         step, and a limit shorter than the job's would end it first).
-    The job's ``start_limit`` (seconds from the follower's start; a day by default, None for none) is kept here: a
-    job still Pending then (its gang held by its queue or by the nodes) is deleted, so its step fails and the gang
-    frees what it holds, and the follower fails with the scheduler's conditions on the job's PodGroup as its
-    message. With the job's ``ArgoRetry``, when an attempt's job fails the follower waits for the next attempt and
-    follows its job instead.
-
     :param grace: seconds within which the step or the job must appear.
     :param service_account: the account of the follower's pod (default: the workflow's).
     :param outputs: names of values rank 0 reports with a line ``hera-volcano:output NAME=VALUE``
         (:mod:`hera_volcano.shared.outputs`): each becomes an output parameter of this template, and the follower
         fails whenever it ends without all of them: the job did not Complete (it failed, was stopped, or the
         follower's own ``timeout`` came first) or Completed without reporting one (naming it).
-    :param quiet: stream and collect nothing, only keep the job's start limit (and follow its retries): what a job
-        that nobody follows runs beside it (a :class:`~hera_volcano.PipelineJob` without ``follow_logs``), so that
-        its gang never waits for ever.
+    :param quiet: stream and collect nothing, only keep the start limit of a job nobody follows (as beside a
+        :class:`~hera_volcano.PipelineJob` without ``follow_logs``), so that its gang never waits for ever.
     """
-    if not isinstance(job_step, JobStep):
-        raise ValidationError(
-            "job_step", f"must be the job's step (what job_template returned), not {type(job_step).__name__}"
-        )
-    followed = job_step.followed
+    followed = _followed(job_step, quiet, outputs)
     name = f"{job_step.name}-logs" if name is None else name
     names.check("name", name, names.argo_name)
-    if not isinstance(quiet, bool):
-        raise ValidationError("quiet", "must be True or False")
-    if quiet and outputs:
-        raise ValidationError("outputs", "a quiet follower collects nothing: give outputs to a follower that streams")
     _check(task, container, follower_image, timeout, grace, service_account)
     identity = JobIdentity(THIS_WORKFLOW.workflow, str(followed.label))
     settings = Settings(
@@ -128,6 +111,19 @@ def follow_logs_template(
         ]
         or None,
     )
+
+
+def _followed(job_step: object, quiet: object, outputs: Sequence[str]) -> Followed:
+    """What the step says of its job, once the step is a job step and ``quiet`` a bool that leaves no outputs."""
+    if not isinstance(job_step, JobStep):
+        raise ValidationError(
+            "job_step", f"must be the job's step (what job_template returned), not {type(job_step).__name__}"
+        )
+    if not isinstance(quiet, bool):
+        raise ValidationError("quiet", "must be True or False")
+    if quiet and outputs:
+        raise ValidationError("outputs", "a quiet follower collects nothing: give outputs to a follower that streams")
+    return job_step.followed
 
 
 def _check(
