@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from hera.workflows import DAG, Artifact, Container, Parameter, Resource, Step, Task
+from hera.workflows import DAG, Artifact, Parameter, Resource, Step, Task
 from hera.workflows.models import Arguments
 from pydantic import PrivateAttr
 
@@ -90,7 +90,7 @@ class Followed:
 
 class JobStep(Resource):
     """The resource template of :func:`~hera_volcano.job_template`; calling it checks the arguments. It knows what
-    its follower needs (:attr:`followed`): build the follower from it, :meth:`follower`."""
+    its follower needs (:attr:`followed`): build the follower from it, ``follow_logs_template(step)``."""
 
     _followed: Followed | None = PrivateAttr(default=None)
 
@@ -100,12 +100,6 @@ class JobStep(Resource):
         if self._followed is None:
             raise ValidationError("job_step", "must be what job_template returned (it knows its job's label)")
         return self._followed
-
-    def follower(self, **options: object) -> Container:
-        """This job's follower: :func:`~hera_volcano.follow_logs_template` built from this step (same options)."""
-        from hera_volcano.argo.follow_logs import follow_logs_template
-
-        return follow_logs_template(self, **options)  # type: ignore[arg-type]
 
     def __call__(self, *args: object, **kwargs: object) -> Step | Task | None:
         check_call(str(self.name), self.inputs, kwargs.get("arguments"))

@@ -52,7 +52,7 @@ def follow_logs_template(
     Without ``outputs`` it exits 0 (unless the start limit ended the job): run it beside the job step, without a
     dependency (and with :func:`follower_continue_on` where the DAG has no ``depends``).
 
-    Built from the job's step (``job_step.follower(...)`` says the same), it takes the job's label, its
+    Built from the job's step (what :func:`job_template` returned), it takes the job's label, its
     ``start_limit`` and the step's ``ArgoRetry`` limit from it: nothing typed twice, no setting dropped. A job still
     Pending at its start limit is deleted (its gang frees what it holds) and the follower fails with the job's
     PodGroup's conditions; after a retry it follows the next attempt's job. Call the pair once per DAG or Steps

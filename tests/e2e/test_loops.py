@@ -97,7 +97,7 @@ def retried() -> str:
         generate_name="retried-", namespace=NAMESPACE, entrypoint="main", service_account_name=SERVICE_ACCOUNT
     ) as w:
         run = hv.job_template(job, name="run")
-        logs = run.follower(outputs=["pod"])
+        logs = hv.follow_logs_template(run, outputs=["pod"])
         with DAG(name="main"):
             run(name="run")
             logs(name="logs")

@@ -32,7 +32,7 @@ def workflow() -> Workflow:
 def test_the_hand_wired_pair_called_twice_in_one_dag_is_refused_naming_the_rule() -> None:
     with workflow() as w:
         train = hv.job_template(JOB, name="train")
-        logs = train.follower(outputs=["loss"])
+        logs = hv.follow_logs_template(train, outputs=["loss"])
         with DAG(name="main"):
             train(name="train-a")
             logs(name="logs-a")
@@ -46,7 +46,7 @@ def test_the_hand_wired_pair_called_twice_in_one_dag_is_refused_naming_the_rule(
 def test_in_steps_one_group_is_one_level_and_a_looped_step_beside_an_unlooped_follower_crosses() -> None:
     with workflow() as w:
         train = hv.job_template(JOB, name="train")
-        logs = train.follower()
+        logs = hv.follow_logs_template(train)
         with Steps(name="main") as s:
             with s.parallel():
                 train(name="train-a")
@@ -57,7 +57,7 @@ def test_in_steps_one_group_is_one_level_and_a_looped_step_beside_an_unlooped_fo
     assert crossing(lint(w)) == [], "each group is a level of its own"
     with workflow() as looped:
         train = hv.job_template(JOB, name="train")
-        logs = train.follower()
+        logs = hv.follow_logs_template(train)
         with DAG(name="main"):
             train(name="train", with_items=[1, 2])
             logs(name="logs")
@@ -81,7 +81,7 @@ def test_a_follower_is_matched_to_a_job_step_by_the_label_each_call_gives_not_by
     matched the template's, so lint said b could not wait for ever either."""
     with workflow() as w:
         run = hv.job_template(JOB, name="run", job_label=hv.Placeholder.input("job", "a"))
-        keep = run.follower(quiet=True)
+        keep = hv.follow_logs_template(run, quiet=True)
         with DAG(name="main"):
             run(name="a", arguments={"job": "a"})
             keep(name="a-start", arguments={"job": "a"})
@@ -89,7 +89,7 @@ def test_a_follower_is_matched_to_a_job_step_by_the_label_each_call_gives_not_by
     assert len([f for f in lint(w) if f.severity == "warning" and POLLS in f.message]) == 1
     with workflow() as both:
         run = hv.job_template(JOB, name="run", job_label=hv.Placeholder.input("job", "a"))
-        keep = run.follower(quiet=True)
+        keep = hv.follow_logs_template(run, quiet=True)
         with DAG(name="main"):
             for name in "ab":
                 run(name=name, arguments={"job": name})
@@ -106,7 +106,7 @@ def test_a_followers_limit_is_compared_only_with_the_job_steps_it_really_selects
     with workflow() as w:
         a = hv.job_template(replace(JOB, deadline=30), name="t-a", job_label=label)
         b = hv.job_template(JOB, name="t-b", job_label=label)
-        logs = a.follower(timeout=60)
+        logs = hv.follow_logs_template(a, timeout=60)
         with DAG(name="main"):
             a(name="a", arguments={"job": "a"})
             logs(name="a-logs", arguments={"job": "a"})
