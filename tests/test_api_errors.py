@@ -62,7 +62,7 @@ CASES: list[tuple[Callable[[], Any], str]] = [
     (lambda: hv.mpi_job(image=IMAGE, program=hv.Program.command(["x"]), mpi_plugin="yes"), "mpi_plugin"),
     (lambda: hv.VolcanoJob(tasks=[task()], scheduler_name=None), "scheduler_name"),
     (lambda: task(replicas=None), "replicas"),
-    (lambda: hv.follow_logs_template(job_label=None), "job_label"),
+    (lambda: hv.follow_logs_template(None), "job_step"),
     (lambda: hv.job_template(None, name="t"), "job"),
     (lambda: hv.job_template(hv.VolcanoJob(tasks=[task()]), name="t", defaults=[1]), "defaults"),
     (lambda: hv.VolcanoJob(tasks=[task()], retry="x"), "retry"),

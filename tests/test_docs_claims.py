@@ -108,19 +108,25 @@ def limited_job() -> hv.VolcanoJob:
     return hv.batch_job(image="busybox:1.37.0", program=hv.Program.command(["true"]), start_limit=600)
 
 
-def test_start_limit_is_kept_by_the_follower_job_dag_and_a_pipeline_job_run_beside_the_job() -> None:
-    """docs/python-api.md: "`start_limit` | seconds the gang may wait to start (a day by default, `None` for none),
-    kept by the follower that `job_dag`, and a `PipelineJob` with `outputs=` or `follow_logs=True`, runs beside
-    the job"."""
-    says(DOCS / "python-api.md", "kept by the follower that `job_dag`, and a `PipelineJob` with `outputs=` or")
+def test_start_limit_is_kept_by_the_follower_beside_the_job_whatever_the_wiring() -> None:
+    """docs/python-api.md: "`start_limit` | seconds the gang may wait to start, kept by its follower (a day by
+    default, `None` for none): `job_dag`'s, the follower built from the step (`follow_logs_template(step)`), or in a
+    `Pipeline` a quiet follower task `NAME-start` beside each job that has no log follower"."""
+    says(
+        DOCS / "python-api.md", "`job_dag`'s, the follower built from the step (`follow_logs_template(step)`), or in a"
+    )
     with Workflow(generate_name="limited-", entrypoint="main") as w:
         run = hv.job_dag(limited_job(), name="train")
         with DAG(name="main"):
             run(name="train")
     assert follower_start_seconds(hv.to_yaml(w)) == {"train-logs": "600"}
+    step = hv.job_template(limited_job(), name="train")
+    env = hv.follow_logs_template(step).env or []
+    assert {e.name: getattr(e, "value", None) for e in env}[Settings.START_SECONDS] == "600"
     for entry in (
         hv.PipelineJob("train", limited_job(), follow_logs=True),
         hv.PipelineJob("train", limited_job(), outputs=["loss"]),
+        hv.PipelineJob("train", limited_job()),
     ):
         assert list(follower_start_seconds(hv.to_yaml(hv.Pipeline([entry]).workflow("p"))).values()) == ["600"]
     default = hv.batch_job(image="busybox:1.37.0", program=hv.Program.command(["true"]))

@@ -12,12 +12,15 @@ This module imports ``hera.workflows`` (slow); ``import hera_volcano`` reaches i
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from hera.workflows import DAG, Artifact, Parameter, Resource, Step, Task
 from hera.workflows.models import Arguments
+from pydantic import PrivateAttr
 
 from hera_volcano.argo.parameters import CallArguments
 from hera_volcano.shared.errors import ValidationError
+from hera_volcano.shared.placeholders import Placeholder
 from hera_volcano.shared.suggestions import did_you_mean
 
 
@@ -74,8 +77,29 @@ def check_call(template: str, inputs: object, arguments: object) -> None:
         )
 
 
+@dataclass(frozen=True)
+class Followed:
+    """What a follower must know of the job it follows, taken from the job step itself so that no setting is typed
+    twice or dropped: the job's ``hera-volcano/job`` label, its start limit (seconds, None: none) and how often
+    Argo retries its step."""
+
+    label: str | Placeholder
+    start_limit: int | None
+    step_retries: int
+
+
 class JobStep(Resource):
-    """The resource template of :func:`~hera_volcano.job_template`; calling it checks the arguments."""
+    """The resource template of :func:`~hera_volcano.job_template`; calling it checks the arguments. It knows what
+    its follower needs (:attr:`followed`): build the follower from it, ``follow_logs_template(step)``."""
+
+    _followed: Followed | None = PrivateAttr(default=None)
+
+    @property
+    def followed(self) -> Followed:
+        """The job's label, start limit and step retries (set by :func:`~hera_volcano.job_template`)."""
+        if self._followed is None:
+            raise ValidationError("job_step", "must be what job_template returned (it knows its job's label)")
+        return self._followed
 
     def __call__(self, *args: object, **kwargs: object) -> Step | Task | None:
         check_call(str(self.name), self.inputs, kwargs.get("arguments"))

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from hera.workflows import ConfigMapVolume, Container, Env, FieldEnv, Parameter
 from hera.workflows.models import ContinueOn, ValueFrom
 
-from hera_volcano.argo.conditions import DEFAULT_START_LIMIT
+from hera_volcano.argo.calls import Followed, JobStep
 from hera_volcano.argo.labels import NODE_NAME_ANNOTATION, THIS_WORKFLOW, JobIdentity
 from hera_volcano.kube import names
 from hera_volcano.kube.images import PYTHON_IMAGE, check_image
@@ -28,59 +28,59 @@ from hera_volcano.pods.run import Settings
 from hera_volcano.shared import checks
 from hera_volcano.shared import outputs as report_names
 from hera_volcano.shared.errors import ValidationError
-from hera_volcano.shared.placeholders import Placeholder, expressions
+from hera_volcano.shared.placeholders import expressions
 
 
 def follow_logs_template(
+    job_step: JobStep,
     *,
-    name: str = "follow-master-logs",
-    job_label: str | Placeholder,
+    name: str | None = None,
     task: str | None = None,
     container: str | None = None,
     follower_image: str = PYTHON_IMAGE,
     timeout: int | None = None,
-    start_limit: int | None = DEFAULT_START_LIMIT,
-    step_retries: int = 0,
     grace: int = DEFAULT_GRACE,
     service_account: str | None = None,
     outputs: Sequence[str] = (),
+    quiet: bool = False,
 ) -> Container:
     """A container that streams the output of a Volcano Job's leading task, following it across restarts, and
     collects the values its rank 0 reports (``outputs``).
 
     It stops when the job is Completed, Failed, Terminated or Aborted, when a job it saw is gone, when the job's
-    step has ended and the job did not finish, when neither the step nor the job appeared within ``grace`` seconds,
-    or after ``timeout`` (see the module docstring for how it finds the job).
+    step has ended and the job did not finish, when neither appeared within ``grace`` seconds, or after ``timeout``.
+    Without ``outputs`` it exits 0 (unless the start limit ended the job): run it beside the job step, without a
+    dependency (and with :func:`follower_continue_on` where the DAG has no ``depends``).
 
-    Without ``outputs`` it always exits 0 (unless the start limit ended the job): run it beside the job step,
-    without a dependency, and where the DAG allows it (no ``depends``) also give the task
-    :func:`follower_continue_on`.
+    Built from the job's step (what :func:`job_template` returned), it takes the job's label, its
+    ``start_limit`` and the step's ``ArgoRetry`` limit from it: nothing typed twice, no setting dropped. A job still
+    Pending at its start limit is deleted (its gang frees what it holds) and the follower fails with the job's
+    PodGroup's conditions; after a retry it follows the next attempt's job. Call the pair once per DAG or Steps
+    level: a follower beside two sibling steps creating jobs of its label fails at once, naming them; to call a job
+    more than once use :func:`job_dag`, which nests each pair in a DAG of its own.
 
-    :param name: the template's name.
-    :param job_label: the ``hera-volcano/job`` label of the job to follow (:func:`job_template`'s).
+    :param job_step: the job's step (:func:`job_template`'s).
+    :param name: the template's name (default: the job step's name and ``-logs``).
     :param task: the task whose output to stream (default: the task the job's ``hera-volcano/lead-task``
         annotation names, the MPI master, PyTorch master or TensorFlow chief of our builders).
     :param container: the container whose output to stream (default: the task's name).
     :param follower_image: the image (with ``python3``) the follower runs in.
     :param timeout: seconds after which the follower stops (no limit by default: it lasts as long as the job's
         step, and a limit shorter than the job's would end it first).
-    :param start_limit: seconds from the follower's start that the job may wait to start (a day by default, None
-        for no limit): a job still Pending then (its gang held by its queue or by the nodes) is deleted, so its step
-        fails and the gang frees what it holds, and the follower fails with the scheduler's conditions on the job's
-        PodGroup as its message. It is the follower that keeps this limit: a job step alone has none.
-    :param step_retries: how many times Argo retries the job's step (its ``retry_strategy`` limit): when an
-        attempt's job fails, the follower waits for the next attempt and follows its job instead (:func:`job_dag`
-        sets it).
     :param grace: seconds within which the step or the job must appear.
     :param service_account: the account of the follower's pod (default: the workflow's).
     :param outputs: names of values rank 0 reports with a line ``hera-volcano:output NAME=VALUE``
         (:mod:`hera_volcano.shared.outputs`): each becomes an output parameter of this template, and the follower
         fails whenever it ends without all of them: the job did not Complete (it failed, was stopped, or the
         follower's own ``timeout`` came first) or Completed without reporting one (naming it).
+    :param quiet: stream and collect nothing, only keep the start limit of a job nobody follows (as beside a
+        :class:`~hera_volcano.PipelineJob` without ``follow_logs``), so that its gang never waits for ever.
     """
+    followed = _followed(job_step, quiet, outputs)
+    name = f"{job_step.name}-logs" if name is None else name
     names.check("name", name, names.argo_name)
-    _check(job_label, task, container, follower_image, timeout, start_limit, step_retries, grace, service_account)
-    identity = JobIdentity(THIS_WORKFLOW.workflow, str(job_label))
+    _check(task, container, follower_image, timeout, grace, service_account)
+    identity = JobIdentity(THIS_WORKFLOW.workflow, str(followed.label))
     settings = Settings(
         jobs=identity.jobs_selector(),
         pods=identity.pods_selector(),
@@ -88,9 +88,10 @@ def follow_logs_template(
         container=container,
         limit=timeout,
         grace=grace,
-        start_limit=start_limit,
-        step_retries=step_retries,
+        start_limit=followed.start_limit,
+        step_retries=followed.step_retries,
         outputs=tuple(report_names.check_names("outputs", outputs)),
+        quiet=quiet,
     )
     prefix = "inputs.parameters."
     inputs = [Parameter(name=e.removeprefix(prefix)) for e in expressions(settings.jobs) if e.startswith(prefix)]
@@ -113,14 +114,24 @@ def follow_logs_template(
     )
 
 
+def _followed(job_step: object, quiet: object, outputs: Sequence[str]) -> Followed:
+    """What the step says of its job, once the step is a job step and ``quiet`` a bool that leaves no outputs."""
+    if not isinstance(job_step, JobStep):
+        raise ValidationError(
+            "job_step", f"must be the job's step (what job_template returned), not {type(job_step).__name__}"
+        )
+    if not isinstance(quiet, bool):
+        raise ValidationError("quiet", "must be True or False")
+    if quiet and outputs:
+        raise ValidationError("outputs", "a quiet follower collects nothing: give outputs to a follower that streams")
+    return job_step.followed
+
+
 def _check(
-    job_label: object,
     task: str | None,
     container: str | None,
     follower_image: str,
     timeout: int | None,
-    start_limit: int | None,
-    step_retries: int,
     grace: int,
     service_account: str | None,
 ) -> None:
@@ -129,16 +140,9 @@ def _check(
         names.check("task", task, names.dns1123_label)
     if container is not None:
         names.check("container", container, names.dns1123_label)
-    if not isinstance(job_label, str | Placeholder):
-        raise ValidationError("job_label", "must be a label value or a Placeholder")
-    if isinstance(job_label, str):
-        names.check("job_label", job_label, names.label_value)
     check_image(follower_image, "follower_image")
     if timeout is not None:
         checks.integer("timeout", timeout, minimum=1)
-    if start_limit is not None:
-        checks.integer("start_limit", start_limit, minimum=1, maximum=checks.INT32_MAX)
-    checks.integer("step_retries", step_retries, minimum=0, maximum=checks.INT32_MAX)
     checks.integer("grace", grace, minimum=1)
     if service_account is not None:
         names.check("service_account", service_account, names.dns1123_subdomain)

@@ -25,7 +25,6 @@ from hera_volcano.kube.images import PYTHON_IMAGE
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder
 from hera_volcano.volcano.job import VolcanoJob
-from hera_volcano.volcano.step import ArgoRetry
 
 #: The tasks inside the DAG.
 JOB_TASK = "job"
@@ -86,14 +85,12 @@ def job_dag(
         service_account=service_account,
     )
     follow = follow_logs_template(
+        run,
         name=f"{name}-logs",
-        job_label=label,
         task=task,
         container=container,
         follower_image=follower_image,
         outputs=outputs,
-        start_limit=job.start_limit,
-        step_retries=job.retry.limit if isinstance(job.retry, ArgoRetry) else 0,
         service_account=service_account,
     )
     reported = [str(o) for o in outputs]

@@ -13,7 +13,7 @@ from dataclasses import replace
 from hera.workflows import Parameter, RetryStrategy
 from hera.workflows.models import ValueFrom
 
-from hera_volcano.argo.calls import JobStep
+from hera_volcano.argo.calls import Followed, JobStep
 from hera_volcano.argo.conditions import (
     FAILURE_PHASES,
     SUCCESS_PHASES,
@@ -97,7 +97,8 @@ def job_template(
     would ask them for a ``main`` container.
 
     The job says how its step treats it. No time limit by default (a training run is not ended for running long; a
-    job's follower keeps its ``start_limit``, see :func:`follow_logs_template`). With the job's ``deadline``
+    job's follower keeps its ``start_limit``: build it from this step, ``follow_logs_template(step)``, which also
+    takes the step's retries and the job's label from it). With the job's ``deadline``
     (seconds) the step waits at most that long, and each pod runs at most as long from its own start
     (``activeDeadlineSeconds``, unless the pod template sets one): a step that times out does not leave its pods
     holding the gang's resources for long. The job's ``retry=ArgoRetry(...)`` retries the step (the job needs a
@@ -131,7 +132,7 @@ def job_template(
     samples = {**collect(data), **{f"inputs.parameters.{k}": v for k, v in (defaults or {}).items()}}
     check(data, samples)
     manifest = dump_manifest(values.in_manifest(data))
-    return JobStep(
+    step = JobStep(
         name=name,
         action="create",
         manifest=escape_for_executor(manifest),
@@ -146,6 +147,8 @@ def job_template(
         labels=pod_labels,
         pod_spec_patch=None if poll_seconds is None else _poll_patch(poll_seconds),
     )
+    step._followed = Followed(label, job.start_limit, 0 if argo_retry is None else argo_retry.limit)
+    return step
 
 
 def _check_arguments(

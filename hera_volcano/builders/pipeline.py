@@ -29,7 +29,6 @@ from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.findings import as_list, as_map
 from hera_volcano.shared.placeholders import Placeholder, carried, expressions, placeholders
 from hera_volcano.volcano.job import VolcanoJob, check, pod_template_to_dict
-from hera_volcano.volcano.step import ArgoRetry
 
 if TYPE_CHECKING:
     from hera.workflows import DAG, Container, Resource, Steps, Task, Workflow
@@ -170,15 +169,16 @@ class Pipeline:
         for i, entry in enumerate(self.entries):
             if not isinstance(entry, PipelineJob) or not self._follows_alone(entry):
                 continue
-            follower = _follower_name(entry.name)
+            quiet = not entry.follow_logs
+            follower = _follower_name(entry.name, quiet)
             if len(follower) > names.ARGO_NAME_MAX:
                 raise ValidationError(
                     f"jobs[{i}].name",
-                    f"must be at most {names.ARGO_NAME_MAX - len(_follower_name(''))} characters with follow_logs"
-                    f" (its log follower is the task {follower[:20]}...)",
+                    f"must be at most {names.ARGO_NAME_MAX - len(_follower_name('', quiet))} characters"
+                    f" (its follower, which keeps its start limit, is the task {follower[:20]}...)",
                 )
             if follower in self._by_name:
-                raise ValidationError(f"jobs[{i}].follow_logs", f"its log follower task {follower!r} is also a job")
+                raise ValidationError(f"jobs[{i}].follow_logs", f"its follower task {follower!r} is also a job")
         self._shapes: dict[str, tuple[_Shape, _Prepared]] = {}
         self._shape_of: dict[str, _Shape] = {}
         self._arguments_of: dict[str, dict[str, object]] = {}
@@ -192,9 +192,14 @@ class Pipeline:
 
     @staticmethod
     def _follows_alone(job: PipelineJob) -> bool:
-        """A job with ``follow_logs`` that reports nothing gets a follower task of its own beside it (a job with
-        outputs has its follower inside its task)."""
-        return job.follow_logs and not job.outputs
+        """A job that reports nothing gets a follower task of its own beside it (a job with outputs has its follower
+        inside its task): with ``follow_logs`` one that streams its log, else a quiet one that only keeps its start
+        limit (none when the job has no start limit), so no gang waits for ever."""
+        return not job.outputs and (job.follow_logs or job.job.start_limit is not None)
+
+    def _follower_template(self, job: PipelineJob) -> str:
+        """The template of the follower task beside ``job`` (one per shape, streaming or quiet)."""
+        return _follower_name(self._shape_of[job.name].name, not job.follow_logs)
 
     def _job(self, shape: _Shape) -> VolcanoJob:
         """The shape's job, with the workspace (if any) mounted in every task's pods."""
@@ -361,6 +366,7 @@ class Pipeline:
     def templates(self) -> tuple[dict[str, Resource | DAG], dict[str, Container]]:
         """The shared templates of the jobs (by template name: a resource template, or for jobs with outputs the DAG
         that carries them) and the log-follower templates beside them (by the jobs' template name)."""
+        from hera_volcano.argo.calls import JobStep
         from hera_volcano.argo.follow_logs import follow_logs_template
         from hera_volcano.argo.job_dag import job_dag
         from hera_volcano.argo.job_template import job_template
@@ -382,15 +388,16 @@ class Pipeline:
                 )
             elif shape.name not in runs:
                 runs[shape.name] = job_template(prepared.job, name=shape.name, job_label=shape.job_label)
-            if self._follows_alone(job) and shape.name not in followers:
-                followers[shape.name] = follow_logs_template(
-                    name=_follower_name(shape.name),
-                    job_label=shape.job_label,
+            run = runs[shape.name]
+            follower = self._follower_template(job)
+            if self._follows_alone(job) and follower not in followers and isinstance(run, JobStep):
+                followers[follower] = follow_logs_template(
+                    run,
+                    name=follower,
                     task=shape.follow_task,
                     container=shape.follow_container,
-                    start_limit=shape.job.start_limit,
-                    step_retries=shape.job.retry.limit if isinstance(shape.job.retry, ArgoRetry) else 0,
                     follower_image=self.follower_image,
+                    quiet=not job.follow_logs,
                 )
         return runs, followers
 
@@ -434,8 +441,8 @@ class Pipeline:
             if isinstance(entry, PipelineJob) and self._follows_alone(entry):
                 # No continueOn: Argo refuses it beside `depends`; the follower bounds itself and exits 0.
                 logs = Task(
-                    name=_follower_name(entry.name),
-                    template=followers[self._shape_of[entry.name].name],
+                    name=_follower_name(entry.name, not entry.follow_logs),
+                    template=followers[self._follower_template(entry)],
                     arguments=self._follower_arguments(entry),
                 )
                 for dep in self._deps[entry.name]:
@@ -456,9 +463,7 @@ class Pipeline:
         shapes = {self._shape_of[job.name].name: self._shape_of[job.name] for job in self.jobs}
         for name, shape in shapes.items():
             found += [name, f"{name}-job", f"{name}-logs"] if shape.outputs else [name]
-        found += list(
-            dict.fromkeys(_follower_name(self._shape_of[j.name].name) for j in self.jobs if self._follows_alone(j))
-        )
+        found += list(dict.fromkeys(self._follower_template(j) for j in self.jobs if self._follows_alone(j)))
         found += list(dict.fromkeys(str(s.template.name) for s in self.entries if isinstance(s, PipelineStep)))
         return found
 
@@ -517,8 +522,8 @@ class Pipeline:
                         )
                         if self._follows_alone(entry):
                             Step(
-                                name=_follower_name(entry.name),
-                                template=followers[self._shape_of[entry.name].name],
+                                name=_follower_name(entry.name, not entry.follow_logs),
+                                template=followers[self._follower_template(entry)],
                                 arguments=self._follower_arguments(entry),
                                 continue_on=follower_continue_on(),
                             )
@@ -573,9 +578,10 @@ class Pipeline:
         return w
 
 
-def _follower_name(job: str) -> str:
-    """The log follower's task, step and template name beside a job (or shape) named ``job``."""
-    return f"{job}-logs"
+def _follower_name(job: str, quiet: bool = False) -> str:
+    """The follower's task, step and template name beside a job (or shape) named ``job``: ``-logs`` for the log
+    follower, ``-start`` for the quiet one that keeps its start limit."""
+    return f"{job}-start" if quiet else f"{job}-logs"
 
 
 def _strings(data: object) -> list[str]:

@@ -26,9 +26,7 @@ def submit_and_follow(
     submit = job_template(
         job, name="submit-volcano-job", job_label=job_label, poll_seconds=poll_seconds, job_outputs=False
     )
-    follow = follow_logs_template(
-        name="follow-master-logs", job_label=job_label, task=master, follower_image=follower_image
-    )
+    follow = follow_logs_template(submit, name="follow-master-logs", task=master, follower_image=follower_image)
     with DAG(name="main"):
         submit(name="submit-job")
         follow(name="follow-logs", continue_on=follower_continue_on())

@@ -239,6 +239,12 @@ def sibling(own: str, node: str) -> bool:
     return False
 
 
+def step_of(node: str) -> str:
+    """The step a node is an attempt of: the node without a retry's ``(N)``."""
+    number = attempt(node)
+    return node if number is None else node[: -len(f"({number})")]
+
+
 def attempt(node: str) -> int | None:
     """The attempt number of a retried step's node (``NAME(N)``), else None."""
     found = next(_splits(node), None)
@@ -339,7 +345,8 @@ class Follower:
     """The follower's settings and its memory between looks. ``selector`` is the label selector of the Volcano Jobs
     (named when none appears); ``task`` and ``container`` override the job's lead task and its container; ``node``
     is the follower's own Argo node name (empty: unknown, every step beside it and every job counts);
-    ``step_retries`` is how often Argo retries the job's step; ``start_limit`` None is no limit; ``backoff`` is
+    ``step_retries`` is how often Argo retries the job's step; ``start_limit`` None is no limit; ``quiet`` streams
+    and shows nothing (it only keeps the start limit, for a job nobody follows); ``backoff`` is
     the first wait before reattaching a stream that ended at once (0: none)."""
 
     selector: str
@@ -351,6 +358,7 @@ class Follower:
     retry_grace: float = RETRY_GRACE
     start_limit: float | None = None
     step_retries: int = 0
+    quiet: bool = False
     backoff: float = FIRST_BACKOFF
     backoff_max: float = BACKOFF_MAX
     # ---- memory
@@ -384,6 +392,9 @@ class Follower:
         if self.start_at is None:
             self.start_at = now
         self._remember_steps(seen)
+        crossed = self.crossed()
+        if crossed is not None:
+            return [crossed]
         steps: list[Step] = []
         job = self._choose(seen.jobs)
         name = name_of(job) if job is not None else None
@@ -397,7 +408,7 @@ class Follower:
         finished = phase in JOB_FINISHED
         task = self.task or lead_task(job)
         container = self.followed = self.container or task
-        pod = self._lead_pod(seen.pods, task, name)
+        pod = None if self.quiet else self._lead_pod(seen.pods, task, name)
         if pod is not None:
             self.seen_pod = pod
             if not pod.container_id:
@@ -465,6 +476,22 @@ class Follower:
             node = str(annotations_of(pod).get(NODE_NAME_ANNOTATION) or "")
             if sibling(self.node, node):
                 self.steps.setdefault(name_of(pod), node)
+
+    def crossed(self) -> Stop | None:
+        """More than one sibling step creates jobs of our label (the same job template called twice at one level,
+        beside one follower each): no rule tells which job is ours, so fail at once, never following a guess."""
+        if not self.node:
+            return None
+        found = {step_of(node) for node in self.steps.values()}
+        if len(found) < 2:
+            return None
+        named = sorted(next((node[len(p) + 1 :] for p, _, _ in _splits(node)), node) for node in found)
+        return Stop(
+            f"Steps {', '.join(named)} beside this follower all create jobs labelled {self.selector}, so it cannot"
+            " tell which job is its own: call each job with its follower through job_dag (a DAG of its own per"
+            " call), or give each job step its own job_label",
+            failed=True,
+        )
 
     def _ours(self, job: Mapping[str, object]) -> bool:
         """A job our step created: with our node known, a job that names its step's pod is ours only if that pod is

@@ -123,6 +123,8 @@ class Settings:
     start_limit: float | None = None
     step_retries: int = 0
     outputs: tuple[str, ...] = ()
+    #: Stream nothing: only keep the job's start limit (and its retries), for a job nobody follows.
+    quiet: bool = False
     output_dir: str = OUTPUT_DIR
     termination_log: str = TERMINATION_LOG
     drain: float = DRAIN
@@ -143,6 +145,7 @@ class Settings:
     START_SECONDS: ClassVar[str] = "START_SECONDS"
     STEP_RETRIES: ClassVar[str] = "STEP_RETRIES"
     OUTPUTS: ClassVar[str] = "OUTPUTS"
+    QUIET: ClassVar[str] = "QUIET"
     OUTPUT_DIR: ClassVar[str] = "OUTPUT_DIR"
     TERMINATION_LOG: ClassVar[str] = "TERMINATION_LOG"
     DRAIN_SECONDS: ClassVar[str] = "DRAIN_SECONDS"
@@ -168,6 +171,7 @@ class Settings:
             start_limit=seconds(cls.START_SECONDS, 0) or None,
             step_retries=int(env.get(cls.STEP_RETRIES) or 0),
             outputs=tuple((env.get(cls.OUTPUTS) or "").split()),
+            quiet=env.get(cls.QUIET) == "true",
             output_dir=env.get(cls.OUTPUT_DIR) or OUTPUT_DIR,
             termination_log=env.get(cls.TERMINATION_LOG) or TERMINATION_LOG,
             drain=seconds(cls.DRAIN_SECONDS, DRAIN),
@@ -198,6 +202,7 @@ class Settings:
             self.STEP_RETRIES: str(self.step_retries),
             self.NODE_NAME: self.node,
             self.OUTPUTS: " ".join(self.outputs),
+            self.QUIET: "true" if self.quiet else "",
             self.OUTPUT_DIR: self.output_dir,
             self.TERMINATION_LOG: self.termination_log,
             self.DRAIN_SECONDS: _seconds(self.drain),
@@ -348,6 +353,7 @@ class FollowLogs:
             retry_grace=settings.retry_grace,
             start_limit=settings.start_limit,
             step_retries=settings.step_retries,
+            quiet=settings.quiet,
             backoff=backoff,
             backoff_max=settings.backoff_max,
         )

@@ -20,6 +20,7 @@ from hera_volcano import (
     job_template,
     mpi_job,
 )
+from hera_volcano.argo.calls import JobStep
 from hera_volcano.argo.selectors import parse_selector
 from hera_volcano.builders.pipeline_entries import PipelineJob
 from hera_volcano.builders.program import Program
@@ -28,6 +29,11 @@ from hera_volcano.pods import program
 from hera_volcano.pods.run import Settings
 from hera_volcano.shared.placeholders import substitute_text
 from tests.builders import podsim
+
+
+def step(label: str, **kwargs: Any) -> JobStep:
+    """A job step labelled ``label`` (the job's settings from ``kwargs``), to build a follower from."""
+    return job_template(simple_job(**kwargs), name=label)
 
 
 def simple_job(**kwargs: Any) -> VolcanoJob:
@@ -153,7 +159,7 @@ def test_template_names_follow_argo_rules(name: str) -> None:
 
 
 def test_follower_finds_the_job_and_its_pods_by_labels_and_bounds_itself() -> None:
-    f = resource(follow_logs_template(job_label="mpi-hello", timeout=600))
+    f = resource(follow_logs_template(step("mpi-hello"), timeout=600))
     env = {e["name"]: e.get("value") for e in f["container"]["env"]}
     assert env[Settings.JOB_SELECTOR] == "workflows.argoproj.io/workflow={{workflow.name}},hera-volcano/job=mpi-hello"
     assert env[Settings.POD_SELECTOR] == "hera-volcano/workflow={{workflow.name}},hera-volcano/job=mpi-hello"
@@ -177,8 +183,30 @@ def test_follower_finds_the_job_and_its_pods_by_labels_and_bounds_itself() -> No
     assert f["container"]["volumeMounts"] == [{"name": name, "mountPath": program.MOUNT_DIR}]
 
 
+def test_follower_built_from_the_job_step_keeps_the_jobs_start_limit_and_the_steps_retries() -> None:
+    """Hand-wired, the follower once took its own start_limit (a day) and step_retries (0): a job's
+    start_limit=600 and ArgoRetry(2) were dropped without a word."""
+    run = step("train", start_limit=600, retry=ArgoRetry(2))
+    for follower in (follow_logs_template(run),):
+        env = {e["name"]: e.get("value") for e in resource(follower)["container"]["env"]}
+        assert (env[Settings.START_SECONDS], env[Settings.STEP_RETRIES]) == ("600", "2")
+        assert env[Settings.JOB_SELECTOR].endswith("hera-volcano/job=train")
+        assert follower.name == "train-logs"
+    none = step("train", start_limit=None)
+    assert {e.name: e.value for e in follow_logs_template(none).env if hasattr(e, "value")}[
+        Settings.START_SECONDS
+    ] == "0"
+
+
+@pytest.mark.parametrize("given", [None, "train", simple_job()])
+def test_follower_is_built_only_from_a_job_step(given: Any) -> None:
+    with pytest.raises(ValidationError) as e:
+        follow_logs_template(given)
+    assert e.value.field == "job_step" and "job_template" in e.value.rule
+
+
 def test_follower_collects_the_values_rank_0_reports_as_its_outputs() -> None:
-    f = resource(follow_logs_template(job_label="train", task="master", outputs=["loss", "model"]))
+    f = resource(follow_logs_template(step("train"), task="master", outputs=["loss", "model"]))
     env = {e["name"]: e.get("value") for e in f["container"]["env"]}
     assert env[Settings.OUTPUTS] == "loss model" and env[Settings.TASK] == "master"
     assert f["outputs"]["parameters"] == [
@@ -193,7 +221,7 @@ def test_follower_collects_the_values_rank_0_reports_as_its_outputs() -> None:
 )
 def test_follower_refuses_outputs_that_cannot_be_reported(outputs: Any, rule: str) -> None:
     with pytest.raises(ValidationError) as e:
-        follow_logs_template(job_label="train", outputs=outputs)
+        follow_logs_template(step("train"), outputs=outputs)
     assert e.value.field.startswith("outputs") and rule in e.value.rule
 
 
@@ -203,7 +231,7 @@ def test_follower_and_job_run_in_parallel_and_the_follower_cannot_fail_the_workf
     job = mpi_job(image="volcanosh/example-mpi:0.0.3", program=Program.command(["mpi_hello_world"]))
     with Workflow(generate_name="w-", entrypoint="main") as w:
         submit = job_template(job, name="submit", job_label="mpi")
-        follow = follow_logs_template(job_label="mpi")
+        follow = follow_logs_template(submit)
         with DAG(name="main"):
             submit(name="submit")
             follow(name="follow", continue_on=follower_continue_on())
@@ -213,7 +241,8 @@ def test_follower_and_job_run_in_parallel_and_the_follower_cannot_fail_the_workf
 
 
 def test_follower_in_a_pipeline_takes_its_job_label_as_an_input() -> None:
-    f = resource(follow_logs_template(job_label=Placeholder.input("job", "x"), task="main"))
+    run = job_template(simple_job(), name="run", job_label=Placeholder.input("job", "x"))
+    f = resource(follow_logs_template(run, task="main"))
     assert [p["name"] for p in f["inputs"]["parameters"]] == ["job"]
 
 
@@ -224,13 +253,12 @@ def test_follower_in_a_pipeline_takes_its_job_label_as_an_input() -> None:
         ({"follower_image": "a b"}, "follower_image"),
         ({"timeout": 0}, "timeout"),
         ({"grace": -1}, "grace"),
-        ({"job_label": "has space"}, "job_label"),
+        ({"name": "Bad_name"}, "name"),
     ],
 )
 def test_follower_rejects_bad_input(kwargs: dict[str, Any], field: str) -> None:
-    kwargs.setdefault("job_label", "j")
     with pytest.raises(ValidationError) as e:
-        follow_logs_template(**kwargs)
+        follow_logs_template(step("j"), **kwargs)
     assert e.value.field == field
 
 
@@ -265,7 +293,7 @@ def test_a_ttl_long_enough_for_the_step_is_kept(ttl: int | None) -> None:
 @pytest.mark.parametrize("image", ["busybox:1\n", " busybox:1", "busybox:1 "])
 def test_images_with_surrounding_whitespace_are_refused(image: str) -> None:
     with pytest.raises(ValidationError) as e:
-        follow_logs_template(job_label="x", follower_image=image)
+        follow_logs_template(step("x"), follower_image=image)
     assert e.value.field == "follower_image"
     job = simple_job()
     job.tasks[0].template["spec"]["containers"][0]["image"] = image

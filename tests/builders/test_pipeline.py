@@ -22,6 +22,7 @@ from hera_volcano import (
 )
 from hera_volcano.builders.pod import PodSettings
 from hera_volcano.builders.program import Program
+from hera_volcano.pods.run import Settings
 from hera_volcano.shared.placeholders import Placeholder
 from tests.builders import podsim
 from tests.builders.userfuncs import typed
@@ -118,9 +119,15 @@ def test_arguments_flow_into_manifests_with_their_types() -> None:
 def test_dag_dependencies_and_steps_levels() -> None:
     p = jobs(("a", []), ("b", ["a"]), ("c", ["a"]), ("d", ["b", "c"]), ("e", []))
     dag = templates(p.workflow("p"))["p"]["dag"]["tasks"]
-    assert {t["name"]: t.get("depends") for t in dag} == {"a": None, "b": "a", "c": "a", "d": "b && c", "e": None}
+    depends = {"a": None, "b": "a", "c": "a", "d": "b && c", "e": None}
+    # Each job's quiet follower, which keeps its start limit, runs beside it.
+    assert {t["name"]: t.get("depends") for t in dag} == {**depends, **{f"{k}-start": v for k, v in depends.items()}}
     steps = templates(p.workflow("p", as_steps=True))["p"]["steps"]
-    assert [[s["name"] for s in g] for g in steps] == [["a", "e"], ["b", "c"], ["d"]]
+    assert [[s["name"] for s in g] for g in steps] == [
+        ["a", "a-start", "e", "e-start"],
+        ["b", "b-start", "c", "c-start"],
+        ["d", "d-start"],
+    ]
 
 
 def test_optional_log_follower_runs_beside_its_job() -> None:
@@ -135,7 +142,24 @@ def test_optional_log_follower_runs_beside_its_job() -> None:
     assert tasks["b-logs"]["arguments"]["parameters"] == [{"name": "job", "value": "b"}]
     assert "continueOn" not in tasks["b-logs"], "Argo refuses continueOn beside depends"
     steps = templates(p.workflow("p", as_steps=True))["p"]["steps"]
-    assert [[s["name"] for s in g] for g in steps] == [["a"], ["b", "b-logs"]]
+    assert [[s["name"] for s in g] for g in steps] == [["a", "a-start"], ["b", "b-logs"]]
+
+
+def test_a_job_nobody_follows_still_has_its_start_limit_kept_by_a_quiet_follower() -> None:
+    """A PipelineJob without follow_logs had no start limit at all: its gang could wait for ever."""
+    quick = batch_job(image="x:1", program=Program.command(["a"]), start_limit=60)
+    p = Pipeline(
+        [
+            PipelineJob("a", quick),
+            PipelineJob("b", batch_job(image="x:1", program=Program.command(["b"]), start_limit=None)),
+        ]
+    )
+    found = templates(p.workflow("p"))
+    tasks = {t["name"]: t for t in found["p"]["dag"]["tasks"]}
+    assert set(tasks) == {"a", "a-start", "b"}, "no limit, nothing to keep"
+    env = {e["name"]: e.get("value") for e in found[tasks["a-start"]["template"]]["container"]["env"]}
+    assert (env[Settings.START_SECONDS], env[Settings.QUIET]) == ("60", "true")
+    assert tasks["a-start"]["arguments"]["parameters"] == [{"name": "job", "value": "a"}]
 
 
 def test_composes_with_the_users_own_hera_tasks() -> None:
@@ -246,7 +270,7 @@ def test_argo4_dag_task_limit_is_enforced_unless_disabled() -> None:
         jobs(*many).workflow("p")
     assert "200" in e.value.rule
     wf = jobs(*many, max_dag_tasks=None).workflow("p")
-    assert len(templates(wf)["p"]["dag"]["tasks"]) == 201
+    assert len(templates(wf)["p"]["dag"]["tasks"]) == 402, "each job and its quiet follower"
     assert len(templates(jobs(*many).workflow("p", as_steps=True))["p"]["steps"]) == 1
 
 

@@ -171,7 +171,7 @@ def test_a_failing_function_fails_the_rank_with_its_traceback(tmp_path: Path, bi
     )
     workflow = hv.Pipeline([job]).workflow("boom", cleanup=False).to_dict()
     [template] = [t for t in workflow["spec"]["templates"] if "resource" in t]
-    [task] = [t for t in workflow["spec"]["templates"][0]["dag"]["tasks"]]
+    [task] = [t for t in workflow["spec"]["templates"][0]["dag"]["tasks"] if t["name"] == "boom"]
     values = {f"inputs.parameters.{p['name']}": p["value"] for p in task["arguments"]["parameters"]}
     data = podsim.parse(template["resource"]["manifest"], values)
     argv, env = podsim.process(podsim.container(data, "main"), {"VC_TASK_INDEX": "0"})

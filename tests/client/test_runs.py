@@ -16,6 +16,7 @@ from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION, TASK_LABEL
 from hera_volcano.client.resources import JOBS, NODES, PODS, QUEUES, WORKFLOW_TEMPLATES, WORKFLOWS
 from tests.client.harness import client, finish, in_background, run_of
 from tests.client.recorded import World, items
+from tests.job_steps import job_step
 
 
 def test_submit_creates_the_workflow_in_its_namespace_and_returns_its_generated_name(world: World) -> None:
@@ -53,7 +54,7 @@ def test_submit_says_when_the_follower_program_is_not_installed_and_creates_noth
     from hera_volcano.pods import program
 
     with Workflow(generate_name="hello-", namespace="argo", entrypoint="follow") as w:
-        hv.follow_logs_template(name="follow", job_label="train")
+        hv.follow_logs_template(job_step("train"), name="follow")
     c = client(world)
     with pytest.raises(ClusterError, match=f"ConfigMap {program.config_map_name()}\\) is not in namespace argo"):
         c.submit(w)

@@ -19,6 +19,7 @@ import pytest
 from hera_volcano import follow_logs_template, rbac_for
 from hera_volcano.pods import program
 from hera_volcano.pods.run import Settings
+from tests.job_steps import job_step
 
 STEP_LABELS = {"workflows.argoproj.io/workflow": "wf", "hera-volcano/workflow": "wf", "hera-volcano/job": "train"}
 POD_LABELS = {"hera-volcano/workflow": "wf", "hera-volcano/job": "train"}
@@ -103,7 +104,7 @@ def status(cp: Any, namespace: str, obj: dict[str, Any], value: dict[str, Any]) 
 @pytest.fixture
 def account(control_plane: Any, namespace: str) -> str:
     """The follower's service account in ``namespace``, with the Role rbac_for derives for a follower's template."""
-    follower = follow_logs_template(name="logs", job_label="train")._build_template()
+    follower = follow_logs_template(job_step("train"), name="logs")._build_template()
     workflow = {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "Workflow",

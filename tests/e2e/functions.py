@@ -54,3 +54,8 @@ def echo_all(**values: str) -> dict[str, str]:
 
     env = {name: text for name, text in os.environ.items() if name.startswith("HV_VALUE_")}
     return {"args": json.dumps(values, sort_keys=True), "env": json.dumps(env, sort_keys=True)}
+
+
+def times_ten(lr: str) -> dict[str, float]:
+    """Reports ``lr * 10``: distinct for each learning rate, so a value reported under another call's name shows."""
+    return {"value": float(lr) * 10}

@@ -57,7 +57,7 @@ def workflow(name: str, job: hv.VolcanoJob, follow_task: str) -> str:
         generate_name=f"{name}-", namespace=NAMESPACE, entrypoint="main", service_account_name=SERVICE_ACCOUNT
     ) as w:
         submit = hv.job_template(job, name="submit", job_label=name)
-        follow = hv.follow_logs_template(name="follow", job_label=name, task=follow_task)
+        follow = hv.follow_logs_template(submit, name="follow", task=follow_task)
         with DAG(name="main"):
             submit(name="submit-job")
             follow(name="follow-logs", continue_on=ContinueOn(failed=True, error=True))

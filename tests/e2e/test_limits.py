@@ -25,6 +25,8 @@ BATCH_WAITS = RUNS + 60  # measured: 238 s under CI's batch (2026-12-07)
 #: How long after its start limit the follower of a gang that cannot start may take to say so: one more look at
 #: the job, its PodGroup's reason, the delete.
 FOLLOWER_SLACK = 30
+#: The start limit of the pipeline's job that no log follower follows (issue 42): its quiet follower keeps it.
+PIPELINE_START_LIMIT = 60
 #: What rank 0 reports.
 VALUE = "42"
 
@@ -70,6 +72,12 @@ def submit_batch(b: Batch, cluster: Cluster) -> None:
             "never starts",
             with_downstream("never-starts", mpi(report, workers=3, cpu="1"), start_limit=START_LIMIT),
         )
+
+    if b.runs(test_a_pipeline_job_nobody_follows_is_ended_at_its_start_limit_with_the_podgroups_reason):
+        lonely = replace(mpi(report, workers=3, cpu="1"), start_limit=PIPELINE_START_LIMIT)
+        pipeline = hv.Pipeline([hv.PipelineJob("lonely", lonely)])
+        made = pipeline.workflow("nobody-follows", namespace=NAMESPACE, service_account=SERVICE_ACCOUNT)
+        b.submit("nobody follows", hv.to_yaml(made))
 
     def kill_master(entry: Entry) -> None:
         job = running(cluster, entry.name)
@@ -167,3 +175,21 @@ def test_a_job_killed_before_it_reports_fails_its_task_and_stops_the_downstream_
     assert found.get("show", {}).get("phase") in (None, "Omitted"), "the downstream step never ran on an empty value"
     out = "\n".join(text for pod, _, text in cluster.lines(entry.name) if "-logs-" in pod)
     assert "No values for: value (the job did not complete)" in out, out
+
+
+@pytest.mark.batch
+@pytest.mark.scenario(f"42 a PipelineJob without a follower that cannot fit ends at its {PIPELINE_START_LIMIT} s limit")
+def test_a_pipeline_job_nobody_follows_is_ended_at_its_start_limit_with_the_podgroups_reason(
+    cluster: Cluster, batch: Batch, record_property: Record
+) -> None:
+    """A PipelineJob without follow_logs had no start limit: a gang that could not fit waited for ever. Its quiet
+    follower (task lonely-start) keeps the limit and fails with the PodGroup's reason as its message."""
+    entry, wf = batch.finish("nobody follows", timeout=PIPELINE_START_LIMIT + 300)
+    record_property("took", took(wf, entry.submitted))
+    assert wf["status"]["phase"] == "Failed", shown(wf)
+    message = nodes(wf)["lonely-start"].get("message", "")
+    assert f"did not start within {PIPELINE_START_LIMIT} s" in message and "PodGroup" in message, shown(wf)
+    assert "Unschedulable" in message or "Pending" in message, message
+    [job] = cluster.recorder.jobs_of(entry.name)
+    cluster.wait_for(lambda: not cluster.job_exists(job), f"job {job} deleted at its start limit", 60)
+    assert not any(text.startswith("=== logs of") for _, _, text in cluster.lines(entry.name)), "it streams nothing"

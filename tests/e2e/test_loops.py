@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 import pytest
-from functions import slow_host, trial
+from functions import slow_host, times_ten, trial
 from harness import NAMESPACE, SERVICE_ACCOUNT, Batch, Cluster, Entry, Record, took
 
 import hera_volcano as hv
@@ -20,6 +20,8 @@ import hera_volcano as hv
 BATCH_WAITS = 200
 PYTHON_IMAGE = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"  # python3, as built for the test cluster
 RATES = ["0.01", "0.1", "1.5"]
+#: The learning rates of the job called twice and looped: each call reports ten times its own.
+DISTINCT_RATES = ["0.1", "0.01"]
 
 
 def sweep() -> str:
@@ -48,7 +50,40 @@ def sweep() -> str:
     return hv.to_yaml(w)
 
 
+def distinct() -> str:
+    """One job called twice in one DAG and in a loop of two (issue 42: the hand-wired pair called twice crossed,
+    and each follower could report the other's value): job_dag, each call its own pair; a later step checks."""
+    from hera.workflows import DAG, Container, Parameter, Workflow
+
+    job = hv.batch_job(
+        image=PYTHON_IMAGE, program=hv.Program.function(times_ten, args={"lr": hv.Placeholder.input("lr", "0.1")})
+    )
+    with Workflow(
+        generate_name="distinct-", namespace=NAMESPACE, entrypoint="main", service_account_name=SERVICE_ACCOUNT
+    ) as w:
+        run = hv.job_dag(job, name="times-ten", outputs=["value"])
+        check = Container(
+            name="check",
+            image="busybox:1.37.0",
+            command=["sh", "-c", 'echo "a=$A b=$B loop=$LOOP"; test "$A" = 1.0 && test "$B" = 0.1'],
+            inputs=[Parameter(name=n) for n in ("a", "b", "loop")],
+            env={"A": "{{inputs.parameters.a}}", "B": "{{inputs.parameters.b}}", "LOOP": "{{inputs.parameters.loop}}"},
+        )
+        with DAG(name="main"):
+            calls = [
+                run(name="a", arguments={"lr": "0.1"}),
+                run(name="b", arguments={"lr": "0.01"}),
+                run(name="loop", arguments={"lr": "{{item}}"}, with_items=DISTINCT_RATES),
+            ]
+            given = {k: f"{{{{tasks.{k}.outputs.parameters.value}}}}" for k in ("a", "b", "loop")}
+            calls >> check(name="check", arguments=given)
+        w.on_exit = hv.cleanup_on_failure()
+    return hv.to_yaml(w)
+
+
 def retried() -> str:
+    """The hand-wired pair, the follower built from the job step (issue 42: it took neither the job's ArgoRetry nor
+    its start limit): ArgoRetry(2), the first attempt killed, the second attempt's value reported."""
     from hera.workflows import DAG, Workflow
 
     job = hv.pytorch_job(
@@ -56,14 +91,16 @@ def retried() -> str:
         program=hv.Program.function(slow_host),
         workers=1,
         generate_name="retried-",
-        retry=hv.ArgoRetry(limit=1),
+        retry=hv.ArgoRetry(limit=2),
     )
     with Workflow(
         generate_name="retried-", namespace=NAMESPACE, entrypoint="main", service_account_name=SERVICE_ACCOUNT
     ) as w:
-        run = hv.job_dag(job, name="run", outputs=["pod"])
+        run = hv.job_template(job, name="run")
+        logs = hv.follow_logs_template(run, outputs=["pod"])
         with DAG(name="main"):
             run(name="run")
+            logs(name="logs")
         w.on_exit = hv.cleanup_on_failure()
     return hv.to_yaml(w)
 
@@ -71,6 +108,8 @@ def retried() -> str:
 def submit_batch(b: Batch, cluster: Cluster) -> None:
     if b.runs(test_each_iteration_of_a_sweep_reports_its_own_value):
         b.submit("sweep", sweep())
+    if b.runs(test_one_job_called_twice_and_looped_reports_each_calls_own_value):
+        b.submit("distinct", distinct())
 
     def kill_first_attempt(entry: Entry) -> None:
         found: dict[str, str] = {}
@@ -140,7 +179,7 @@ def test_each_iteration_of_a_sweep_reports_its_own_value(
 
 @pytest.mark.both_lines("the controller runs retries and names their pods")
 @pytest.mark.batch
-@pytest.mark.scenario("33.2 an Argo retry of the job step: the follower follows the second attempt's job")
+@pytest.mark.scenario("33.2, 42 ArgoRetry(2), hand-wired: the follower built from the step follows the second attempt")
 def test_after_an_argo_retry_the_follower_follows_the_new_attempts_job(
     cluster: Cluster, batch: Batch, record_property: Record
 ) -> None:
@@ -151,6 +190,27 @@ def test_after_an_argo_retry_the_follower_follows_the_new_attempts_job(
     first = entry.seen["first"]
     assert len(jobs) == 2 and first in jobs, jobs
     [second] = [j for j in jobs if j != first]
-    dag = next(n for n in nodes(wf) if n.get("displayName") == "run")
-    pod = next(p["value"] for p in dag["outputs"]["parameters"] if p["name"] == "pod")
+    follower = next(n for n in nodes(wf) if n.get("displayName") == "logs")
+    pod = next(p["value"] for p in follower["outputs"]["parameters"] if p["name"] == "pod")
     assert pod.startswith(f"{second}-"), (pod, jobs, shown(wf))
+
+
+@pytest.mark.batch
+@pytest.mark.scenario("42 one job called twice in one DAG and in a loop: each call reports its own job's value")
+def test_one_job_called_twice_and_looped_reports_each_calls_own_value(
+    cluster: Cluster, batch: Batch, record_property: Record
+) -> None:
+    entry, wf = batch.finish("distinct")
+    record_property("took", took(wf, entry.submitted))
+    assert wf["status"]["phase"] == "Succeeded", shown(wf)
+    reported = {
+        n["displayName"]: next(p["value"] for p in n["outputs"]["parameters"] if p["name"] == "value")
+        for n in nodes(wf)
+        if n["type"] == "DAG" and n.get("displayName", "").startswith(("a", "b", "loop("))
+    }
+    assert (reported["a"], reported["b"]) == ("1.0", "0.1"), shown(wf)
+    looped = sorted(v for k, v in reported.items() if k.startswith("loop("))
+    assert looped == ["0.1", "1.0"], shown(wf)
+    out = [text for pod, _, text in cluster.lines(entry.name) if "-check-" in pod]
+    assert any(line.startswith("a=1.0 b=0.1 loop=") for line in out), out
+    assert len(cluster.recorder.jobs_of(entry.name)) == 4

@@ -59,7 +59,7 @@ def mpi_workflow(
         generate_name=f"{name}-", namespace="argo", entrypoint="main", service_account_name=service_account
     ) as w:
         submit = hv.job_template(job, name="submit", job_label=LABEL, poll_seconds=poll_seconds)
-        follow = hv.follow_logs_template(name="follow", job_label=LABEL, timeout=follow_timeout or deadline + 60)
+        follow = hv.follow_logs_template(submit, name="follow", timeout=follow_timeout or deadline + 60)
         with DAG(name="main"):
             submit(name="submit-job")
             follow(name="follow-logs", continue_on=ContinueOn(failed=True, error=True))

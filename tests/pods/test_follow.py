@@ -405,3 +405,39 @@ def test_the_lead_task_is_the_one_the_job_names_else_the_mpi_master() -> None:
     assert lead_task(obj) == "chief"
     obj["metadata"]["annotations"] = {LEAD_TASK_ANNOTATION: "Not a task name"}
     assert lead_task(obj) == "mpimaster"
+
+
+def test_two_sibling_steps_creating_jobs_of_its_label_fail_the_follower_at_once_naming_them() -> None:
+    """The hand-wired pair called twice in one DAG: both steps are siblings of both followers, which would follow
+    one job each by a guess (and report the other's value): refused, never guessed."""
+    steps = [step_pod("pod-a", "wf.main.train-a"), step_pod("pod-b", "wf.main.train-b")]
+    jobs = [job("Running", f"j-{x}", step=f"pod-{x}", created=f"2026-01-01T00:00:0{i}Z") for i, x in enumerate("ab")]
+    f = follower(node="wf.main.logs-a")
+    (stop,) = look(f, 1, jobs, [*steps, *(of_job(master(), f"j-{x}") for x in "ab")])
+    assert isinstance(stop, Stop) and stop.failed
+    assert "train-a, train-b" in stop.message and "job_dag" in stop.message
+    assert f.job is None, "it followed nothing"
+
+
+def test_attempts_of_one_step_or_other_iterations_are_no_crossing() -> None:
+    retried = follower(node="wf.main.run.logs", step_retries=1)
+    pods = [step_pod("a", "wf.main.run.job(0)", "Failed"), step_pod("b", "wf.main.run.job(1)")]
+    assert retried.next(Seen([], pods, 1)) == [Wait()]
+    looped = follower(node="wf.main.trial(0:0.1).logs")
+    pods = [step_pod("a", "wf.main.trial(0:0.1).job"), step_pod("b", "wf.main.trial(1:0.01).job")]
+    assert looped.next(Seen([], pods, 1)) == [Wait()]
+    unknown = follower()  # the client's logs(): no node of its own, every step counts and none is refused
+    assert unknown.next(Seen([], [step_pod("a", "wf.x"), step_pod("b", "wf.y")], 1)) == [Wait()]
+
+
+def test_a_quiet_follower_streams_nothing_and_still_gives_up_a_job_that_does_not_start() -> None:
+    """A job nobody follows (a PipelineJob without follow_logs) gets a quiet follower: its start limit holds."""
+    quiet = follower(start_limit=10, quiet=True)
+    running = [job("Running")]
+    assert look(quiet, 0, running, [master()]) == [Wait()], "its pod is running: nothing streamed"
+    assert look(quiet, 1, [job("Completed")], [terminated(master())]) == [
+        Stop(f"Job {NAME} is Completed", phase="Completed")
+    ]
+    waiting = follower(start_limit=10, quiet=True)
+    look(waiting, 0, [job("Pending", uid="u1")])
+    assert look(waiting, 10, [job("Pending", uid="u1")]) == [GiveUp(NAME, "u1", 10)]

@@ -24,8 +24,9 @@ def test_every_script_reaches_its_process_unchanged_through_kubernetes_expansion
     import hera_volcano as hv
     from hera_volcano.kube import pod_scripts
     from tests.builders.podsim import kube_expand
+    from tests.job_steps import job_step
 
-    follower = hv.follow_logs_template(job_label="j", outputs=["loss"])
+    follower = hv.follow_logs_template(job_step("j"), outputs=["loss"])
     job = hv.mpi_job(image="x:1", program=hv.Program.command(["a"])).to_dict()
     [wait] = job["spec"]["tasks"][0]["template"]["spec"]["initContainers"]
     env = {e.name: "x" for e in follower.env} | {e["name"]: "x" for e in wait["env"]}

@@ -12,6 +12,8 @@ import pytest
 from hera_volcano.argo.follow_logs import follow_logs_template
 from hera_volcano.pods.run import OUTPUT_DIR, Settings
 from hera_volcano.shared.placeholders import Placeholder
+from hera_volcano.volcano.step import ArgoRetry
+from tests.job_steps import job_step
 
 ROOT = Path(__file__).resolve().parents[2]
 JOBS = "workflows.argoproj.io/workflow={{workflow.name}},hera-volcano/job={{inputs.parameters.x}}"
@@ -24,6 +26,7 @@ SETTINGS = [
     Settings(jobs=JOBS, pods=PODS, node="wf.job(0:{{item}})", step_retries=2, outputs=("loss", "model")),
     Settings(jobs="a=b", pods="c=d", outputs=("loss",), output_dir="/out", termination_log="/tmp/t", drain=1.5),
     Settings(jobs="a=b", pods="c=d", step_grace=2, retry_grace=7, backoff_max=2, tick=0.2),
+    Settings(jobs="a=b", pods="c=d", start_limit=60, quiet=True),
 ]
 
 
@@ -52,9 +55,8 @@ NAMES_ALWAYS = [
 
 
 def test_the_template_writes_the_settings_the_follower_reads() -> None:
-    template = follow_logs_template(
-        job_label=Placeholder.input("x", "mpi"), task="master", timeout=600, step_retries=2, outputs=["loss"]
-    )
+    step = job_step("run", Placeholder.input("x", "mpi"), retry=ArgoRetry(2))
+    template = follow_logs_template(step, task="master", timeout=600, outputs=["loss"])
     env = {e.name: e.value for e in template.env or [] if getattr(e, "value", None) is not None}
     [node] = [e for e in template.env or [] if e.name == Settings.NODE_NAME]
     assert Settings.from_env(env) == Settings(
@@ -76,4 +78,12 @@ def test_no_name_of_the_followers_environment_is_spelled_outside_its_settings_cl
                     continue
                 found.append(f"{path.relative_to(ROOT)}:{number}: {match[0]}")
     assert not found, "use Settings.NAME: " + ", ".join(found)
-    assert len(NAMES) == 17
+    assert len(NAMES) == 18
+
+
+def test_a_quiet_follower_is_told_so_and_only_then() -> None:
+    quiet = follow_logs_template(job_step("run"), quiet=True)
+    env = {e.name: e.value for e in quiet.env or [] if getattr(e, "value", None) is not None}
+    assert Settings.from_env(env).quiet and env[Settings.QUIET] == "true"
+    loud = follow_logs_template(job_step("run"))
+    assert Settings.QUIET not in {e.name for e in loud.env or []}

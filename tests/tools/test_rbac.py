@@ -17,6 +17,7 @@ from hera_volcano.pods.run import CALLS
 from hera_volcano.pods.workers import WAIT_CALLS
 from hera_volcano.tools.rbac import plural
 from tests.commands import run
+from tests.job_steps import job_step
 
 
 def wf(templates: list[dict[str, Any]], sa: str | None = "runner", kind: str = "Workflow") -> dict[str, Any]:
@@ -128,7 +129,7 @@ def test_kubectl_followers_read_pods_and_logs() -> None:
 def test_our_log_follower_gets_exactly_the_calls_it_declares() -> None:
     """The follower's program declares what it calls (pods/run.py CALLS): its Role is that, not a reading of its
     code; a user's own container beside it that runs kubectl is still read from its script."""
-    follower = resource_of(follow_logs_template(name="f", job_label="train"))
+    follower = resource_of(follow_logs_template(job_step("train"), name="f"))
     got = rules(rbac_for(wf([follower])))
     declared = {(group, name): list(verbs) for group, name, verbs in CALLS}
     assert got == {**declared, ("argoproj.io", "workflowtaskresults"): ["create", "patch"]}
@@ -172,7 +173,7 @@ def test_the_follower_template_and_the_mpi_master_carry_their_parts_annotation()
     from hera_volcano import Program, mpi_job
     from hera_volcano.pods import program
 
-    follower = resource_of(follow_logs_template(name="f", job_label="train"))
+    follower = resource_of(follow_logs_template(job_step("train"), name="f"))
     assert follower["metadata"]["annotations"] == {program.PROGRAM_ANNOTATION: program.FOLLOWER}
     job = mpi_job(image="x:1", program=Program.command(["a"]), service_account="mpi", name="j").to_dict()
     master, worker = (task["template"] for task in job["spec"]["tasks"])
@@ -182,7 +183,7 @@ def test_the_follower_template_and_the_mpi_master_carry_their_parts_annotation()
 
 def test_rbac_holds_no_program_only_permissions() -> None:
     """The pods' program is code, not permissions: it is ``program_for``'s (tests/tools/test_program.py)."""
-    follower = resource_of(follow_logs_template(name="f", job_label="train"))
+    follower = resource_of(follow_logs_template(job_step("train"), name="f"))
     kinds = {o["kind"] for o in rbac_for(wf([follower]), service_accounts=True)}
     assert kinds == {"ServiceAccount", "Role", "RoleBinding"}
 

@@ -19,6 +19,7 @@ from hera_volcano.argo.labels import JOB_LABEL, JobIdentity
 from hera_volcano.pods.run import Settings
 from hera_volcano.shared.findings import Finding, as_list, as_map, error
 from hera_volcano.tools.lint.context import Workflow
+from hera_volcano.tools.lint.wiring import levels, role
 
 _SECONDS: Final = re.compile(r"\+?[0-9]+")
 #: Stands for "no limit" in comparisons.
@@ -86,6 +87,24 @@ def _follower(template: Mapping[str, Any], path: str, wf: Workflow) -> tuple[str
     return job, min(limits, key=lambda limit: limit.seconds), str(outputs or "")
 
 
+def _met(wf: Workflow) -> set[tuple[str, str]]:
+    """(follower template, job step template) pairs that some call puts side by side with the same label: what the
+    follower really selects (a parametrised label resolved call by call, never matched as text)."""
+    return {
+        (f.template, j.template)
+        for level in levels(wf)
+        for f in level
+        if f.follower
+        for j in level
+        if not j.follower and j.label == f.label
+    }
+
+
+def _label_of(wf: Workflow, template: str) -> str | None:
+    found = role(wf.templates.get(template) or {})
+    return None if found is None else found[1]
+
+
 def check_followers(wf: Workflow) -> Iterator[Finding]:
     """Each follower of a workflow outlasts the deadline of every job step with its ``hera-volcano/job`` label."""
     jobs: dict[str, list[tuple[str, _Limit]]] = {}
@@ -103,8 +122,13 @@ def check_followers(wf: Workflow) -> Iterator[Finding]:
         found = _follower(template, path, wf)
         if found is not None:
             followers.append((str(template.get("name")), *found))
+    met = _met(wf)
     for name, job, limit, outputs in followers:
-        longer = [(step, deadline) for step, deadline in jobs.get(job, []) if deadline.seconds > limit.seconds]
+        steps = [(step, deadline) for labelled in jobs.values() for step, deadline in labelled]
+        followed = [
+            (s, d) for s, d in steps if (name, s) in met or (not met and job == _label_of(wf, s) and "{{" not in job)
+        ]
+        longer = [(step, deadline) for step, deadline in followed if deadline.seconds > limit.seconds]
         if not longer:
             continue
         step, deadline = max(longer, key=lambda found: found[1].seconds)

@@ -9,14 +9,13 @@ from typing import Any, Final
 
 import yaml
 
-from hera_volcano.argo.labels import JOB_LABEL, JobIdentity
 from hera_volcano.kube.loading import DuplicateKey, describe_error, load_all
-from hera_volcano.pods.run import Settings
 from hera_volcano.shared.findings import Finding, as_list, as_map, error, warning
 from hera_volcano.tools.lint.conditions import Conditions, check_job_conditions, parse_conditions
 from hera_volcano.tools.lint.context import MANIFEST_SEPARATOR, Workflow
 from hera_volcano.tools.lint.jobs import is_volcano_job, misplaced_volcano_job
 from hera_volcano.tools.lint.locations import duplicate_findings
+from hera_volcano.tools.lint.wiring import start_limited
 from hera_volcano.volcano.rules import check_job
 
 RESOURCE_ACTIONS: Final = ("get", "create", "apply", "delete", "replace", "patch")
@@ -67,7 +66,7 @@ def check_resource(template: Mapping[str, Any], path: str, wf: Workflow, manifes
         if misplaced is not None:
             yield error(f"{at}.manifest{MANIFEST_SEPARATOR}apiVersion", misplaced)
     conditioned = resource.get("successCondition") or resource.get("failureCondition")
-    if conditioned and not _has_deadline(template, wf) and not _start_limited(template, wf):
+    if conditioned and not _has_deadline(template, wf) and not start_limited(str(template.get("name")), wf):
         yield warning(
             path,
             "a resource step polls its conditions until they hold, with no time limit: set activeDeadlineSeconds"
@@ -81,26 +80,6 @@ def _has_deadline(template: Mapping[str, Any], wf: Workflow) -> bool:
         for source in (template, wf.defaults)
         for key in ("activeDeadlineSeconds", "timeout")
     )
-
-
-def _start_limited(template: Mapping[str, Any], wf: Workflow) -> bool:
-    """A job step of this library (labelled ``hera-volcano/job: LABEL``) whose job a follower of the same workflow
-    ends when it has not started within its start limit (``START_SECONDS``): the step cannot wait for ever."""
-    label = as_map(as_map(template.get("metadata")).get("labels")).get(JOB_LABEL)
-    if not isinstance(label, str) or not label:
-        return False
-    for other in map(as_map, as_list(wf.spec.get("templates"))):
-        env = {e.get("name"): e.get("value") for e in map(as_map, as_list(as_map(other.get("container")).get("env")))}
-        selector, start = env.get(Settings.JOB_SELECTOR), env.get(Settings.START_SECONDS)
-        if (
-            (identity := JobIdentity.from_selector(selector)) is not None
-            and identity.job == label
-            and isinstance(start, str)
-            and start.isdigit()
-            and int(start) > 0
-        ):
-            return True
-    return False
 
 
 def _manifest_object(text: str, path: str) -> tuple[Mapping[str, Any] | None, list[Finding]]:

@@ -27,6 +27,7 @@ from hera_volcano.tools.lint.followers import check_followers
 from hera_volcano.tools.lint.references import check_input_references, check_workflow_parameters
 from hera_volcano.tools.lint.resources import check_resource
 from hera_volcano.tools.lint.sizes import check_size
+from hera_volcano.tools.lint.wiring import check_wiring
 
 _TEMPLATE_TYPES: Final = (
     "container",
@@ -78,6 +79,7 @@ def _lint_workflow(doc: Mapping[str, object], kind: str, source: Source) -> Iter
     yield from _check_entrypoint(wf)
     yield from _check_templates(wf)
     yield from check_followers(wf)
+    yield from check_wiring(wf)
     if spec.get("workflowTemplateRef") is None:
         # With a workflowTemplateRef, Argo merges these arguments with the template's, which lint cannot see.
         arguments = spec.get("arguments")
