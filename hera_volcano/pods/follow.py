@@ -548,11 +548,22 @@ class Follower:
             return False
         pod = next((p for p in seen.pods if name_of(p) == step), None)
         phase = str(as_map(pod.get("status")).get("phase") or "Pending") if pod is not None else "Gone"
-        if phase in (*_ENDED, "Gone"):
+        if phase in (*_ENDED, "Gone") and not self._next_attempt_runs(step, seen):
             self.retry_from = now if self.retry_from is None else self.retry_from
         else:
             self.retry_from = None
         return self.retry_from is None or now - self.retry_from < self.retry_grace
+
+    def _next_attempt_runs(self, step: str, seen: Seen) -> bool:
+        """A later attempt of the step whose pod is ``step`` has a pod that has not ended: its job is yet to come,
+        however long a busy node takes to start that pod (the retry grace counts from the last attempt's end)."""
+        number = attempt(self.steps.get(step, ""))
+        return number is not None and any(
+            (later := attempt(self.steps.get(name_of(p), ""))) is not None
+            and later > number
+            and str(as_map(p.get("status")).get("phase") or "Pending") not in _ENDED
+            for p in seen.pods
+        )
 
     def _step_over(self, seen: Seen, job: Mapping[str, object] | None, now: float) -> Stop | None:
         """The job's step has ended (its pod finished or went) and its grace passed without the job finishing."""

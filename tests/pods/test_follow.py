@@ -300,6 +300,23 @@ def test_after_an_argo_retry_the_next_attempts_job_is_followed_with_its_own_cloc
     assert look(f, 51, [failed, done], second) == [Stop("Job j-b is Failed", phase="Failed")], "the last attempt"
 
 
+def test_a_next_attempt_whose_pod_runs_is_waited_for_however_long_it_takes_to_create_its_job() -> None:
+    """On a busy node the next attempt's pod may run for minutes before its job exists (e2e 33.2 under load): the
+    retry grace counts from the last attempt's end, not from the first's."""
+    f = follower(node="wf.main.run.logs", step_retries=2, retry_grace=60)
+    failed = job("Failed", "j-a", step="step-a", created="2026-01-01T00:00:01Z")
+    ended = step_pod("step-a", "wf.main.run.job(0)", "Failed")
+    look(f, 1, [failed], [ended])
+    second = [ended, step_pod("step-b", "wf.main.run.job(1)")]
+    assert look(f, 30, [failed], second) == [Wait()]
+    assert look(f, 300, [failed], second) == [Wait()], "the second attempt's pod runs: its job is yet to come"
+    b = job("Running", "j-b", step="step-b", created="2026-01-01T00:05:01Z")
+    assert look(f, 301, [failed, b], second)[0] == Forget("j-b")
+    gone = [ended, step_pod("step-b", "wf.main.run.job(1)", "Failed")]
+    look(f, 302, [failed], gone)
+    assert look(f, 362, [failed], gone) == [Stop("Job j-a is Failed", phase="Failed")], "then the grace counts"
+
+
 def test_a_failed_attempt_whose_retry_never_comes_ends_the_following_after_the_retry_grace() -> None:
     f = follower(node="wf.main.run.logs", step_retries=2, retry_grace=60)
     failed = job("Failed", "j-a", step="step-a")
