@@ -23,6 +23,7 @@ from hera_volcano.tools.lint.context import Source, Workflow, templates_by_name
 from hera_volcano.tools.lint.dags import check_dag
 from hera_volcano.tools.lint.fields import check_fields
 from hera_volcano.tools.lint.followers import check_followers
+from hera_volcano.tools.lint.job_steps import check_job_steps
 from hera_volcano.tools.lint.references import check_input_references, check_workflow_parameters
 from hera_volcano.tools.lint.resources import check_resource
 from hera_volcano.tools.lint.sizes import check_size
@@ -159,6 +160,7 @@ def _check_templates(wf: Workflow) -> Iterator[Finding]:
         yield from _check_template(template, at, wf, manifests.get(i))
         yield from check_parameters(template.get("inputs"), f"{at}.inputs", values=None)
         yield from check_input_references(template, at)
+    yield from check_job_steps(wf, manifests)
 
 
 def _check_template(template: Mapping[str, object], path: str, wf: Workflow, manifest: str | None) -> Iterator[Finding]:
