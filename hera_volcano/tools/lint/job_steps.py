@@ -1,5 +1,6 @@
-"""The Volcano Jobs a workflow's resource steps create, judged with what the rest of the workflow says: the account
-their API-calling pods need, and the loops that create them more than once."""
+"""The Volcano Jobs a workflow's resource steps create, judged with what the rest of the workflow and its stream say:
+the account their API-calling pods need, the capability of a Queue defined beside them, and the loops that create
+them more than once."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from hera_volcano.shared.findings import Finding, as_list, as_map, error
 from hera_volcano.tools.lint.context import MANIFEST_SEPARATOR, Workflow
 from hera_volcano.tools.lint.jobs import is_volcano_job
 from hera_volcano.volcano.accounts import accountless_api_callers
+from hera_volcano.volcano.queue_rules import check_gang_fits
 
 _LOOPS: Final = ("withItems", "withParam", "withSequence")
 #: The manifest's metadata block (as the builders and most hands write it: a block, keys indented alike).
@@ -31,7 +33,10 @@ def check_job_steps(wf: Workflow, manifests: Mapping[int, str]) -> Iterator[Find
         if job is None or not is_volcano_job(job):
             continue
         at = f"{wf.spec_path}.templates[{i}].resource.manifest{MANIFEST_SEPARATOR}"
-        yield from (Finding(at + f.path, f.severity, f.message) for f in accountless_api_callers(job))
+        queue = wf.queues.get(str(as_map(job.get("spec")).get("queue")))
+        fits = () if queue is None else check_gang_fits(job, queue)
+        for f in (*accountless_api_callers(job), *fits):
+            yield Finding(at + f.path, f.severity, f.message)
         name = as_map(template).get("name")
         if name in looped:
             yield from _fixed_name_in_loop(as_map(template), at, looped[name])
