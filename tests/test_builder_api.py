@@ -28,7 +28,7 @@ def train(lr: float) -> dict[str, float]:
 
 #: Each builder, with what it takes beyond the settings they share.
 BUILDERS: dict[str, Callable[..., hv.VolcanoJob]] = {
-    "mpi": lambda **kw: hv.mpi_job(**{"image": IMAGE, "workers": 2, **kw}),
+    "mpi": lambda **kw: hv.mpi_job(**{"image": IMAGE, "workers": 2, "service_account": "mpi", **kw}),
     "pytorch": lambda **kw: hv.pytorch_job(**{"image": IMAGE, "workers": 2, **kw}),
     "tensorflow": lambda **kw: hv.tensorflow_job(**{"image": IMAGE, "workers": 2, **kw}),
     "batch": lambda **kw: hv.batch_job(**{"image": IMAGE, "replicas": 3, **kw}),

@@ -27,7 +27,9 @@ from hera_volcano.kube.expansion import escape_for_executor
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder, collect, expressions
+from hera_volcano.volcano.accounts import accountless_api_callers
 from hera_volcano.volcano.job import VolcanoJob, check, pod_template_to_dict
+from hera_volcano.volcano.rules import raise_first
 from hera_volcano.volcano.step import ArgoRetry
 
 #: An input parameter read inside an Argo expression: ``inputs.parameters.X`` (X without '-', which expr would
@@ -131,6 +133,7 @@ def job_template(
     data = _attach(job, identity.job_labels(), pod_labels, job.deadline).bound_data()
     samples = {**collect(data), **{f"inputs.parameters.{k}": v for k, v in (defaults or {}).items()}}
     check(data, samples)
+    raise_first(accountless_api_callers(data))  # a Volcano pod does not run as the Workflow's account
     manifest = dump_manifest(values.in_manifest(data))
     step = JobStep(
         name=name,

@@ -20,8 +20,8 @@ from hera_volcano.builders.settings import JobSettings, checked
 from hera_volcano.kube.images import check_image
 from hera_volcano.shared import checks
 from hera_volcano.shared.placeholders import Placeholder
-from hera_volcano.volcano.job import Plugin, VolcanoJob, VolcanoTask
-from hera_volcano.volcano.queue import queue_name
+from hera_volcano.volcano.job import Plugin, VolcanoJob, VolcanoTask, check_fits_queue
+from hera_volcano.volcano.queue import Queue, queue_name
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -90,9 +90,12 @@ def batch_job(
         # The JSON itself: the manifest's expression doubles its $ for the kubelet (hera_volcano.kube.values).
         given[FUNC_ARGS] = program.launch.args.replace("$$", "$")
     given.update({"replicas": replicas, "min-available": min_available or replicas})
-    return replace(
+    job = replace(
         job, arguments=given, deadline=shared["deadline"], start_limit=shared["start_limit"], retry=shared["retry"]
     )
+    if isinstance(shared["queue"], Queue):  # the shared shape names the queue only: check its own gang here
+        check_fits_queue(job.bound_data(), shared["queue"])
+    return job
 
 
 @functools.lru_cache(maxsize=256)

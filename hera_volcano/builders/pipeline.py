@@ -28,6 +28,7 @@ from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.findings import as_list, as_map
 from hera_volcano.shared.placeholders import Placeholder, carried, expressions, placeholders
+from hera_volcano.shared.suggestions import did_you_mean
 from hera_volcano.volcano.job import VolcanoJob, check, pod_template_to_dict
 
 if TYPE_CHECKING:
@@ -291,10 +292,13 @@ class Pipeline:
             if dep == entry.name:
                 raise ValidationError(f"{field}.after", "a job cannot run after itself")
         for key, value in entry.arguments.items():
-            if isinstance(value, StepOutput) and value.name not in self._gives(self._by_name[value.step]):
-                given = ", ".join(sorted(self._gives(self._by_name[value.step]))) or "none"
+            gives = self._gives(self._by_name[value.step]) if isinstance(value, StepOutput) else set()
+            if isinstance(value, StepOutput) and value.name not in gives:
+                hint = did_you_mean(value.name, sorted(gives))
+                given = ", ".join(sorted(gives)) or "none"
                 raise ValidationError(
-                    f"{field}.arguments.{key}", f"step {value.step!r} has no output {value.name!r} (it gives: {given})"
+                    f"{field}.arguments.{key}",
+                    f"step {value.step!r} has no output {value.name!r}{hint} (it gives: {given})",
                 )
         return deps
 

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
-from hera_volcano.client.amounts import (
+from hera_volcano.client.result import JobStatus, Result, job_status, result_of
+from hera_volcano.shared.findings import as_list, as_map
+from hera_volcano.volcano.amounts import (
     Amounts,
     add,
     first_misfit,
@@ -26,8 +28,6 @@ from hera_volcano.client.amounts import (
     resource_list,
     show,
 )
-from hera_volcano.client.result import JobStatus, Result, job_status, result_of
-from hera_volcano.shared.findings import as_list, as_map
 
 #: A resource Volcano names as short: "overused cpu" (overcommit), "insufficient cpu" (proportion, capacity),
 #: "Insufficient cpu" (the predicates, per node).

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
-from hera_volcano.client.amounts import show
 from hera_volcano.client.explain import (
     Event,
     Explanation,
@@ -17,6 +16,7 @@ from hera_volcano.client.explain import (
 )
 from hera_volcano.client.progress import job_line
 from hera_volcano.client.result import Result
+from hera_volcano.volcano.amounts import show
 
 #: The newest events shown per object (older ones repeat what these say).
 EVENTS_SHOWN = 5

@@ -264,6 +264,8 @@ class VolcanoJob:
             raise ValidationError("retry", "must be ArgoRetry(...) or VolcanoRetry(...)")
         if isinstance(self.retry, VolcanoRetry) and self.max_retry is not None:
             raise ValidationError("max_retry", "is set by retry=VolcanoRetry(max_retry=...): set it once")
+        if isinstance(self.queue, Queue) and self.queue.capability:  # where the job and its Queue meet
+            check_fits_queue(self.bound_data(), self.queue)
 
     def to_dict(self) -> dict[str, object]:
         """The Job as plain data, its ``arguments`` written in (other placeholders kept), after checking every
@@ -364,3 +366,11 @@ def check(job: Mapping[str, object], samples: Mapping[str, object] | None = None
 
     values = {**collect(job), **(samples or {})}
     raise_first(check_job(with_samples(job, values)))
+
+
+def check_fits_queue(job: Mapping[str, object], queue: Queue) -> None:
+    """Raise :class:`ValidationError` when the gang of ``job`` (plain data) cannot fit ``queue``'s capability."""
+    from hera_volcano.volcano.queue_rules import check_gang_fits
+    from hera_volcano.volcano.rules import raise_first
+
+    raise_first(check_gang_fits(job, queue.to_dict()))

@@ -22,6 +22,7 @@ from hera_volcano.kube import names
 from hera_volcano.kube.metadata import labels_and_annotations
 from hera_volcano.kube.quantities import quantity
 from hera_volcano.shared.findings import Finding, as_map, entry, error, warning
+from hera_volcano.volcano.amounts import gang_pods, gang_requests, resource_list, show
 from hera_volcano.volcano.rules import is_extended_resource
 from hera_volcano.volcano.schema import QUEUE_API_VERSION, QUEUE_KIND, check_queue_shape
 
@@ -361,3 +362,27 @@ def check_queues(queues: Sequence[Mapping[str, object]]) -> list[Finding]:
     for parent, kids in sorted(children.items()):
         findings.extend(_check_children(parent, kids, by_name))
     return findings
+
+
+# ---- a job against its queue -----------------------------------------------------------------------------------------
+
+
+def check_gang_fits(job: Mapping[str, object], queue: Mapping[str, object]) -> Iterator[Finding]:
+    """The job's gang minimum (its first ``minAvailable`` pods' requests, as the scheduler counts them) within the
+    capability of ``queue`` (the Queue the job names, as plain data), per resource the queue limits.
+
+    Volcano admits a gang only when its minimum fits what the queue may still hold: one that asks more than the whole
+    capability is never admitted, and the job waits, Pending, until its start limit."""
+    capability = resource_list(as_map(queue.get("spec")).get("capability"))
+    if not capability:
+        return
+    asked = gang_requests(job)
+    for name, ceiling in capability.items():
+        amount = asked.get(name)
+        if amount is not None and amount > ceiling:
+            yield error(
+                "spec.queue",
+                f"names queue {_name(queue)!r}, whose capability of {name} is {show(name, ceiling)}, but the gang's"
+                f" minimum ({len(gang_pods(job))} pods) asks {show(name, amount)}: Volcano never admits it, and the"
+                " job waits until its start limit; ask less, lower minAvailable, or use a larger queue",
+            )

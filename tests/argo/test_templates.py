@@ -17,6 +17,7 @@ from hera_volcano import (
     VolcanoJob,
     VolcanoTask,
     follow_logs_template,
+    job_dag,
     job_template,
     mpi_job,
 )
@@ -228,7 +229,9 @@ def test_follower_refuses_outputs_that_cannot_be_reported(outputs: Any, rule: st
 def test_follower_and_job_run_in_parallel_and_the_follower_cannot_fail_the_workflow() -> None:
     from hera_volcano.argo.follow_logs import follower_continue_on
 
-    job = mpi_job(image="volcanosh/example-mpi:0.0.3", program=Program.command(["mpi_hello_world"]))
+    job = mpi_job(
+        image="volcanosh/example-mpi:0.0.3", program=Program.command(["mpi_hello_world"]), service_account="mpi"
+    )
     with Workflow(generate_name="w-", entrypoint="main") as w:
         submit = job_template(job, name="submit", job_label="mpi")
         follow = follow_logs_template(submit)
@@ -361,3 +364,13 @@ def test_inputs_read_inside_expressions_are_declared_in_order_of_first_use() -> 
     )
     template = job_template(job, name="expressions", defaults={"max-lr": "0.1"})
     assert [(p.name, p.default) for p in template.inputs] == [("max-lr", "0.1"), ("steps", None)]
+
+
+def test_a_job_whose_mpi_master_has_no_account_is_refused_where_it_becomes_a_step() -> None:
+    """The master's wait lists pods; a Volcano pod without an account runs as the namespace's default, Forbidden."""
+    bare = mpi_job(image="x:1", program=Program.command(["a"]))
+    with pytest.raises(ValidationError, match=r"spec\.tasks\[0\]\.template\.spec\.serviceAccountName: is not set"):
+        job_template(bare, name="mpi")
+    with pytest.raises(ValidationError, match="serviceAccountName"):
+        job_dag(bare, name="mpi", outputs=["x"])
+    job_template(mpi_job(image="x:1", program=Program.command(["a"]), service_account="mpi"), name="mpi")

@@ -164,6 +164,7 @@ def test_a_workspace_is_mounted_in_every_job_pod_and_every_ordinary_step() -> No
     [
         ({"evaluate": {"loss": hv.StepOutput("nowhere", "loss")}}, "jobs[1].after", "unknown job 'nowhere'"),
         ({"evaluate": {"loss": hv.StepOutput("train", "accuracy")}}, "jobs[1].arguments.loss", "has no output"),
+        ({"evaluate": {"loss": hv.StepOutput("train", "los")}}, "jobs[1].arguments.loss", "(did you mean 'loss'?)"),
         ({"evaluate": {"typo": "x", "loss": "1"}}, "jobs[1].arguments", "has no input typo"),
         ({"evaluate": {}}, "jobs[1].arguments", "missing loss"),
         ({"evaluate": {"loss": ["a list"]}}, "jobs[1].arguments.loss", "text, a number"),

@@ -167,7 +167,8 @@ def test_composes_with_the_users_own_hera_tasks() -> None:
     with Workflow(generate_name="mine-", entrypoint="main") as w:
         prep = Container(name="prep", image="alpine:3", command=["echo", "prep"])
         publish = Container(name="publish", image="alpine:3", command=["echo", "done"])
-        mpi = job_template(mpi_job(image="volcanosh/example-mpi:0.0.3", program=Program.command(["hello"])), name="mpi")
+        job = mpi_job(image="volcanosh/example-mpi:0.0.3", program=Program.command(["hello"]), service_account="mpi")
+        mpi = job_template(job, name="mpi")
         with DAG(name="main"):
             first = prep(name="prep")
             tasks = p.add_tasks()

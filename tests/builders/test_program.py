@@ -226,6 +226,7 @@ def test_runtime_values_become_inputs_of_the_jobs_template() -> None:
             args={"lr": hv.Placeholder.input("lr", "0.1"), "steps": hv.Placeholder.input("total-steps", 10)},
         ),
         pod=hv.PodSettings(env={"TAG": hv.Placeholder.workflow_parameter("tag", "v1")}),
+        service_account="mpi",
     )
     template = hv.job_template(job, name="train", defaults={"lr": "0.2"})
     assert [(p.name, p.default) for p in template.inputs] == [("lr", "0.2"), ("total-steps", None)]

@@ -103,7 +103,10 @@ def test_a_pytorch_function_gets_every_value_byte_for_byte(tmp_path: Path, bin_d
 
 def test_an_mpi_function_gets_every_value_on_every_rank_through_mpiexec(tmp_path: Path, bin_dir: Path) -> None:
     job = hv.mpi_job(
-        image="img", program=hv.Program.function(userfuncs.echo, args={**BUILD_ARGS, **runtime_args()}), pod=pod_env()
+        image="img",
+        program=hv.Program.function(userfuncs.echo, args={**BUILD_ARGS, **runtime_args()}),
+        pod=pod_env(),
+        service_account="mpi",
     )
     manifest, inputs = manifest_of(job)
     assert set(inputs) == {"text", "count"}

@@ -6,6 +6,7 @@ import pytest
 
 from hera_volcano import (
     Pipeline,
+    PodSettings,
     Queue,
     ValidationError,
     VolcanoJob,
@@ -60,3 +61,24 @@ def test_a_queue_of_the_wrong_type_is_refused_naming_the_argument() -> None:
         VolcanoJob(name="job", tasks=[VolcanoTask("main", TEMPLATE)], queue={"name": "gpu-team"})  # type: ignore[arg-type]
     with pytest.raises(ValidationError, match="queue: must be a queue name or a Queue, not int"):
         PipelineJob("prep", batch_job(image="python:3.12", program=Program.command(["true"]), queue=3))  # type: ignore[arg-type]
+
+
+TWO_GPUS = Queue("small", capability={"nvidia.com/gpu": 2})
+
+
+def test_a_gang_asking_more_than_its_queue_s_capability_is_refused_where_the_two_meet() -> None:
+    """8 GPUs (a master and a worker of 4) into a queue of 2: Volcano never admits the gang; the job waits a day."""
+    rule = r"spec\.queue: names queue 'small', whose capability of nvidia\.com/gpu is 2, but the gang's minimum"
+    with pytest.raises(ValidationError, match=rule + r" \(2 pods\) asks 8"):
+        pytorch_job(
+            image="pytorch:2", program=Program.command(["train"]), workers=1, queue=TWO_GPUS, pod=PodSettings(gpus=4)
+        )
+    with pytest.raises(ValidationError, match=rule + r" \(4 pods\) asks 4"):
+        batch_job(image="x:1", program=Program.command(["a"]), replicas=4, queue=TWO_GPUS, pod=PodSettings(gpus=1))
+    template = {"spec": {"containers": [{"name": "m", "image": "x:1", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}
+    with pytest.raises(ValidationError, match=rule + r" \(3 pods\) asks 3"):
+        VolcanoJob(name="j", tasks=[VolcanoTask("m", template, replicas=5)], min_available=3, queue=TWO_GPUS)
+    # the gang's minimum is what must fit: two of five pods do
+    VolcanoJob(name="j", tasks=[VolcanoTask("m", template, replicas=5)], min_available=2, queue=TWO_GPUS)
+    batch_job(image="x:1", program=Program.command(["a"]), replicas=2, queue=TWO_GPUS, pod=PodSettings(gpus=1))
+    batch_job(image="x:1", program=Program.command(["a"]), replicas=4, queue="small", pod=PodSettings(gpus=1))

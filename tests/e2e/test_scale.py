@@ -88,7 +88,7 @@ def gang(kind: str, workers: int, queue: str, work: int, priority: str | None = 
     if kind == "mpi":
         return hv.mpi_job(
             image=KWOK_IMAGE, program=hv.Program.command(["true"]), workers=workers, queue=queue, pod=pod,
-            priority_class_name=priority, worker_pod=hv.PodSettings(gpus=1),
+            priority_class_name=priority, worker_pod=hv.PodSettings(gpus=1), service_account=SERVICE_ACCOUNT,
         )  # fmt: skip
     return hv.pytorch_job(
         image=KWOK_IMAGE, program=hv.Program.command(["true"]), workers=workers, queue=queue, pod=pod,

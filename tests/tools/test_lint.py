@@ -309,6 +309,7 @@ def test_active_deadline_seconds_non_negative_int_or_argo_variable_on_leaves_onl
         def edit(doc: dict[str, Any]) -> None:
             template(doc, i)["activeDeadlineSeconds"] = value
             template(doc, i)["inputs"] = {"parameters": [{"name": "deadline", "value": "60"}]}
+            spec(doc)["arguments"] = {"parameters": [{"name": "d", "value": "60"}]}
 
         return edit
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Final
 
 from hera_volcano.shared.findings import as_list, as_map
+from hera_volcano.volcano.schema import QUEUE_API_VERSION, QUEUE_KIND
 
 #: Separates the path of a resource manifest from the path of a field inside the object it holds:
 #: ``spec.templates[1].resource.manifest::spec.tasks[0].name``.
@@ -34,6 +35,8 @@ class Stored:
     kind: str
     namespace: str | None
     templates: Mapping[str, Mapping[str, object]]
+    #: Its whole spec (its arguments, and what reads them).
+    spec: Mapping[str, object] = field(default_factory=dict)
 
 
 #: Stored templates by (cluster-scoped, name); None for a name given to more than one.
@@ -52,7 +55,19 @@ def stored_templates(docs: Iterable[object]) -> dict[tuple[bool, str], Stored | 
             continue
         key = (_STORED_KINDS[kind], name)
         own = namespace if isinstance(namespace, str) and namespace else None
-        found[key] = None if key in found else Stored(kind, own, templates_by_name(as_map(doc.get("spec"))))
+        spec = as_map(doc.get("spec"))
+        found[key] = None if key in found else Stored(kind, own, templates_by_name(spec), spec)
+    return found
+
+
+def stored_queues(docs: Iterable[object]) -> dict[str, Mapping[str, object]]:
+    """The Volcano Queues among ``docs`` by name, for the jobs of the others that name them (the first of a name)."""
+    found: dict[str, Mapping[str, object]] = {}
+    for doc in docs:
+        if isinstance(doc, Mapping) and doc.get("apiVersion") == QUEUE_API_VERSION and doc.get("kind") == QUEUE_KIND:
+            name = as_map(doc.get("metadata")).get("name")
+            if isinstance(name, str) and name:
+                found.setdefault(name, doc)
     return found
 
 
@@ -66,6 +81,8 @@ class Source:
     allow_unknown: bool = False
     #: The templates of the same stream that a ``templateRef`` may call.
     stored: StoredTemplates = field(default_factory=dict)
+    #: The Volcano Queues of the same stream, by name: a job that names one must fit its capability.
+    queues: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -81,6 +98,8 @@ class Workflow:
     defaults: Mapping[str, object]
     #: The templates of the same stream that a ``templateRef`` may call.
     stored: StoredTemplates = field(default_factory=dict)
+    #: The Volcano Queues of the same stream, by name.
+    queues: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
 
     @property
     def runnable(self) -> bool:

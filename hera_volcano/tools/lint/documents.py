@@ -16,7 +16,7 @@ import yaml
 
 from hera_volcano.kube.loading import DuplicateKey, describe_error, load_all
 from hera_volcano.shared.findings import Finding, error, join
-from hera_volcano.tools.lint.context import Source, stored_templates
+from hera_volcano.tools.lint.context import Source, stored_queues, stored_templates
 from hera_volcano.tools.lint.kinds import EXPECTED, check_document, unknown
 from hera_volcano.tools.lint.locations import Locator
 from hera_volcano.tools.lint.report import LintFinding
@@ -97,9 +97,9 @@ def lint_documents(docs: Iterable[object], source: Source) -> list[Finding]:
     among them is checked against it. A document so malformed that a check trips over it (a map where a list belongs,
     nesting deep enough to exhaust the stack) is one error finding, so one bad file never stops a run over many."""
     docs = list(docs)
-    stored = stored_templates(docs)
-    if stored:
-        source = replace(source, stored=stored)
+    stored, queues = stored_templates(docs), stored_queues(docs)
+    if stored or queues:
+        source = replace(source, stored=stored, queues=queues)
     found: list[Finding] = []
     for i, doc in enumerate(docs):
         try:

@@ -14,7 +14,7 @@ from pathlib import PurePath
 from typing import Final
 
 from hera_volcano.argo.limits import WORKFLOW_KINDS
-from hera_volcano.shared.findings import Finding, error, warning
+from hera_volcano.shared.findings import Finding, as_map, error, warning
 from hera_volcano.shared.suggestions import closest
 from hera_volcano.tools.lint import kustomizations
 from hera_volcano.tools.lint.commands import check_job_commands
@@ -22,7 +22,7 @@ from hera_volcano.tools.lint.context import Source
 from hera_volcano.tools.lint.jobs import misplaced_volcano_job
 from hera_volcano.tools.lint.workflows import check_workflow
 from hera_volcano.volcano import schema
-from hera_volcano.volcano.queue_rules import check_queue
+from hera_volcano.volcano.queue_rules import check_gang_fits, check_queue
 from hera_volcano.volcano.rules import check_job
 
 Checker = Callable[[Mapping[str, object], Source], Iterable[Finding]]
@@ -39,7 +39,8 @@ class Kind:
 
 
 def _volcano_job(doc: Mapping[str, object], source: Source) -> list[Finding]:
-    return [*check_job(doc), *check_job_commands(doc)]
+    queue = source.queues.get(str(as_map(doc.get("spec")).get("queue")))
+    return [*check_job(doc), *check_job_commands(doc), *(() if queue is None else check_gang_fits(doc, queue))]
 
 
 def _volcano_queue(doc: Mapping[str, object], source: Source) -> list[Finding]:

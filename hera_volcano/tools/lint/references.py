@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Final
 
 from hera_volcano.shared.findings import Finding, as_list, as_map, entry, error
 from hera_volcano.tools.lint.context import Workflow
 
 _WORKFLOW_PARAMETER: Final = re.compile(r"\{\{\s*workflow\.parameters\.([^{}\s]+?)\s*\}\}")
+#: An Argo expression, and a workflow parameter read in one (``workflow.parameters.x`` or ``['x']``).
+_EXPRESSION: Final = re.compile(r"\{\{=(.*?)\}\}", re.DOTALL)
+_IN_EXPRESSION: Final = re.compile(r"\bworkflow\.parameters(?:\.([a-zA-Z_][a-zA-Z0-9_]*)|\[['\"]([^'\"]+)['\"]\])")
 _INPUT_PARAMETER: Final = re.compile(r"\{\{\s*inputs\.parameters\.([^{}\s]+?)\s*\}\}")
 
 
@@ -19,21 +22,52 @@ def _declared(holder: object) -> set[str]:
     return {str(p["name"]) for p in as_list(as_map(holder).get("parameters")) if isinstance(p, Mapping) and "name" in p}
 
 
-def check_workflow_parameters(wf: Workflow) -> Iterator[Finding]:
-    """``{{workflow.parameters.X}}`` anywhere in a Workflow must name a declared argument (templates are exempt)."""
+def _workflow_parameters(text: str) -> list[str]:
+    """The workflow parameters a string reads: in ``{{workflow.parameters.X}}`` and in expressions ``{{=...}}``."""
+    found = _WORKFLOW_PARAMETER.findall(text)
+    for expression in _EXPRESSION.findall(text):
+        found += [a or b for a, b in _IN_EXPRESSION.findall(expression)]
+    return found
+
+
+def _undeclared(spec: Mapping[str, object], path: str, declared: set[str]) -> Iterator[tuple[str, str]]:
+    """``(path, name)`` of each workflow parameter ``spec`` reads that is not in ``declared``."""
     # One C-speed serialisation tells whether the walk is needed at all.
-    if "workflow.parameters." not in json.dumps(wf.spec, default=str):
+    if "workflow.parameters" not in json.dumps(spec, default=str):
         return
-    declared = _declared(wf.spec.get("arguments"))
     if declared:
-        declared.add("json")  # Argo's {{workflow.parameters.json}}: all of them as one JSON object
-    for at, name in _references(wf.spec, wf.spec_path, "workflow.parameters.", _WORKFLOW_PARAMETER):
-        if name not in declared:
+        declared = {*declared, "json"}  # Argo's {{workflow.parameters.json}}: all of them as one JSON object
+    yield from (
+        (at, n) for at, n in references(spec, path, "workflow.parameters", _workflow_parameters) if n not in declared
+    )
+
+
+def check_workflow_parameters(wf: Workflow) -> Iterator[Finding]:
+    """A workflow parameter read anywhere in a Workflow must be a declared argument: Argo refuses the Workflow
+    ("failed to resolve"), or for an expression fails the step when it runs. A WorkflowTemplate's may come from the
+    Workflow that runs it (``workflowTemplateRef`` and its arguments, ``argo submit --from ... -p``): judged with
+    that Workflow when both are linted together."""
+    ref = as_map(wf.spec.get("workflowTemplateRef"))
+    if not wf.runnable:
+        return
+    if not ref:
+        for at, name in _undeclared(wf.spec, wf.spec_path, _declared(wf.spec.get("arguments"))):
             yield error(
                 at,
                 f"{{{{workflow.parameters.{name}}}}} is not declared in {wf.spec_path}.arguments.parameters:"
                 f" Argo fails to resolve it in a {wf.kind}",
             )
+        return
+    stored = wf.stored.get((ref.get("clusterScope") is True, str(ref.get("name"))))
+    if stored is None:
+        return  # the template is elsewhere: not judged
+    declared = _declared(wf.spec.get("arguments")) | _declared(stored.spec.get("arguments"))
+    for at, name in _undeclared(stored.spec, "spec", declared):
+        yield error(
+            f"{wf.spec_path}.workflowTemplateRef",
+            f"runs {stored.kind} {ref.get('name')!r}, whose {at} reads {{{{workflow.parameters.{name}}}}}, but"
+            f" neither it nor this {wf.kind} declares it in arguments.parameters: Argo fails to resolve it",
+        )
 
 
 def check_input_references(template: Mapping[str, object], path: str) -> Iterator[Finding]:
@@ -41,7 +75,7 @@ def check_input_references(template: Mapping[str, object], path: str) -> Iterato
     if "inputs.parameters." not in json.dumps(template, default=str):
         return
     declared = _declared(template.get("inputs"))
-    for at, name in _references(template, path, "inputs.parameters.", _INPUT_PARAMETER):
+    for at, name in references(template, path, "inputs.parameters.", _INPUT_PARAMETER.findall):
         if name not in declared:
             yield error(
                 at,
@@ -50,18 +84,18 @@ def check_input_references(template: Mapping[str, object], path: str) -> Iterato
             )
 
 
-def _references(node: object, path: str, needle: str, pattern: re.Pattern[str]) -> Iterator[tuple[str, str]]:
-    """``(path, name)`` of each distinct reference ``pattern`` finds in a string of ``node``.
+def references(node: object, path: str, needle: str, find: Callable[[str], list[str]]) -> Iterator[tuple[str, str]]:
+    """``(path, name)`` of each distinct reference ``find`` finds in a string of ``node`` that holds ``needle``.
 
     Inline templates are skipped: they have inputs of their own.
     """
     if isinstance(node, str):
         if needle in node:
-            yield from ((path, name) for name in dict.fromkeys(pattern.findall(node)))
+            yield from ((path, name) for name in dict.fromkeys(find(node)))
     elif isinstance(node, Mapping):
         for key, value in node.items():
             if key != "inline":
-                yield from _references(value, entry(path, key), needle, pattern)
+                yield from references(value, entry(path, key), needle, find)
     elif isinstance(node, list):
         for i, value in enumerate(node):
-            yield from _references(value, f"{path}[{i}]", needle, pattern)
+            yield from references(value, f"{path}[{i}]", needle, find)

@@ -24,6 +24,8 @@ from hera_volcano.tools.lint.context import Source, Workflow, templates_by_name
 from hera_volcano.tools.lint.dags import check_dag
 from hera_volcano.tools.lint.fields import check_fields
 from hera_volcano.tools.lint.followers import check_followers
+from hera_volcano.tools.lint.job_steps import check_job_steps
+from hera_volcano.tools.lint.outputs import check_output_references
 from hera_volcano.tools.lint.references import check_input_references, check_workflow_parameters
 from hera_volcano.tools.lint.resources import check_resource
 from hera_volcano.tools.lint.sizes import check_size
@@ -75,7 +77,7 @@ def _lint_workflow(doc: Mapping[str, object], kind: str, source: Source) -> Iter
         yield error(spec_path, "is required: a mapping")
         return
     defaults = as_map(spec.get("templateDefaults"))
-    wf = Workflow(kind, metadata, spec, spec_path, templates_by_name(spec), defaults, source.stored)
+    wf = Workflow(kind, metadata, spec, spec_path, templates_by_name(spec), defaults, source.stored, source.queues)
     yield from _check_entrypoint(wf)
     yield from _check_templates(wf)
     yield from check_followers(wf)
@@ -85,8 +87,7 @@ def _lint_workflow(doc: Mapping[str, object], kind: str, source: Source) -> Iter
         arguments = spec.get("arguments")
         values: Values = "submitted" if wf.runnable else "optional"
         yield from check_parameters(arguments, f"{spec_path}.arguments", values=values)
-        if wf.runnable:
-            yield from check_workflow_parameters(wf)
+    yield from check_workflow_parameters(wf)
 
 
 def _check_metadata(metadata: Mapping[str, object], max_length: int, kind: str) -> Iterator[Finding]:
@@ -162,6 +163,9 @@ def _check_templates(wf: Workflow) -> Iterator[Finding]:
         yield from _check_template(template, at, wf, manifests.get(i))
         yield from check_parameters(template.get("inputs"), f"{at}.inputs", values=None)
         yield from check_input_references(template, at)
+        if template.get("dag") is not None or template.get("steps") is not None:
+            yield from check_output_references(template, at, wf)
+    yield from check_job_steps(wf, manifests)
 
 
 def _check_template(template: Mapping[str, object], path: str, wf: Workflow, manifest: str | None) -> Iterator[Finding]:

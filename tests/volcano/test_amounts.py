@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from hera_volcano.client import amounts
+from hera_volcano.volcano import amounts
 from tests.client.recorded import items
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
-from typing import Any
 
 from hera_volcano.kube.quantities import quantity
 from hera_volcano.shared.findings import as_list, as_map
@@ -44,13 +43,13 @@ def largest(lists: Iterable[Mapping[str, Fraction]]) -> Amounts:
     return most
 
 
-def _container_requests(container: Mapping[str, Any]) -> Amounts:
+def _container_requests(container: Mapping[str, object]) -> Amounts:
     """A container's requests; a resource with only a limit requests the limit, as the API server defaults it."""
     resources = as_map(container.get("resources"))
     return {**resource_list(resources.get("limits")), **resource_list(resources.get("requests"))}
 
 
-def pod_requests(spec: Mapping[str, Any]) -> Amounts:
+def pod_requests(spec: Mapping[str, object]) -> Amounts:
     """What a pod of this spec asks the scheduler for: per resource, its containers' sum or its largest init
     container, whichever is more (init containers run one at a time, before the others), plus ``pods: 1``."""
     containers = add(*(_container_requests(as_map(c)) for c in as_list(spec.get("containers"))))
@@ -66,7 +65,7 @@ def _count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def gang_pods(job: Mapping[str, Any]) -> list[tuple[str, Amounts]]:
+def gang_pods(job: Mapping[str, object]) -> list[tuple[str, Amounts]]:
     """(task, requests) of the pods a Volcano Job's gang needs at once: its first ``minAvailable`` pods, task by task
     in order (Volcano orders tasks by priority class first, which this leaves out)."""
     spec = as_map(job.get("spec"))
@@ -81,7 +80,7 @@ def gang_pods(job: Mapping[str, Any]) -> list[tuple[str, Amounts]]:
     return pods
 
 
-def gang_requests(job: Mapping[str, Any]) -> Amounts:
+def gang_requests(job: Mapping[str, object]) -> Amounts:
     """What a Volcano Job's gang asks for before Volcano writes its PodGroup's ``minResources``."""
     return add(*(requests for _, requests in gang_pods(job)))
 

@@ -1,0 +1,58 @@
+"""References to the outputs of a DAG's tasks and a steps template's steps: ``{{tasks.NAME.outputs.parameters.X}}``
+must name an output parameter that NAME's template declares, or Argo fails to resolve it (a misspelt ``los`` for
+``loss``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Final
+
+from hera_volcano.shared.findings import Finding, as_list, as_map, error
+from hera_volcano.shared.suggestions import did_you_mean
+from hera_volcano.tools.lint.context import Workflow
+from hera_volcano.tools.lint.references import references
+
+_OUTPUT: Final = re.compile(r"\{\{\s*((?:tasks|steps)\.[^.{}\s]+\.outputs\.parameters\.[^{}\s]+?)\s*\}\}")
+
+
+def _calls(template: Mapping[str, object]) -> tuple[str, list[Mapping[str, object]]]:
+    """``("tasks", its DAG's tasks)`` or ``("steps", its steps)``."""
+    if template.get("dag") is not None:
+        return "tasks", [as_map(t) for t in as_list(as_map(template.get("dag")).get("tasks"))]
+    return "steps", [as_map(s) for group in as_list(template.get("steps")) for s in as_list(group)]
+
+
+def _declared_outputs(call: Mapping[str, object], wf: Workflow) -> list[str] | None:
+    """The output parameters the template ``call`` runs declares; None when lint cannot see that template."""
+    name = call.get("template")
+    ref = as_map(call.get("templateRef"))
+    if isinstance(name, str):
+        called = wf.templates.get(name)
+    elif isinstance(ref.get("name"), str) and isinstance(ref.get("template"), str):
+        stored = wf.stored.get((ref.get("clusterScope") is True, str(ref["name"])))
+        called = None if stored is None else stored.templates.get(str(ref["template"]))
+    else:
+        called = as_map(call.get("inline")) or None
+    if called is None:
+        return None
+    parameters = [as_map(p) for p in as_list(as_map(called.get("outputs")).get("parameters"))]
+    return [str(p["name"]) for p in parameters if "name" in p]
+
+
+def check_output_references(template: Mapping[str, object], path: str, wf: Workflow) -> Iterator[Finding]:
+    """Each ``{{tasks|steps.NAME.outputs.parameters.X}}`` in a DAG or steps template whose NAME is one of its tasks
+    or steps must name an output parameter of NAME's template."""
+    kind, calls = _calls(template)
+    outputs = {c["name"]: _declared_outputs(c, wf) for c in calls if isinstance(c.get("name"), str)}
+    for at, reference in references(template, path, ".outputs.parameters.", _OUTPUT.findall):
+        prefix, task, _, _, parameter = reference.split(".", 4)
+        declared = outputs.get(task)
+        if prefix != kind or declared is None or parameter in declared:
+            continue
+        given = ", ".join(sorted(declared)) or "none"
+        yield error(
+            at,
+            f"{{{{{reference}}}}}: {kind[:-1]} {task!r} has no output parameter {parameter!r}"
+            f"{did_you_mean(parameter, declared)} (its template declares: {given}); Argo fails to resolve it",
+        )
