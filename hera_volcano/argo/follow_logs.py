@@ -93,8 +93,6 @@ def follow_logs_template(
         outputs=tuple(report_names.check_names("outputs", outputs)),
         quiet=quiet,
     )
-    prefix = "inputs.parameters."
-    inputs = [Parameter(name=e.removeprefix(prefix)) for e in expressions(settings.jobs) if e.startswith(prefix)]
     return Container(
         name=name,
         image=follower_image,
@@ -104,7 +102,7 @@ def follow_logs_template(
         env=_env(settings),
         volumes=[ConfigMapVolume(name=program.config_map_name(), mount_path=program.MOUNT_DIR, optional=True)],
         service_account_name=service_account,
-        inputs=inputs or None,
+        inputs=_inputs(settings.jobs) or None,
         outputs=[
             # An empty default: when the job fails there is nothing to collect, and the job's step says why.
             Parameter(name=output, value_from=ValueFrom(path=f"{settings.output_dir}/{output}", default=""))
@@ -112,6 +110,12 @@ def follow_logs_template(
         ]
         or None,
     )
+
+
+def _inputs(selector: str) -> list[Parameter]:
+    """The inputs a parametrised job label reads (the job step's own, passed on by the caller)."""
+    prefix = "inputs.parameters."
+    return [Parameter(name=e.removeprefix(prefix)) for e in expressions(selector) if e.startswith(prefix)]
 
 
 def _followed(job_step: object, quiet: object, outputs: Sequence[str]) -> Followed:
