@@ -89,7 +89,7 @@ def test_a_plain_batch_command_is_still_the_job_s_argument() -> None:
 
 @pytest.mark.parametrize("text", HOSTILE)
 def test_a_placeholder_in_an_mpi_command_reaches_mpiexec_exactly(text: str, tmp_path: Path) -> None:
-    job = hv.mpi_job(image="img", program=command("prog", LR))
+    job = hv.mpi_job(image="img", program=command("prog", LR), service_account="mpi")
     argv = argv_of(job, "mpimaster", {"inputs.parameters.lr": text})
     script = argv[2].rstrip("\n").splitlines()[-1]
     # mpiexec stands in as a program printing its arguments, one NUL-terminated each: the script passes "$@" on.

@@ -13,11 +13,12 @@ from hera_volcano.argo.follow_logs import follow_logs_template
 from hera_volcano.pods import program
 from hera_volcano.tools.program import program_for
 from tests.builders import userfuncs
+from tests.job_steps import job_step
 from tests.tools.test_rbac import resource, resource_of, wf
 
 
 def test_each_namespace_whose_followers_mount_the_program_gets_its_config_map() -> None:
-    follower = resource_of(follow_logs_template(name="f", job_label="train"))
+    follower = resource_of(follow_logs_template(job_step("train"), name="f"))
     other = {**wf([follower]), "metadata": {"name": "v", "namespace": "team-b"}}
     assert program_for(wf([follower]), other) == [program.config_map("ns"), program.config_map("team-b")]
     assert program_for(wf([follower]), namespace="ml") == [program.config_map("ml")], "namespace= overrides"
@@ -25,7 +26,7 @@ def test_each_namespace_whose_followers_mount_the_program_gets_its_config_map() 
 
 
 def test_a_pod_mounting_another_versions_program_is_refused() -> None:
-    follower = resource_of(follow_logs_template(name="f", job_label="train"))
+    follower = resource_of(follow_logs_template(job_step("train"), name="f"))
     older = {**follower, "volumes": [{"name": "p", "configMap": {"name": "hera-volcano-follower-000000000000"}}]}
     with pytest.raises(ValidationError, match=r"w/f\.volumes: mounts the pods' program hera-volcano-follower-0+,"):
         program_for(wf([older]))
