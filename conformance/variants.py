@@ -103,7 +103,12 @@ def composed(out: Path) -> None:
     with Workflow(generate_name="composed-", namespace="argo", entrypoint="main", service_account_name="argo") as w:
         prep = Container(name="prep", image="alpine:3", command=["echo", "prep"])
         mpi = job_template(
-            mpi_job(image="volcanosh/example-mpi:0.0.3", program=Program.command(["mpi_hello_world"])), name="mpi"
+            mpi_job(
+                image="volcanosh/example-mpi:0.0.3",
+                program=Program.command(["mpi_hello_world"]),
+                service_account="argo",
+            ),
+            name="mpi",
         )
         with DAG(name="main"):
             first = prep(name="prep")
@@ -165,6 +170,7 @@ def framework_variants(out: Path) -> None:
             program=Program.command(["mpi_hello_world"]),
             pod=SETTINGS,
             worker_pod=PodSettings(gpus=2),
+            service_account="argo",
         ),
     }
     for name, job in jobs.items():
