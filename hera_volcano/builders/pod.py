@@ -123,7 +123,14 @@ def _path(field_name: str, value: object, *, absolute: bool) -> str:
 @dataclass(frozen=True)
 class PodVolume:
     """A volume of the pod and where its container mounts it: ``source`` is one Kubernetes volume source, e.g.
-    ``{"emptyDir": {}}`` (or use :meth:`empty_dir`, :meth:`config_map`, :meth:`secret`, :meth:`claim`)."""
+    ``{"emptyDir": {}}`` (or use :meth:`empty_dir`, :meth:`config_map`, :meth:`secret`, :meth:`claim`).
+
+    :param name: the volume's name in the pod (a DNS-1123 label).
+    :param mount_path: where the main container sees it, an absolute path.
+    :param source: one Kubernetes volume source.
+    :param read_only: mount it read-only.
+    :param sub_path: mount only this relative path inside the volume.
+    """
 
     name: str
     mount_path: str
@@ -147,7 +154,14 @@ class PodVolume:
     def empty_dir(
         cls, name: str, mount_path: str, *, size_limit: Quantity | None = None, memory: bool = False
     ) -> PodVolume:
-        """Scratch space that lives as long as the pod (``memory``: a tmpfs, counted against the memory limit)."""
+        """Scratch space that lives as long as the pod (``memory``: a tmpfs, counted against the memory limit).
+
+        :param name: the volume's name in the pod.
+        :param mount_path: where the main container sees it.
+        :param size_limit: the most it may hold (a Kubernetes quantity such as ``"10Gi"``); past it the pod is
+            evicted.
+        :param memory: keep it in memory (a tmpfs) rather than on the node's disk.
+        """
         source: dict[str, Any] = {}
         if memory:
             source["medium"] = "Memory"
@@ -157,19 +171,35 @@ class PodVolume:
 
     @classmethod
     def config_map(cls, name: str, mount_path: str, *, config_map: str | None = None) -> PodVolume:
-        """The keys of a ConfigMap (default: the one named ``name``) as files, read-only."""
+        """The keys of a ConfigMap (default: the one named ``name``) as files, read-only.
+
+        :param name: the volume's name in the pod.
+        :param mount_path: the folder where each key is a file.
+        :param config_map: the ConfigMap's name, when it is not ``name``.
+        """
         names.check(f"volumes[{name}].config_map", config_map or name, names.dns1123_subdomain)
         return cls(name, mount_path, {"configMap": {"name": config_map or name}}, read_only=True)
 
     @classmethod
     def secret(cls, name: str, mount_path: str, *, secret: str | None = None) -> PodVolume:
-        """The keys of a Secret (default: the one named ``name``) as files, read-only."""
+        """The keys of a Secret (default: the one named ``name``) as files, read-only.
+
+        :param name: the volume's name in the pod.
+        :param mount_path: the folder where each key is a file.
+        :param secret: the Secret's name, when it is not ``name``.
+        """
         names.check(f"volumes[{name}].secret", secret or name, names.dns1123_subdomain)
         return cls(name, mount_path, {"secret": {"secretName": secret or name}}, read_only=True)
 
     @classmethod
     def claim(cls, name: str, mount_path: str, *, claim: str, read_only: bool = False) -> PodVolume:
-        """An existing PersistentVolumeClaim: shared datasets, checkpoints."""
+        """An existing PersistentVolumeClaim: shared datasets, checkpoints.
+
+        :param name: the volume's name in the pod.
+        :param mount_path: where the main container sees it.
+        :param claim: the PersistentVolumeClaim's name.
+        :param read_only: mount it read-only (a dataset no pod should change).
+        """
         names.check(f"volumes[{name}].claim", claim, names.dns1123_subdomain)
         return cls(name, mount_path, {"persistentVolumeClaim": {"claimName": claim}}, read_only=read_only)
 
@@ -191,6 +221,13 @@ class Toleration:
 
     Without ``key`` (and with operator ``Exists``) it tolerates every taint; ``seconds`` bounds how long a pod stays
     on a node that gets a ``NoExecute`` taint.
+
+    :param key: the taint's key (None: every taint, with operator ``Exists``).
+    :param operator: ``Equal`` (the taint's value must be ``value``) or ``Exists`` (any value).
+    :param value: the taint's value, for ``Equal``.
+    :param effect: the taint's effect it tolerates (``NoSchedule``, ``PreferNoSchedule``, ``NoExecute``; None:
+        any).
+    :param seconds: how long a pod stays on a node that gets a ``NoExecute`` taint (default: for ever).
     """
 
     key: str | None = None
@@ -248,6 +285,22 @@ class PodSettings:
 
     Settings compare equal (and hash alike) when they render the same, so jobs of a pipeline that share them share
     one template.
+
+    :param cpu: the main container's CPU request (``"4"``, ``"500m"``).
+    :param memory: its memory request (``"16Gi"``).
+    :param cpu_limit: its CPU limit.
+    :param memory_limit: its memory limit.
+    :param gpus: whole ``nvidia.com/gpu`` devices for it.
+    :param extended_resources: other devices, by resource name (``{"rdma/ib": 1}``).
+    :param env: its environment variables, by name.
+    :param volumes: volumes of the pod, each mounted in the main container.
+    :param image_pull_secrets: the Secrets that let the pod pull a private image.
+    :param node_selector: node labels the pod's node must have.
+    :param tolerations: the node taints the pod tolerates.
+    :param affinity: the pod's Kubernetes affinity (``nodeAffinity``, ``podAffinity``, ``podAntiAffinity``).
+    :param labels: labels of the pods (not those job_template or Volcano set).
+    :param annotations: annotations of the pods.
+    :param patch: merged last into the pod template, for anything else.
     """
 
     cpu: Quantity | None = None

@@ -111,6 +111,10 @@ class Program:
     - ``Program.module("pkg.train", args=...)``: a module in the image, run as ``python -m``.
 
     A function, script or module runs under ``python3`` (PyTorch: under ``torchrun``; MPI: under ``mpiexec``).
+
+    :param argv: a command line's elements (set by :meth:`command`).
+    :param launch: what the pods' launcher runs: a function, script or module and its arguments (set by
+        :meth:`function`, :meth:`script`, :meth:`module`).
     """
 
     argv: tuple[str | Placeholder, ...] | None = None
@@ -128,7 +132,10 @@ class Program:
         (``Placeholder.input``, ``Placeholder.workflow_parameter``) is a whole element, or a tag inside one
         (``f"--lr={lr}"``), and reaches the process exactly, byte for byte (:func:`_argument`); no other Argo
         expression is taken (Argo would substitute it), and no shell script may read a run-time value
-        (:func:`check_shell`)."""
+        (:func:`check_shell`).
+
+        :param argv: the program and its arguments (``["python3", "train.py", "--epochs=3"]``).
+        """
         if isinstance(argv, str | bytes) or not isinstance(argv, Sequence):
             raise ValidationError("command", "must be a list of strings and placeholders")
         if not argv:
@@ -140,7 +147,11 @@ class Program:
     @classmethod
     def function(cls, func: Callable[..., object], args: Mapping[str, object] | None = None) -> Program:
         """``func(**args)`` on every rank: a function defined with ``def`` at a module's top level, whose source
-        travels alone (imports go inside it)."""
+        travels alone (imports go inside it).
+
+        :param func: the function to call.
+        :param args: its keyword arguments: JSON values, or placeholders for values known when the step runs.
+        """
         if not isinstance(func, types.FunctionType):
             raise ValidationError(
                 "func", f"must be a function defined with def at a module's top level, not {type(func).__name__}"
@@ -152,14 +163,22 @@ class Program:
 
     @classmethod
     def script(cls, path: str | os.PathLike[str], args: Mapping[str, object] | None = None) -> Program:
-        """A Python file, read now and inlined into the pods."""
+        """A Python file, read now and inlined into the pods.
+
+        :param path: the file, on the machine that builds the workflow.
+        :param args: values the script reads as JSON from ``LaunchSettings.ARGS`` (JSON values or placeholders).
+        """
         known, runtime = _arguments(args)
         run, source = _script(path)
         return cls(launch=_launch("script", run, source, known, runtime))
 
     @classmethod
     def module(cls, name: str, args: Mapping[str, object] | None = None) -> Program:
-        """A module in the image (``pkg.train``), run as ``__main__``."""
+        """A module in the image (``pkg.train``), run as ``__main__``.
+
+        :param name: the module's dotted name, importable in the image.
+        :param args: values the module reads as JSON from ``LaunchSettings.ARGS`` (JSON values or placeholders).
+        """
         if not isinstance(name, str) or not _MODULE.fullmatch(name) or _has_keyword(name):
             raise ValidationError("module", "must be a module name such as pkg.train (identifiers joined by '.')")
         known, runtime = _arguments(args)

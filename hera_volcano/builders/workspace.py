@@ -31,11 +31,18 @@ class Workspace:
         self.pod_volume()  # checks the claim, the path and the name as a PodVolume does
 
     def pod_volume(self, *, read_only: bool = False) -> PodVolume:
-        """The workspace as a job pod's volume and mount."""
+        """The workspace as a job pod's volume and mount.
+
+        :param read_only: mount it read-only (a job that only reads what a prep step wrote).
+        """
         return PodVolume.claim(self.name, self.path, claim=self.claim, read_only=read_only)
 
     def add_to(self, settings: PodSettings | None = None, *, read_only: bool = False) -> PodSettings:
-        """``settings`` (for all of a job's pods) with the workspace among their volumes."""
+        """``settings`` (for all of a job's pods) with the workspace among their volumes.
+
+        :param settings: the pod settings to add it to (default: none but the workspace).
+        :param read_only: mount it read-only (a job that only reads what a prep step wrote).
+        """
         settings = settings or PodSettings()
         if not isinstance(settings, PodSettings):
             raise ValidationError("settings", f"must be PodSettings(...), not {type(settings).__name__}")
@@ -49,7 +56,10 @@ class Workspace:
 
     def hera_volume(self, *, read_only: bool = False) -> ExistingVolume:
         """The workspace for an ordinary step: ``Container(..., volumes=[workspace.hera_volume()])`` declares the
-        volume on the step's template and mounts it in its container."""
+        volume on the step's template and mounts it in its container.
+
+        :param read_only: mount it read-only (a step that only reads).
+        """
         from hera.workflows import ExistingVolume
 
         return ExistingVolume(name=self.name, claim_name=self.claim, mount_path=self.path, read_only=read_only or None)

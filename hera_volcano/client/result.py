@@ -52,7 +52,15 @@ class JobStatus:
 @dataclass(frozen=True)
 class Result:
     """A run as it stands: the Workflow's phase and message, its steps by display name (in the order they started),
-    and its Volcano Jobs (oldest first)."""
+    and its Volcano Jobs (oldest first).
+
+    :param name: the Workflow's name.
+    :param namespace: its namespace.
+    :param phase: its phase (``Pending``, ``Running``, ``Succeeded``, ``Failed``, ``Error``).
+    :param message: Argo's message, why it failed for instance (empty if none).
+    :param steps: each step that does work (a ``StepStatus``), by display name, in the order they started.
+    :param jobs: each Volcano Job of the run (a ``JobStatus``, deleted ones as last seen), oldest first.
+    """
 
     name: str
     namespace: str

@@ -47,7 +47,13 @@ from hera_volcano.shared.findings import as_map
 
 @dataclass(frozen=True)
 class Cron:
-    """A CronWorkflow as the API server stored it: its name, namespace and schedules, and the whole ``manifest``."""
+    """A CronWorkflow as the API server stored it: its name, namespace and schedules, and the whole ``manifest``.
+
+    :param name: the CronWorkflow's name.
+    :param namespace: the namespace it lives in.
+    :param schedules: its cron schedules (``spec.schedules``, or the single ``spec.schedule``).
+    :param manifest: the whole object as the API server returned it.
+    """
 
     name: str
     namespace: str
@@ -56,6 +62,10 @@ class Cron:
 
     @classmethod
     def of(cls, stored: Mapping[str, object]) -> Cron:
+        """The :class:`Cron` of a CronWorkflow read from or created on the cluster.
+
+        :param stored: the CronWorkflow as the API server returned it.
+        """
         meta, spec = as_map(stored.get("metadata")), as_map(stored.get("spec"))
         schedules = spec.get("schedules") or ([spec["schedule"]] if spec.get("schedule") else [])
         return cls(str(meta.get("name") or ""), str(meta.get("namespace") or ""), tuple(map(str, schedules)), stored)
@@ -64,7 +74,14 @@ class Cron:
 @dataclass(frozen=True)
 class RunSummary:
     """A Workflow as a listing shows it: name, phase (Pending before Argo gives one), message, and when it was
-    created and finished (RFC 3339; empty while it runs). ``Client.get(name)`` gives its :class:`Run`."""
+    created and finished (RFC 3339; empty while it runs). ``Client.get(name)`` gives its :class:`Run`.
+
+    :param name: the Workflow's name.
+    :param phase: its phase (``Pending`` before Argo gives one).
+    :param message: Argo's message, why it failed for instance (empty if none).
+    :param created: when it was created (RFC 3339).
+    :param finished: when it finished (RFC 3339; empty while it runs).
+    """
 
     name: str
     phase: str
@@ -74,6 +91,10 @@ class RunSummary:
 
     @classmethod
     def of(cls, workflow: object) -> RunSummary:
+        """The summary of a Workflow read from the cluster.
+
+        :param workflow: the Workflow as the API server returned it (a dict).
+        """
         meta, status = as_map(as_map(workflow).get("metadata")), as_map(as_map(workflow).get("status"))
         return cls(
             name=str(meta.get("name") or ""),
@@ -127,7 +148,10 @@ class Client:
 
     def submit(self, workflow: object) -> Run:
         """Create a Workflow: a Hera ``Workflow``, a dict, or YAML text holding exactly one Workflow. It goes to its
-        own namespace, else the client's. Returns the :class:`Run` with the name the API server gave it."""
+        own namespace, else the client's. Returns the :class:`Run` with the name the API server gave it.
+
+        :param workflow: the Workflow to create (a Hera ``Workflow``, a dict, or YAML text).
+        """
         body = submission.workflow_body(workflow)
         namespace = submission.in_namespace(body, self.namespace, self._explicit)
         body.setdefault("metadata", {})["namespace"] = namespace
@@ -136,7 +160,11 @@ class Client:
     def submit_from(self, template: str, parameters: Mapping[str, object] | None = None) -> Run:
         """Run the WorkflowTemplate ``template`` of the client's namespace, as
         ``argo submit --from workflowtemplate/TEMPLATE -p KEY=VALUE`` does; a parameter the template does not
-        declare is a ValidationError (Argo would run without it)."""
+        declare is a ValidationError (Argo would run without it).
+
+        :param template: the WorkflowTemplate's name.
+        :param parameters: values of the template's arguments, by name (default: the template's own values).
+        """
         body = submission.from_template(template, parameters or {}, self.namespace)
         found = retrying(lambda: self._api.get(WORKFLOW_TEMPLATES, self.namespace, template), self._patience)
         submission.check_parameters(found, parameters or {})
@@ -146,7 +174,10 @@ class Client:
     def create_cron(self, cron: object) -> Cron:
         """Create a CronWorkflow (a Hera ``CronWorkflow``, a dict, or YAML text holding exactly one), in its own
         namespace, else the client's, as ``argo cron create`` does. It runs on its schedule;
-        :meth:`submit_from_cron` runs it once now."""
+        :meth:`submit_from_cron` runs it once now.
+
+        :param cron: the CronWorkflow to create (a Hera ``CronWorkflow``, a dict, or YAML text).
+        """
         body = submission.workflow_body(cron, ("CronWorkflow",))
         namespace = submission.in_namespace(body, self.namespace, self._explicit)
         body.setdefault("metadata", {})["namespace"] = namespace
@@ -154,7 +185,11 @@ class Client:
 
     def preview_from_cron(self, cron: str, parameters: Mapping[str, object] | None = None) -> dict[str, Any]:
         """The Workflow :meth:`submit_from_cron` would create for CronWorkflow ``cron`` of the client's namespace
-        (read from the cluster; nothing is created), as a manifest."""
+        (read from the cluster; nothing is created), as a manifest.
+
+        :param cron: the CronWorkflow's name.
+        :param parameters: values of its workflow's arguments, by name (default: the CronWorkflow's own values).
+        """
         names.check("cronworkflow", cron, names.dns1123_subdomain)
         found = retrying(lambda: self._api.get(CRON_WORKFLOWS, self.namespace, cron), self._patience)
         body = submission.from_cron(found, parameters or {}, datetime.now(timezone.utc))
@@ -164,7 +199,11 @@ class Client:
     def submit_from_cron(self, cron: str, parameters: Mapping[str, object] | None = None) -> Run:
         """Run the CronWorkflow ``cron`` of the client's namespace once now, as
         ``argo submit --from cronwf/CRON -p KEY=VALUE`` does: a Workflow of its ``workflowSpec`` named
-        ``CRON-xxxxx`` (:func:`~hera_volcano.client.submission.from_cron`); its schedule is left as it was."""
+        ``CRON-xxxxx`` (:func:`~hera_volcano.client.submission.from_cron`); its schedule is left as it was.
+
+        :param cron: the CronWorkflow's name.
+        :param parameters: values of its workflow's arguments, by name (default: the CronWorkflow's own values).
+        """
         return self._create(self.preview_from_cron(cron, parameters), self.namespace)
 
     def _check_programs(self, spec: Mapping[str, Any], namespace: str) -> None:
@@ -201,7 +240,10 @@ class Client:
         return sorted(sorted(items, key=lambda w: w.name), key=lambda w: w.created, reverse=True)
 
     def get(self, name: str) -> Run:
-        """The run of an existing Workflow (ClusterError NotFound when there is none)."""
+        """The run of an existing Workflow (ClusterError NotFound when there is none).
+
+        :param name: the Workflow's name, as :meth:`workflows` lists it.
+        """
         names.check("name", name, names.dns1123_subdomain)
         retrying(lambda: self._api.get(WORKFLOWS, self.namespace, name), self._patience)
         return Run(self._api, self.namespace, name, patience=self._patience)
@@ -210,7 +252,14 @@ class Client:
 class Run:
     """One submitted Workflow, by name: its result, its logs, why it does not start; stop or delete it.
 
-    Reads are tried again while their failures may pass, for ``patience.grace``; changes (stop, delete) are not."""
+    Reads are tried again while their failures may pass, for ``patience.grace``; changes (stop, delete) are not.
+    A run comes from :meth:`Client.submit` or :meth:`Client.get`, not made directly.
+
+    :param api: the client's connection to the API server.
+    :param namespace: the Workflow's namespace.
+    :param name: the Workflow's name.
+    :param patience: how long reads that fail in a way that may pass are tried again (default: ``Patience()``).
+    """
 
     def __init__(self, api: KubeApi, namespace: str, name: str, *, patience: Patience | None = None) -> None:
         self._api = api
@@ -309,7 +358,16 @@ class Run:
         no job appears within two minutes, or when the workflow has finished; lines that start with ``===`` are the
         follower's, as in the workflow's own log follower. It raises TimeoutError after ``timeout`` seconds of following
         (a stream in progress is cut then), ClusterError when the API server refuses a read or keeps failing past
-        ``patience.grace``. Without ``follow`` it gives what the newest pod's container has written so far."""
+        ``patience.grace``. Without ``follow`` it gives what the newest pod's container has written so far.
+
+        :param follow: follow the pod as it runs (else what it has written so far).
+        :param task: the task whose pod to read (default: the newest job's lead task).
+        :param job: the Volcano Jobs by their ``hera-volcano/job`` label (by default their job template's name), for
+            a workflow with several.
+        :param job_name: one Volcano Job by its name (one iteration or attempt).
+        :param container: the container to read (default: the task's namesake).
+        :param timeout: seconds after which following raises TimeoutError (no limit by default).
+        """
         if task is not None:
             names.check("task", task, names.dns1123_label)
         if container is not None:

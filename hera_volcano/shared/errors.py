@@ -23,6 +23,15 @@ class ClusterError(RuntimeError):
     or ``Unreachable`` / ``NoConfiguration`` when no request got through. A Forbidden names what RBAC refused:
     ``user`` may not ``verb`` ``resource`` (``pods/log`` for a subresource) in API ``group`` (``""`` is core) in
     ``namespace`` (None at the cluster scope). The message is one line for a person.
+
+    :param message: what was asked and why it failed, in one line.
+    :param reason: why, as the API names it (or ``Unreachable``, ``NoConfiguration``).
+    :param status: the HTTP status of the answer (None when no request got through).
+    :param verb: the request's verb (``get``, ``create``...), for a Forbidden.
+    :param resource: the resource asked for (``pods/log`` for a subresource).
+    :param group: its API group (``""`` is core).
+    :param namespace: the namespace asked in (None at the cluster scope).
+    :param user: the user RBAC refused.
     """
 
     def __init__(

@@ -31,7 +31,14 @@ DEFAULT_SAMPLE = "sample"
 
 @dataclass(frozen=True)
 class Placeholder:
-    """An Argo expression standing for a value known only at run time, with a sample used for validation."""
+    """An Argo expression standing for a value known only at run time, with a sample used for validation.
+
+    :param expression: the expression between the braces (``inputs.parameters.workers``, or ``=...``).
+    :param sample: a value it may stand for, against which the job is validated (not part of equality: jobs of one
+        shape differ only in their samples).
+    :param quoted: whether the manifest writes it inside double quotes (None: when the sample is a string) or bare
+        (integers, lists, JSON expressions).
+    """
 
     expression: str
     #: Not part of equality: jobs of one shape differ only in their samples.
@@ -49,12 +56,20 @@ class Placeholder:
 
     @classmethod
     def input(cls, name: str, sample: object) -> Placeholder:
-        """``{{inputs.parameters.NAME}}`` of the template that renders the manifest."""
+        """``{{inputs.parameters.NAME}}`` of the template that renders the manifest.
+
+        :param name: the input parameter's name.
+        :param sample: a value it may take, to validate the job with.
+        """
         return cls(f"inputs.parameters.{_parameter_name(name)}", sample)
 
     @classmethod
     def workflow_parameter(cls, name: str, sample: object) -> Placeholder:
-        """``{{workflow.parameters.NAME}}``, a Workflow argument."""
+        """``{{workflow.parameters.NAME}}``, a Workflow argument.
+
+        :param name: the Workflow argument's name.
+        :param sample: a value it may take, to validate the job with.
+        """
         return cls(f"workflow.parameters.{_parameter_name(name)}", sample)
 
     def __str__(self) -> str:

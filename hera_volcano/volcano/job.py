@@ -32,7 +32,14 @@ StrValue = str | Placeholder
 
 @dataclass(frozen=True)
 class Policy:
-    """A lifecycle policy: on ``event`` (or ``events``, or container ``exit_code``) take ``action``."""
+    """A lifecycle policy: on ``event`` (or ``events``, or container ``exit_code``) take ``action``.
+
+    :param action: what Volcano does (``RestartJob``, ``AbortJob``, ``CompleteJob``, ``TerminateJob``...).
+    :param event: the event that triggers it (``PodFailed``, ``PodEvicted``, ``TaskCompleted``...).
+    :param events: several such events.
+    :param exit_code: a container exit code that triggers it instead of an event.
+    :param timeout: how long Volcano waits before taking the action (a duration such as ``10m``).
+    """
 
     action: str
     event: str | None = None
@@ -65,7 +72,11 @@ class Policy:
 
 @dataclass(frozen=True)
 class Plugin:
-    """A Volcano job plugin and its command-line style arguments (``--master=mpimaster``)."""
+    """A Volcano job plugin and its command-line style arguments (``--master=mpimaster``).
+
+    :param name: the plugin's name (``ssh``, ``svc``, ``env``, ``mpi``, ``pytorch``, ``tensorflow``).
+    :param args: its arguments; the classmethods (:meth:`ssh`, :meth:`mpi`...) write them for you.
+    """
 
     name: str
     args: Sequence[str] = ()
@@ -77,7 +88,11 @@ class Plugin:
 
     @classmethod
     def ssh(cls, *, key_file_path: str | None = None, port: int | None = None) -> Plugin:
-        """Key pair and ssh config for password-less ssh between the job's pods (``--ssh-port`` needs ≥ 1.15)."""
+        """Key pair and ssh config for password-less ssh between the job's pods (``--ssh-port`` needs ≥ 1.15).
+
+        :param key_file_path: where the key pair is mounted in the pods (default: Volcano's, ``/root/.ssh``).
+        :param port: the port sshd listens on (default: Volcano's, 22).
+        """
         args = [f"--ssh-key-file-path={key_file_path}"] if key_file_path else []
         if port is not None:
             checks.integer("port", port, minimum=1, maximum=65535)
@@ -86,7 +101,11 @@ class Plugin:
 
     @classmethod
     def svc(cls, *, publish_not_ready_addresses: bool = False, disable_network_policy: bool = False) -> Plugin:
-        """Headless Service, host files under ``/etc/volcano`` and ``VC_<TASK>_HOSTS`` variables."""
+        """Headless Service, host files under ``/etc/volcano`` and ``VC_<TASK>_HOSTS`` variables.
+
+        :param publish_not_ready_addresses: the Service resolves pods before they are ready.
+        :param disable_network_policy: no NetworkPolicy limiting the job's pods to each other.
+        """
         args = []
         if publish_not_ready_addresses:
             args.append("--publish-not-ready-addresses=true")
@@ -101,12 +120,22 @@ class Plugin:
 
     @classmethod
     def mpi(cls, *, master: str = "master", worker: str = "worker", port: int | None = None) -> Plugin:
-        """MPI wiring (Volcano ≥ 1.6): ``MPI_HOST`` on the master; ssh and svc are added by the webhook."""
+        """MPI wiring (Volcano ≥ 1.6): ``MPI_HOST`` on the master; ssh and svc are added by the webhook.
+
+        :param master: the name of the task that runs ``mpirun``.
+        :param worker: the name of the workers' task.
+        :param port: the port the workers' sshd listens on (default: Volcano's, 22).
+        """
         return cls("mpi", _roles(master, worker, port))
 
     @classmethod
     def pytorch(cls, *, master: str = "master", worker: str = "worker", port: int | None = None) -> Plugin:
-        """``MASTER_ADDR``, ``MASTER_PORT``, ``WORLD_SIZE`` and ``RANK`` for torch.distributed (Volcano ≥ 1.7)."""
+        """``MASTER_ADDR``, ``MASTER_PORT``, ``WORLD_SIZE`` and ``RANK`` for torch.distributed (Volcano ≥ 1.7).
+
+        :param master: the name of the task of rank 0 (whose address is ``MASTER_ADDR``).
+        :param worker: the name of the workers' task.
+        :param port: ``MASTER_PORT`` (default: Volcano's, 23456).
+        """
         return cls("pytorch", _roles(master, worker, port))
 
     @classmethod
@@ -119,7 +148,15 @@ class Plugin:
         evaluator: str | None = None,
         port: int | None = None,
     ) -> Plugin:
-        """``TF_CONFIG`` for TensorFlow's distributed runtime."""
+        """``TF_CONFIG`` for TensorFlow's distributed runtime. Each role names the task that plays it (None: no
+        such role).
+
+        :param ps: the parameter servers' task.
+        :param worker: the workers' task.
+        :param chief: the chief's task.
+        :param evaluator: the evaluator's task.
+        :param port: the port each task listens on (default: Volcano's, 2222).
+        """
         tasks = {"ps": ps, "worker": worker, "chief": chief, "evaluator": evaluator}
         args = [f"--{role}={_task(role, task)}" for role, task in tasks.items() if task is not None]
         return cls("tensorflow", args + _port(port))
@@ -166,7 +203,20 @@ def _plain(value: object) -> object:
 
 @dataclass(frozen=True)
 class VolcanoTask:
-    """One task of a Volcano Job: ``replicas`` pods from one pod template."""
+    """One task of a Volcano Job: ``replicas`` pods from one pod template.
+
+    :param name: the task's name (a DNS-1123 label: it names its pods, and plugins refer to it).
+    :param template: the pods' template: a dict (which may hold Hera or ``kubernetes`` models) or a
+        ``kubernetes`` ``V1PodTemplateSpec``.
+    :param replicas: how many pods.
+    :param min_available: how many of them must be able to start for the job to start (default: Volcano's, all).
+    :param max_retry: how many times Volcano restarts the task before failing it.
+    :param policies: lifecycle policies of this task (they take the job's place for it).
+    :param depends_on: tasks that must be running (or done) before this one starts.
+    :param depends_on_iteration: whether ``all`` of ``depends_on`` or ``any`` of them must be.
+    :param topology_policy: the task's NUMA topology policy (``none``, ``best-effort``, ``restricted``,
+        ``single-numa-node``).
+    """
 
     name: str
     template: object
@@ -220,6 +270,27 @@ class VolcanoJob:
     default, None for none) bounds the wait for the gang to start, kept by the job's log follower; ``retry`` is
     :class:`ArgoRetry` (the step is retried, the job created again) or :class:`VolcanoRetry` (Volcano restarts the
     job on the events it names, ``maxRetry`` times; set it here, not through ``max_retry``).
+
+    :param tasks: the job's tasks.
+    :param name: a fixed name (a :class:`Placeholder` for one per call).
+    :param generate_name: the prefix of a name generated per creation.
+    :param namespace: the job's namespace (default: the step's, that is the Workflow's).
+    :param labels: the job's labels.
+    :param annotations: the job's annotations.
+    :param min_available: how many pods must be able to start for any to start: the gang (default: Volcano's,
+        all the tasks' ``min_available`` or replicas).
+    :param scheduler_name: the scheduler (``volcano`` unless yours is another).
+    :param queue: the Volcano queue, by name or as a :class:`Queue` (default: Volcano's ``default``).
+    :param max_retry: how many times Volcano restarts the job (use ``retry=VolcanoRetry(...)`` instead).
+    :param min_success: how many pods must succeed for the job to succeed (default: all).
+    :param ttl_seconds_after_finished: seconds after which Volcano deletes the finished job.
+    :param priority_class_name: the job's Kubernetes priority class.
+    :param policies: the job's lifecycle policies.
+    :param plugins: the job's Volcano plugins.
+    :param arguments: values of the job's own ``Placeholder.input`` parameters, by name.
+    :param deadline: seconds for the whole step and each pod (none by default).
+    :param start_limit: seconds the gang may wait to start (a day by default, None for no limit).
+    :param retry: how a failed job is tried again (none by default).
     """
 
     tasks: Sequence[VolcanoTask]

@@ -27,7 +27,21 @@ class Queue:
     as ``nvidia.com/gpu`` included), are granted its ``deserved`` share when the cluster is contended (the capacity
     plugin) and keep its ``guarantee`` reserved. ``weight`` sets its share against its siblings (the proportion
     plugin), ``priority`` the order queues are served in, ``reclaimable`` whether others may take back what it
-    borrowed (Volcano's default: yes). ``parent`` places it under another queue (hierarchical queues)."""
+    borrowed (Volcano's default: yes). ``parent`` places it under another queue (hierarchical queues).
+
+    :param name: the queue's name, which jobs give as ``queue=``.
+    :param weight: its share against its siblings (proportion plugin).
+    :param capability: the most its jobs may use together, per resource.
+    :param deserved: the share it is granted when the cluster is contended (capacity plugin).
+    :param guarantee: resources kept for it alone.
+    :param reclaimable: whether other queues may take back what it borrowed (default: Volcano's, yes).
+    :param priority: the order queues are served in (higher first).
+    :param parent: the queue it sits under (hierarchical queues).
+    :param dequeue_strategy: ``fifo`` (a job that does not fit holds back the ones behind it) or ``traverse``
+        (they may pass it); default: Volcano's.
+    :param labels: the queue's labels.
+    :param annotations: the queue's annotations.
+    """
 
     name: str
     _: KW_ONLY

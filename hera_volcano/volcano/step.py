@@ -18,7 +18,12 @@ DEFAULT_START_LIMIT = 86400
 
 @dataclass(frozen=True)
 class ArgoRetry:
-    """Retry the whole step in Argo: the job is created again (its name is generated, so nothing collides)."""
+    """Retry the whole step in Argo: the job is created again (its name is generated, so nothing collides).
+
+    :param limit: how many times the step is tried again after its first attempt (Argo's ``retryStrategy.limit``).
+    :param policy: which failures are retried (Argo's ``retryPolicy``): ``Always``, ``OnFailure`` (the job failed),
+        ``OnError`` (the step errored) or ``OnTransientError``.
+    """
 
     limit: int
     policy: str = "Always"
