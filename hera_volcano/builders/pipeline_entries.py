@@ -120,7 +120,10 @@ class StepOutput:
             raise ValidationError("name", f"not an Argo parameter name: {self.name!r}")
 
     def reference(self, kind: str) -> str:
-        """The Argo expression for it in a DAG (``kind`` "tasks") or in Steps ("steps")."""
+        """The Argo expression for it in a DAG (``kind`` "tasks") or in Steps ("steps").
+
+        :param kind: ``tasks`` in a DAG, ``steps`` in Steps.
+        """
         return "{{" + f"{kind}.{self.step}.outputs.parameters.{self.name}" + "}}"
 
 

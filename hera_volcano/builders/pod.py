@@ -409,7 +409,12 @@ class PodSettings:
     def apply(self, template: Mapping[str, Any], *, container: str) -> dict[str, Any]:
         """``template`` (a pod template) with these settings: resources, environment (replacing variables of the
         same name) and mounts on its container ``container``; volumes, pull secrets, node selector, tolerations
-        and affinity on the pod; labels and annotations on its metadata; then the patch merged in."""
+        and affinity on the pod; labels and annotations on its metadata; then the patch merged in.
+
+        :param template: the pod template (a dict, possibly holding Hera or ``kubernetes`` models, or a
+            ``V1PodTemplateSpec``).
+        :param container: the name of its main container, which gets the resources, environment and mounts.
+        """
         data = pod_template_to_dict(template)
         container_part, spec_part, metadata_part = self._parts()
         if metadata_part:

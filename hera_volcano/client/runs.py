@@ -113,6 +113,12 @@ class Client:
     kubeconfig (``kubeconfig``, else ``KUBECONFIG``, else ``~/.kube/config``) and its current or the given context.
     ``patience`` says how long failures that may pass (the server unreachable, overloaded, restarting) are retried.
     Raises :class:`~hera_volcano.ClusterError` when there is no usable configuration (nothing is sent yet).
+
+    :param namespace: where it submits and lists workflows (default: the context's, the pod's, else ``default``);
+        a workflow that names its own namespace goes there unless this is given.
+    :param kubeconfig: the kubeconfig file (default: ``KUBECONFIG``, else ``~/.kube/config``).
+    :param context: the kubeconfig context (default: its current one).
+    :param patience: how long failures that may pass are retried (default: ``Patience()``).
     """
 
     def __init__(
@@ -298,7 +304,11 @@ class Run:
         ``progress`` (say ``sys.stderr``) gets a line for the workflow and one per job: redrawn in place on a
         terminal, written again when it changed otherwise; None writes nothing. Raises TimeoutError after ``timeout``
         seconds, ClusterError if the Workflow is deleted meanwhile or the API server keeps failing (past
-        ``patience.grace``) or refuses a watch."""
+        ``patience.grace``) or refuses a watch.
+
+        :param timeout: seconds to wait at most (no limit by default).
+        :param progress: where to write the run's progress (nothing by default).
+        """
         deadline = None if timeout is None else time.monotonic() + timeout
         view = _view(progress)
         store = Store(("workflow", "jobs"))

@@ -243,7 +243,10 @@ def dump_manifest(data: object) -> str:
 
 
 def to_yaml(*objects: object) -> str:
-    """Deterministic multi-document YAML for Hera workflows, templates and plain dicts (``---`` between them)."""
+    """Deterministic multi-document YAML for Hera workflows, templates and plain dicts (``---`` between them).
+
+    :param objects: the documents, in order.
+    """
     return "---\n".join(dump(plain(o)) for o in objects)
 
 

@@ -8,6 +8,9 @@ class ValidationError(ValueError):
 
     ``field`` is the path of the offending value (``spec.tasks[1].replicas``), ``rule`` says what it must be,
     so the message can be shown to a user as one line without a traceback.
+
+    :param field: the path of the offending value.
+    :param rule: what it must be.
     """
 
     def __init__(self, field: str, rule: str) -> None:

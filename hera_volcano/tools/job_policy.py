@@ -37,6 +37,12 @@ class JobPolicy:
     read from the environment only the Secrets in ``secrets``. ``privileged`` allows privileged containers,
     ``host_paths`` ``hostPath`` volumes, ``host_namespaces`` ``hostNetwork``, ``hostPID`` and ``hostIPC``; each is
     refused by default.
+
+    :param service_accounts: other accounts the jobs' pods may run as.
+    :param secrets: the Secrets the jobs' pods may mount or read into their environment.
+    :param privileged: allow privileged containers.
+    :param host_paths: allow ``hostPath`` volumes.
+    :param host_namespaces: allow ``hostNetwork``, ``hostPID`` and ``hostIPC``.
     """
 
     service_accounts: Sequence[str] = field(default=())

@@ -18,7 +18,11 @@ def program_for(*workflows: object, namespace: str | None = None) -> list[Manife
     """The program's ConfigMap for each namespace whose pods (the followers, the MPI masters' wait, the ranks of
     function jobs) mount it: the workflow's, and the one a Volcano Job's manifest names. ``namespace`` overrides the
     workflows' own (as in ``rbac_for``); a workflow that names none is taken to run in ``argo``. Empty when no pod
-    mounts it. A pod that mounts another version's program is a ValidationError: this version does not render it."""
+    mounts it. A pod that mounts another version's program is a ValidationError: this version does not render it.
+
+    :param workflows: the workflows (Hera objects or dicts: Workflow, WorkflowTemplate, CronWorkflow).
+    :param namespace: the namespace the workflows run in, over their own.
+    """
     namespaces: set[str] = set()
     for wf in read(workflows, namespace):
         for j, template in wf.templates:

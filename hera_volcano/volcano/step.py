@@ -39,6 +39,9 @@ class VolcanoRetry:
     """Retry inside Volcano: the job restarts on ``restart_on`` events, at most ``max_retry`` times in all.
 
     Volcano cannot express zero retries (its webhook turns ``maxRetry: 0`` into 3), hence ``max_retry`` ≥ 1.
+
+    :param max_retry: how many times Volcano restarts the job at most (the job's ``maxRetry``).
+    :param restart_on: the events on which it restarts the job (``RestartJob`` policies).
     """
 
     max_retry: int

@@ -50,6 +50,16 @@ def rbac_for(
     nodes and queues, with a ClusterRoleBinding.
 
     The program the pods run is not here: :func:`hera_volcano.tools.program.program_for` gives its ConfigMaps.
+
+    :param workflows: the workflows (Hera objects or dicts: Workflow, WorkflowTemplate, CronWorkflow).
+    :param namespace: the namespace the workflows run in, over their own.
+    :param service_account: the workflows' account, over the workflow-level ``serviceAccountName``.
+    :param owner_reference_permissions: add ``update`` on ``workflows/finalizers`` (OpenShift requires it).
+    :param service_accounts: also emit the ServiceAccounts.
+    :param submitters: who submits the workflows: ``NAME``, ``system:serviceaccount:NS:NAME``, ``user:NAME`` or
+        ``group:NAME``.
+    :param cluster_reads: grant the submitters the read-only ClusterRole for nodes and queues.
+    :param job_policy: what the accounts may put into their Volcano Jobs (None: no admission policy).
     """
     views = list(read(workflows, namespace))
     if service_account is not None:
