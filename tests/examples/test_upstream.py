@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from hera_volcano.examples.bundled import BUNDLED
+from hera_volcano.pods import program
 from tests.conftest import manifests
 
 
@@ -127,19 +128,36 @@ def _pipeline_matches(theirs: dict[str, Any], mine: dict[str, Any]) -> None:
         assert ca[key] == cb[key], key
 
 
-def _calls(wf: dict[str, Any]) -> dict[str, tuple[dict[str, str], set[str]]]:
+def _keeper(wf: dict[str, Any], call: dict[str, Any]) -> bool:
+    """A call of our quiet follower (task ``NAME-start``): ours adds it beside each job so that its start limit
+    holds; upstream's jobs have none."""
+    annotations = templates(wf)[call["template"]].get("metadata", {}).get("annotations", {})
+    return bool(annotations.get(program.PROGRAM_ANNOTATION) == program.FOLLOWER)
+
+
+def _all_calls(wf: dict[str, Any]) -> list[dict[str, Any]]:
     body = entry(wf)
-    calls = body["dag"]["tasks"] if "dag" in body else [s for group in body["steps"] for s in group]
+    return body["dag"]["tasks"] if "dag" in body else [s for group in body["steps"] for s in group]
+
+
+def _calls(wf: dict[str, Any]) -> dict[str, tuple[dict[str, str], set[str]]]:
+    calls = [c for c in _all_calls(wf) if not _keeper(wf, c)]
     return {c["name"]: ({p["name"]: p["value"] for p in c["arguments"]["parameters"]}, deps(c)) for c in calls}
+
+
+def _keepers_match(theirs: dict[str, Any], mine: dict[str, Any]) -> None:
+    keepers = sorted(c["name"] for c in _all_calls(mine) if _keeper(mine, c))
+    assert keepers == sorted(f"{name}-start" for name in _calls(theirs)), "one start-limit keeper beside each job"
 
 
 def test_steps_match_upstream(upstream: Path) -> None:
     theirs = load(upstream / "integrations/argo/10-job-step.yaml")
     mine = ours("volcano-step-job", template=False)
     _pipeline_matches(theirs, mine)
-    groups = [[s["name"] for s in g] for g in entry(mine)["steps"]]
+    groups = [[s["name"] for s in g if not _keeper(mine, s)] for g in entry(mine)["steps"]]
     assert groups == [[s["name"] for s in g] for g in entry(theirs)["steps"]] == [["hello-1"], ["hello-2a", "hello-2b"]]
     assert _calls(mine) == _calls(theirs)
+    _keepers_match(theirs, mine)
 
 
 def test_dag_matches_upstream(upstream: Path) -> None:
@@ -147,3 +165,4 @@ def test_dag_matches_upstream(upstream: Path) -> None:
     mine = ours("volcano-dag-job", template=False)
     _pipeline_matches(theirs, mine)
     assert _calls(mine) == _calls(theirs)
+    _keepers_match(theirs, mine)
