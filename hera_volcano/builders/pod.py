@@ -21,6 +21,7 @@ from hera_volcano.argo.labels import JOB_LABEL, POD_WORKFLOW_LABEL, WORKFLOW_LAB
 from hera_volcano.kube import names
 from hera_volcano.kube.expansion import runtime_text
 from hera_volcano.kube.quantities import QUANTITY_MESSAGE, parse_quantity
+from hera_volcano.kube.volumes import check_volume_source, descending_path_problem
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.findings import as_list, as_map
@@ -111,12 +112,14 @@ def _plain_mapping(field_name: str, value: object) -> dict[str, Any]:
 
 
 def _path(field_name: str, value: object, *, absolute: bool) -> str:
+    """A mount path (``absolute``) or a sub path inside the volume, by Kubernetes' rule for ``subPath``."""
     if not isinstance(value, str) or not value or has_expression(value):
         raise ValidationError(field_name, "must be a non-empty path without Argo expressions")
     if absolute and not value.startswith("/"):
         raise ValidationError(field_name, "must be an absolute path")
-    if not absolute and (value.startswith("/") or ".." in value.split("/")):
-        raise ValidationError(field_name, "must be a relative path without '..'")
+    problem = None if absolute else descending_path_problem(value)
+    if problem is not None:
+        raise ValidationError(field_name, problem)
     return value
 
 
@@ -145,6 +148,9 @@ class PodVolume:
         if len(source) != 1 or "name" in source or not isinstance(next(iter(source.values())), Mapping):
             raise ValidationError(f"volumes[{self.name}].source", "must be one volume source, such as {'emptyDir': {}}")
         object.__setattr__(self, "source", source)
+        from hera_volcano.volcano.rules import raise_first
+
+        raise_first(check_volume_source(self.volume(), f"volumes[{self.name}]"))
         if not isinstance(self.read_only, bool):
             raise ValidationError(f"volumes[{self.name}].read_only", "must be true or false")
         if self.sub_path is not None:

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import Final
 
 from hera_volcano.kube import names
+from hera_volcano.kube.references import resource_field_findings
 from hera_volcano.shared.checks import INT32_MAX
 from hera_volcano.shared.findings import Finding, as_list, as_map, error
 
@@ -31,9 +32,6 @@ DOWNWARD_FIELDS: Final = (
     "status.hostIPs",
     "status.podIP",
     "status.podIPs",
-)
-_RESOURCE_FIELDS: Final = tuple(
-    f"{kind}.{name}" for kind in ("limits", "requests") for name in ("cpu", "memory", "ephemeral-storage")
 )
 _ENV_SOURCES: Final = ("fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef")
 _ENV_FROM_SOURCES: Final = ("configMapRef", "secretRef")
@@ -148,16 +146,10 @@ def _check_env_source(source: Mapping[str, object], value: object, path: str) ->
     field_ref = as_map(source.get("fieldRef"))
     field_path = field_ref.get("fieldPath")
     if "fieldRef" in sources and isinstance(field_path, str):
-        yield from _check_field_path(field_path, f"{path}.fieldRef.fieldPath")
-    resource = as_map(source.get("resourceFieldRef")).get("resource")
-    if (
-        isinstance(resource, str)
-        and resource not in _RESOURCE_FIELDS
-        and not re.match(r"(limits|requests)\.hugepages-", resource)
-    ):
-        yield error(
-            f"{path}.resourceFieldRef.resource", f"must be one of {', '.join(_RESOURCE_FIELDS)} (or a hugepages size)"
+        yield from check_field_path(
+            field_path, f"{path}.fieldRef.fieldPath", DOWNWARD_FIELDS, "an environment variable"
         )
+    yield from resource_field_findings(as_map(source.get("resourceFieldRef")), f"{path}.resourceFieldRef")
     for selector in ("configMapKeyRef", "secretKeyRef"):
         ref = source.get(selector)
         if isinstance(ref, Mapping):
@@ -166,17 +158,19 @@ def _check_env_source(source: Mapping[str, object], value: object, path: str) ->
                     yield error(f"{path}.{selector}.{key}", f"{key} is required")
 
 
-def _check_field_path(field_path: str, path: str) -> Iterator[Finding]:
+def check_field_path(field_path: str, path: str, fields: tuple[str, ...], what: str) -> Iterator[Finding]:
+    """A downward API ``fieldPath`` (at ``path``): one of ``fields`` (those the downward API gives ``what``), or a
+    label or an annotation by its key."""
     subscripted = _SUBSCRIPTED.fullmatch(field_path)
     if subscripted is not None:
         kind, key = subscripted.groups()
         problem = names.qualified_name(key.lower() if kind == "annotations" else key)
         if problem is not None:
             yield error(path, f"the {kind[:-1]} key {problem}")
-    elif field_path not in DOWNWARD_FIELDS:
+    elif field_path not in fields:
         yield error(
             path,
-            f"is not a field the downward API gives an environment variable: {', '.join(DOWNWARD_FIELDS)},"
+            f"is not a field the downward API gives {what}: {', '.join(fields)},"
             " metadata.labels['KEY'] or metadata.annotations['KEY']",
         )
 

@@ -29,6 +29,7 @@ from hera_volcano.tools.lint.outputs import check_output_references
 from hera_volcano.tools.lint.references import check_input_references, check_workflow_parameters
 from hera_volcano.tools.lint.resources import check_resource
 from hera_volcano.tools.lint.sizes import check_size
+from hera_volcano.tools.lint.template_mounts import check_template_mounts, check_workflow_volumes
 from hera_volcano.tools.lint.wiring import check_wiring
 
 _TEMPLATE_TYPES: Final = (
@@ -80,6 +81,7 @@ def _lint_workflow(doc: Mapping[str, object], kind: str, source: Source) -> Iter
     wf = Workflow(kind, metadata, spec, spec_path, templates_by_name(spec), defaults, source.stored, source.queues)
     yield from _check_entrypoint(wf)
     yield from _check_templates(wf)
+    yield from check_workflow_volumes(spec, spec_path)
     yield from check_followers(wf)
     yield from check_wiring(wf)
     if spec.get("workflowTemplateRef") is None:
@@ -190,6 +192,7 @@ def _check_template(template: Mapping[str, object], path: str, wf: Workflow, man
     elif kind == "resource":
         yield from check_resource(template, path, wf, manifest)
     yield from check_template_commands(template, path)
+    yield from check_template_mounts(template, path)
 
 
 def _check_limits(template: Mapping[str, object], path: str, kind: str) -> Iterator[Finding]:
