@@ -328,6 +328,165 @@ JOBS: tuple[Case, ...] = (
     ),
 )
 
+# ---- volumes, mounts, environment, claims, readiness gates, DNS: Kubernetes' rules (kube/volumes, kube/references) --
+
+_MOUNT = {"name": "d", "mountPath": "/d"}
+_SCRATCH = [{"name": "d", "emptyDir": {}}]
+
+
+def _mounted(mount: Doc, *, privileged: bool | None = None) -> Doc:
+    """A job whose container mounts the scratch volume ``d`` with ``mount``'s fields added."""
+    container: Doc = {"volumeMounts": [{**_MOUNT, **mount}]}
+    if privileged is not None:
+        container["securityContext"] = {"privileged": privileged}
+    return job(container=container, pod={"volumes": _SCRATCH})
+
+
+def _projected(*sources: Doc) -> Doc:
+    return job(pod={"volumes": [{"name": "p", "projected": {"sources": list(sources)}}]})
+
+
+def _env_from(source: Doc) -> Doc:
+    return job(container={"env": [{"name": "A", "valueFrom": source}]})
+
+
+_NAME_FILE = {"fieldRef": {"fieldPath": "metadata.name"}}
+
+_VOLUME_RULES: tuple[Case, ...] = (
+    _refused(
+        "config-map-default-mode-over-0777",
+        job(pod={"volumes": [{"name": "c", "configMap": {"name": "c", "defaultMode": 0o1000}}]}),
+        "between 0 and 0777",
+    ),
+    _refused(
+        "secret-item-mode-over-0777",
+        job(
+            pod={
+                "volumes": [
+                    {"name": "s", "secret": {"secretName": "s", "items": [{"key": "k", "path": "k", "mode": 1000}]}}
+                ]
+            }
+        ),
+        "between 0 and 0777",
+    ),
+    _accepted(
+        "file-modes-0777",
+        job(
+            pod={
+                "volumes": [
+                    {
+                        "name": "c",
+                        "configMap": {
+                            "name": "c",
+                            "defaultMode": 0o777,
+                            "items": [{"key": "k", "path": "k", "mode": 0}],
+                        },
+                    }
+                ]
+            }
+        ),
+    ),
+    _refused(
+        "downward-api-item-dot-dot",
+        job(pod={"volumes": [{"name": "d", "downwardAPI": {"items": [{"path": "a/../../x", **_NAME_FILE}]}}]}),
+        "must not contain '..'",
+    ),
+    _accepted(
+        "downward-api-item-dots-in-a-name",
+        job(pod={"volumes": [{"name": "d", "downwardAPI": {"items": [{"path": "a..b/name", **_NAME_FILE}]}}]}),
+    ),
+    _refused(
+        "projected-duplicate-path",
+        _projected(
+            {"configMap": {"name": "a", "items": [{"key": "k", "path": "conf"}]}},
+            {"downwardAPI": {"items": [{"path": "conf", **_NAME_FILE}]}},
+        ),
+        "conflicting duplicate paths",
+    ),
+    _refused(
+        "token-under-ten-minutes",
+        _projected({"serviceAccountToken": {"path": "token", "expirationSeconds": 599}}),
+        "less than 10 minutes",
+    ),
+    _accepted(
+        "projected-token-ten-minutes",
+        _projected(
+            {"configMap": {"name": "a", "items": [{"key": "k", "path": "conf"}]}},
+            {"serviceAccountToken": {"path": "token", "expirationSeconds": 600}},
+        ),
+    ),
+    _refused(
+        "host-path-type-lowercase",
+        job(pod={"volumes": [{"name": "h", "hostPath": {"path": "/x", "type": "directory"}}]}),
+        "Unsupported value",
+    ),
+    _refused("sub-path-absolute", _mounted({"subPath": "/abs"}), "must be a relative path"),
+    _refused("sub-path-dot-dot", _mounted({"subPath": "a/../../x"}), "must not contain '..'"),
+    _refused("sub-path-expr-dot-dot", _mounted({"subPathExpr": "../$(POD_NAME)"}), "must not contain '..'"),
+    _accepted("sub-paths", _mounted({"subPath": "logs/a..b"})),
+    _refused(
+        "bidirectional-propagation-unprivileged",
+        _mounted({"mountPropagation": "Bidirectional"}),
+        "privileged containers",
+    ),
+    _accepted("host-to-container-propagation", _mounted({"mountPropagation": "HostToContainer"})),
+    _refused(
+        "config-map-key-ref-bad-key",
+        _env_from({"configMapKeyRef": {"name": "c", "key": "bad key!"}}),
+        "valid config key",
+    ),
+    _refused(
+        "secret-key-ref-dot-dot-key", _env_from({"secretKeyRef": {"name": "s", "key": "..token"}}), "valid config key"
+    ),
+    _accepted("key-refs", _env_from({"configMapKeyRef": {"name": "c", "key": "config.yaml"}})),
+    _refused(
+        "cpu-divisor-three",
+        _env_from({"resourceFieldRef": {"resource": "limits.cpu", "divisor": "3"}}),
+        "only divisor's values",
+    ),
+    _refused(
+        "memory-divisor-1024",
+        _env_from({"resourceFieldRef": {"resource": "limits.memory", "divisor": "1024"}}),
+        "only divisor's values",
+    ),
+    _accepted("memory-divisor-1mi", _env_from({"resourceFieldRef": {"resource": "limits.memory", "divisor": "1Mi"}})),
+    _refused(
+        "container-claim-without-pod-claim",
+        job(container={"resources": {"claims": [{"name": "gpu"}]}}),
+        "pod.spec.resourceClaims",
+    ),
+    _refused("readiness-gate-space", job(pod={"readinessGates": [{"conditionType": "bad type!"}]}), "qualified name"),
+    _accepted("readiness-gate", job(pod={"readinessGates": [{"conditionType": "example.com/ready"}]})),
+    _refused(
+        "dns-four-nameservers",
+        job(pod={"dnsPolicy": "None", "dnsConfig": {"nameservers": ["10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4"]}}),
+        "more than 3 nameservers",
+    ),
+    _refused(
+        "dns-nameserver-name",
+        job(pod={"dnsPolicy": "None", "dnsConfig": {"nameservers": ["dns.local"]}}),
+        "valid IP address",
+    ),
+    _refused(
+        "dns-search-underscore",
+        job(pod={"dnsConfig": {"searches": ["my_domain.local"]}}),
+        "DNS-1123 subdomain",
+    ),
+    _accepted(
+        "dns-config",
+        job(
+            pod={
+                "dnsPolicy": "None",
+                "dnsConfig": {
+                    "nameservers": ["10.0.0.1", "10.0.0.2", "fd00::10"],
+                    "searches": ["svc.cluster.local."],
+                    "options": [{"name": "ndots", "value": "2"}],
+                },
+            }
+        ),
+    ),
+)
+
 # ---- Workflows: Argo's scalar types, object metadata, inputs ---------------------------------------------------------
 
 _WF_TEMPLATE = "spec.templates.0"
@@ -427,5 +586,51 @@ WORKFLOWS: tuple[Case, ...] = (
         ),
     ),
 )
+
+# ---- Workflows: where a template's pod puts its files (tools/lint/template_mounts) -----------------------------------
+
+_TWO_SCRATCH = [{"name": "a", "emptyDir": {}}, {"name": "b", "emptyDir": {}}]
+
+_WORKFLOW_MOUNT_RULES: tuple[Case, ...] = (
+    _refused(
+        "same-mount-path-twice",
+        workflow(
+            _both(
+                _set("spec.volumes", _TWO_SCRATCH),
+                _set(
+                    f"{_WF_CONTAINER}.volumeMounts",
+                    [{"name": "a", "mountPath": "/d"}, {"name": "b", "mountPath": "/d"}],
+                ),
+            )
+        ),
+        "already mounted",
+    ),
+    _refused(
+        "input-artifact-on-a-mount",
+        workflow(
+            _both(
+                _set("spec.volumes", _TWO_SCRATCH[:1]),
+                _set(f"{_WF_CONTAINER}.volumeMounts", [{"name": "a", "mountPath": "/d"}]),
+                _set(f"{_WF_TEMPLATE}.inputs", {"artifacts": [{"name": "x", "path": "/d", "raw": {"data": "x"}}]}),
+            )
+        ),
+        "already mounted",
+    ),
+    _accepted(
+        "two-mount-paths",
+        workflow(
+            _both(
+                _set("spec.volumes", _TWO_SCRATCH),
+                _set(
+                    f"{_WF_CONTAINER}.volumeMounts",
+                    [{"name": "a", "mountPath": "/d"}, {"name": "b", "mountPath": "/d/b"}],
+                ),
+            )
+        ),
+    ),
+)
+
+JOBS += _VOLUME_RULES
+WORKFLOWS += _WORKFLOW_MOUNT_RULES
 
 CASES: tuple[Case, ...] = (*JOBS, *WORKFLOWS)
