@@ -130,7 +130,8 @@ def _downward_file(item: Mapping[str, object], path: str) -> Iterator[Finding]:
 
 
 def _projected(body: Mapping[str, object], path: str) -> Iterator[Finding]:
-    """A projected volume: each source one kind, its own rules, and no two files at the same path."""
+    """A projected volume: each source one kind, its own rules, and no two files of its Secrets, ConfigMaps,
+    downward API and trust bundles at the same path."""
     seen: dict[str, str] = {}
     for i, source in enumerate(as_list(body.get("sources"))):
         source = as_map(source)
@@ -153,9 +154,8 @@ def _projected(body: Mapping[str, object], path: str) -> Iterator[Finding]:
                 for j, item in enumerate(as_list(part.get("items"))):
                     yield from _downward_file(as_map(item), f"{part_at}.items[{j}]")
                     paths.append((as_map(item).get("path"), f"{part_at}.items[{j}].path"))
-            elif kind == "serviceAccountToken":
+            elif kind == "serviceAccountToken":  # Kubernetes leaves the token's path out of the comparison
                 yield from _token(part, part_at)
-                paths.append((part.get("path"), f"{part_at}.path"))
             elif kind == "clusterTrustBundle":
                 yield from _item_path(part.get("path"), f"{part_at}.path")
                 paths.append((part.get("path"), f"{part_at}.path"))

@@ -137,14 +137,10 @@ def test_projected_sources_write_each_path_once() -> None:
         {"serviceAccountToken": {"path": "conf"}},
     ]
     found = _volume("projected", {"sources": sources})
-    assert [p for p, _ in found] == [
-        "v.projected.sources[1].downwardAPI.items[0].path",
-        "v.projected.sources[2].serviceAccountToken.path",
-    ]
-    assert all("conflicting duplicate paths" in m for _, m in found)
+    assert [p for p, _ in found] == ["v.projected.sources[1].downwardAPI.items[0].path"]
+    assert "conflicting duplicate paths" in found[0][1]
     sources[1]["downwardAPI"]["items"][0]["path"] = "name"
-    sources[2]["serviceAccountToken"]["path"] = "token"
-    assert _volume("projected", {"sources": sources}) == []
+    assert _volume("projected", {"sources": sources}) == []  # Kubernetes does not compare the token's path
 
 
 def test_a_projected_source_is_one_kind() -> None:
