@@ -87,9 +87,8 @@ def item_path_problem(path: str) -> str | None:
 def _mode(value: object, path: str) -> Iterator[Finding]:
     mode = _int(value)
     if mode is not None and not 0 <= mode <= FILE_MODE_MAX:
-        yield error(
-            path, f"{FILE_MODE_MESSAGE}, got {mode} (0{mode:o})" if mode >= 0 else f"{FILE_MODE_MESSAGE}, got {mode}"
-        )
+        shown = f"{mode} (0{mode:o})" if mode >= 0 else str(mode)
+        yield error(path, f"{FILE_MODE_MESSAGE}, got {shown}")
 
 
 def _item_path(value: object, path: str) -> Iterator[Finding]:
