@@ -228,8 +228,8 @@ def _submit_parser() -> c.Parser:
     p.add_argument(
         "--server-dry-run",
         action="store_true",
-        help="--dry-run, judged first by the API server as lint --server judges it (the Workflow and the object each"
-        " of its resource steps creates, dry runs): its refusals are one line each, exit 2",
+        help="--dry-run, judged first by the API server (server-side dry runs of the Workflow and of the object each"
+        " of its resource steps creates, the check lint makes with its server option): each refusal one line, exit 2",
     )
     p.add_argument("--wait", action="store_true", help="wait until it finishes, then print its result")
     p.add_argument("--follow", action="store_true", help="print the master's output as it runs, then wait")
