@@ -40,6 +40,18 @@ def upstream() -> Path:
 
 
 @pytest.fixture(scope="session")
+def refused() -> Path:
+    """The documents a real cluster refuses, each naming its rule, from the path `.ci/run` passes in (absent in a
+    user's clone)."""
+    path = os.environ.get("HERA_VOLCANO_REFUSED")
+    if not path:
+        pytest.skip("HERA_VOLCANO_REFUSED is not set: the documents a cluster refuses are absent, nothing to compare")
+    root = Path(path)
+    assert root.is_dir(), f"HERA_VOLCANO_REFUSED={path} does not exist"
+    return root
+
+
+@pytest.fixture(scope="session")
 def _built_validators() -> tuple[Path, ...]:
     build = subprocess.run(["bash", "conformance/run.sh", "--build"], cwd=ROOT, capture_output=True, text=True)
     assert build.returncode == 0, f"building Argo's validators failed:\n{build.stdout}{build.stderr}"

@@ -13,7 +13,10 @@ PROG: Final = "hera-volcano"
 EXIT_CODES: Final[Mapping[str, str]] = {
     "print": "exit codes: 0 printed (or written); 2 bad input: one line on stderr, nothing on stdout, no file touched",
     "render": "exit codes: 0 written (or, with --check, in sync); 1 out of sync (--check); 2 bad input",
-    "lint": "exit codes: 0 no error (warnings allowed); 1 errors found; 2 bad input, such as a missing file",
+    "lint": (
+        "exit codes: 0 no error (warnings allowed); 1 errors found; 2 bad input, such as a missing file, or\n"
+        "(--server) no API server to ask"
+    ),
     "cluster": (
         "exit codes: 0 done; 2 bad input, or a workflow that is not there; 3 the cluster is unreachable, has no\n"
         "usable configuration, refuses the credentials or forbids the request (or does not serve Argo's kinds)"
@@ -151,6 +154,7 @@ COMMANDS: Final[Mapping[str, Command]] = {
             f"{PROG} mpi-hello | {PROG} lint -",
             f"{PROG} lint --allow-unknown deploy/",
             f"{PROG} lint --format json . > lint.json",
+            f"{PROG} lint --server -n ml workflows    # also ask the cluster's API server (dry runs)",
         ),
         "lint",
     ),

@@ -3,18 +3,29 @@
 Prints one finding a line on stdout, ``FILE:LINE: PATH: SEVERITY: MESSAGE``, then a summary line on stderr
 (``2 errors, 1 warning in 1 of 3 files``), so that stdout holds findings only. With ``--format json`` stdout is one
 JSON document, ``{"findings": [...], "summary": {...}}``, and stderr stays empty. Exits 0 when there is no error
-(warnings allowed), 1 when there is one, 2 on a usage error such as a missing file.
+(warnings allowed), 1 when there is one, 2 on a usage error such as a missing file, or with ``--server`` when no API
+server answers (one line on stderr).
+
+``--server`` asks the API server of the kubeconfig, after the offline rules, what it says of creating each document
+(:meth:`hera_volcano.Client.dry_run`, a server-side dry run): its refusals are findings like the others.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import stat
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from hera_volcano.cli import common as c
+from hera_volcano.cli.runs import chosen_namespace, connection_options
+from hera_volcano.shared.errors import ClusterError
 from hera_volcano.tools.lint import LintFinding, Summary, has_errors, lint_bytes, lint_file
+
+if TYPE_CHECKING:
+    from hera_volcano.client.runs import Client
 
 STDIN = "-"
 STDIN_NAME = "<stdin>"
@@ -70,10 +81,24 @@ def sources(paths: Sequence[str]) -> list[str | LintFinding]:
     return list(dict.fromkeys(found))
 
 
-def _lint(source: str, allow_unknown: bool) -> list[LintFinding]:
+def _lint(source: str, allow_unknown: bool, client: Client | None) -> list[LintFinding]:
+    server = None if client is None else client.dry_run
     if source == STDIN:
-        return lint_bytes(c.read_stdin(), STDIN_NAME, allow_unknown=allow_unknown)
-    return lint_file(source, allow_unknown=allow_unknown)
+        return lint_bytes(c.read_stdin(), STDIN_NAME, allow_unknown=allow_unknown, server=server)
+    return lint_file(source, allow_unknown=allow_unknown, server=server)
+
+
+def _client(args: argparse.Namespace) -> Client | None:
+    """The API server ``--server`` asks (None without it); its options without ``--server`` are a usage error."""
+    if not args.server:
+        options = (("-n", args.namespace), ("--kubeconfig", args.kubeconfig), ("--context", args.context))
+        given = [flag for flag, value in options if value]
+        if given:
+            raise c.UsageError(f"argument {given[0]}: says which API server --server asks; give --server too")
+        return None
+    from hera_volcano.client.runs import Client
+
+    return Client(chosen_namespace(args), kubeconfig=args.kubeconfig, context=args.context)
 
 
 def main(argv: Sequence[str]) -> int:
@@ -103,11 +128,26 @@ def main(argv: Sequence[str]) -> int:
         action="store_true",
         help="kinds lint does not know (and non-Kubernetes YAML, empty files) are warnings, not errors",
     )
+    p.add_argument(
+        "--server",
+        action="store_true",
+        help="also ask the kubeconfig's API server, by a server-side dry run of each document (and of the object each"
+        " resource step of a workflow creates, with sample values), what it refuses; nothing is created",
+    )
+    connection_options(p)
     args = p.parse_args(argv)
     findings: list[LintFinding] = []
     found = sources(args.paths)
-    for source in found:
-        findings.extend([source] if isinstance(source, LintFinding) else _lint(source, args.allow_unknown))
+    client = None
+    try:
+        client = _client(args)
+        for source in found:
+            findings.extend([source] if isinstance(source, LintFinding) else _lint(source, args.allow_unknown, client))
+    except ClusterError as e:  # no verdict to give: a usage error, as a missing file is
+        raise c.UsageError(f"--server: {e}") from None
+    finally:
+        if client is not None:
+            client.close()
     summary = Summary.of(findings, len(found))  # a folder it could not list counts as one file it looked at
     if args.format == "json":
         document = {"findings": [f.to_dict() for f in findings], "summary": summary.to_dict()}

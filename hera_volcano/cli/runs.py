@@ -42,7 +42,8 @@ SOURCE_KINDS = {
 ENV_NAMESPACE = "ARGO_NAMESPACE"
 
 
-def _connection(p: argparse.ArgumentParser) -> None:
+def connection_options(p: argparse.ArgumentParser) -> None:
+    """-n, --kubeconfig and --context: which cluster and namespace a command talks to."""
     p.add_argument(
         "-n", "--namespace", type=c.namespace_name, help=f"namespace (default: ${ENV_NAMESPACE}, the context's)"
     )
@@ -56,7 +57,7 @@ def _parser(prog: str, description: str, *, workflow: bool = True) -> c.Parser:
         p.add_argument(
             "workflow", type=c.named(names.dns1123_subdomain), metavar="WORKFLOW", help="the Workflow's name"
         )
-    _connection(p)
+    connection_options(p)
     return p
 
 
@@ -70,7 +71,7 @@ def _output(p: argparse.ArgumentParser, default: str = "a report for people") ->
     )
 
 
-def _chosen_namespace(args: argparse.Namespace) -> str | None:
+def chosen_namespace(args: argparse.Namespace) -> str | None:
     """The namespace the user chose: ``-n``, else ``$ARGO_NAMESPACE`` (checked like ``-n``); None if neither."""
     if args.namespace:
         return str(args.namespace)
@@ -86,7 +87,7 @@ def _chosen_namespace(args: argparse.Namespace) -> str | None:
 def _client(args: argparse.Namespace) -> Client:
     from hera_volcano.client.runs import Client
 
-    return Client(_chosen_namespace(args), kubeconfig=args.kubeconfig, context=args.context)
+    return Client(chosen_namespace(args), kubeconfig=args.kubeconfig, context=args.context)
 
 
 def _run(args: argparse.Namespace) -> Run:
@@ -224,6 +225,12 @@ def _submit_parser() -> c.Parser:
     p.add_argument(
         "--dry-run", action="store_true", help="print the Workflow that would be created; create nothing, send nothing"
     )
+    p.add_argument(
+        "--server-dry-run",
+        action="store_true",
+        help="--dry-run, judged first by the API server (server-side dry runs of the Workflow and of the object each"
+        " of its resource steps creates, the check lint makes with its server option): each refusal one line, exit 2",
+    )
     p.add_argument("--wait", action="store_true", help="wait until it finishes, then print its result")
     p.add_argument("--follow", action="store_true", help="print the master's output as it runs, then wait")
     _wait_options(p)
@@ -236,6 +243,8 @@ def submit(argv: Sequence[str]) -> int:
     from hera_volcano.client import submission
 
     args = _submit_parser().parse_args(argv)
+    server = args.server_dry_run
+    args.dry_run = args.dry_run or server
     if (args.file is None) == (args.source is None):
         raise c.UsageError("give a FILE (- for stdin) or --from KIND/NAME, not both")
     if args.dry_run and (args.wait or args.follow):
@@ -244,17 +253,19 @@ def submit(argv: Sequence[str]) -> int:
         raise c.UsageError("argument --timeout: bounds --wait or --follow; give one of them")
     started = time.monotonic()
     parameters = _parameters(args.parameter)
-    chosen = _chosen_namespace(args)
+    chosen = chosen_namespace(args)
     if args.source is not None:
         kind, name = _source(args.source)
         if kind == "cronworkflow":
             client = _client(args)
             if args.dry_run:  # the CronWorkflow is read, nothing is created
-                return _dry_run(client.preview_from_cron(name, parameters), args.output)
+                return _dry_run(client.preview_from_cron(name, parameters), args, client if server else None)
             run = client.submit_from_cron(name, parameters)
         elif args.dry_run:
             namespace = chosen or _configured_namespace(args) or "default"
-            return _dry_run(submission.from_template(name, parameters, namespace), args.output)
+            return _dry_run(
+                submission.from_template(name, parameters, namespace), args, _client(args) if server else None
+            )
         else:
             run = _client(args).submit_from(name, parameters)
     else:
@@ -269,7 +280,7 @@ def submit(argv: Sequence[str]) -> int:
         own = body["metadata"].get("namespace")
         if args.dry_run:
             body["metadata"]["namespace"] = chosen or _configured_namespace(args) or own or "default"
-            return _dry_run(body, args.output)
+            return _dry_run(body, args, _client(args) if server else None)
         client = _client(args)
         body["metadata"]["namespace"] = chosen or client.configured_namespace or own or "default"
         if body["kind"] == "CronWorkflow":
@@ -300,9 +311,17 @@ def _created_cron(created: Cron, fmt: str | None) -> int:
     return 0
 
 
-def _dry_run(body: Mapping[str, Any], fmt: str | None) -> int:
+def _dry_run(body: Mapping[str, Any], args: argparse.Namespace, server: Client | None) -> int:
     """What ``submit`` would create: the Workflow (YAML unless ``-o json``), or with ``-o name`` its name (the
-    ``generateName`` prefix when the API server would complete it)."""
+    ``generateName`` prefix when the API server would complete it). With ``server`` (``--server-dry-run``) its API
+    server judges it first (:meth:`Client.dry_run`): each finding is a line on stderr, and a refusal exit code 2."""
+    if server is not None:
+        findings = server.dry_run(body)
+        for f in findings:
+            c.say(f"hera-volcano submit: {f.severity}: {f.path + ': ' if f.path else ''}{f.message}")
+        if any(f.severity == "error" for f in findings):
+            return c.USAGE_ERROR
+    fmt = args.output
     if fmt == "name":
         meta = body["metadata"]
         c.emit(str(meta.get("name") or meta.get("generateName")) + "\n", None)

@@ -104,6 +104,11 @@ def not_found(target: str, resource: Resource, namespace: str | None) -> Cluster
 _PROVIDERS = {"argoproj.io": "Argo Workflows", "batch.volcano.sh": "Volcano", "scheduling.volcano.sh": "Volcano"}
 
 
+def rbac_refusal(message: str) -> bool:
+    """Whether a 403's message is RBAC's (who may not do what), rather than an admission webhook's or policy's."""
+    return _FORBIDDEN.search(message) is not None
+
+
 def forbidden(message: str, *, verb: str, resource: Resource, namespace: str | None) -> ClusterError:
     """A 403: who may not do what, from the API's message (what we asked for when the message does not say)."""
     found = _FORBIDDEN.search(message)

@@ -9,9 +9,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 from hera_volcano.client import failures
 from hera_volcano.client.resources import CONFIG_MAPS, EVENTS, NODES, PODS, Resource
@@ -113,6 +114,8 @@ class KubeApi:
         self._core = kubernetes.client.CoreV1Api(api_client)
         self._custom = kubernetes.client.CustomObjectsApi(api_client)
         self._api_exception: type[Exception] = kubernetes.client.exceptions.ApiException
+        # Any path at all (discovery, dry runs of any kind), without the typed APIs' checks made in the client.
+        self._dynamic = kubernetes.dynamic.DynamicClient(api_client, discoverer=_NoDiscovery)
         self.host = str(api_client.configuration.host)
 
     def close(self) -> None:
@@ -268,6 +271,44 @@ class KubeApi:
             lambda: self._custom.delete_namespaced_custom_object(*args, propagation_policy="Background", **_PLAIN),
         )
 
+    def discover(self, group: str, version: str) -> dict[str, object] | None:
+        """The ``APIResourceList`` of ``group``/``version`` (``""`` for core); None when the server serves neither."""
+        path = f"/apis/{group}/{version}" if group else f"/api/{version}"
+
+        def call() -> dict[str, object] | None:
+            try:
+                response = self._dynamic.request("get", path, serialize=False, _request_timeout=REQUEST_TIMEOUT)
+            except self._api_exception as e:
+                if getattr(e, "status", None) == 404:
+                    return None
+                raise
+            return self._json(response)
+
+        return self._call("discover", Resource(group, version, "resources", namespaced=False), None, None, call)
+
+    def dry_run(
+        self, resource: Resource, namespace: str | None, body: Mapping[str, object]
+    ) -> tuple[int, dict[str, object]]:
+        """Create ``body`` as a server-side dry run (``dryRun=All``, ``fieldValidation=Strict``, as kubectl asks it):
+        the HTTP status and the answer, the object as it would be stored or the ``Status`` that says why not. Nothing
+        is stored; only a failed connection raises."""
+        base = f"/apis/{resource.group}/{resource.version}" if resource.group else f"/api/{resource.version}"
+        scope = f"/namespaces/{quote(namespace, safe='')}" if namespace is not None else ""
+        query = [("dryRun", "All"), ("fieldValidation", "Strict")]
+
+        def call() -> tuple[int, dict[str, object]]:
+            try:
+                response = self._dynamic.request(
+                    "post", f"{base}{scope}/{resource.plural}", body=body, query_params=query, serialize=False,
+                    _request_timeout=REQUEST_TIMEOUT,
+                )  # fmt: skip
+            except self._api_exception as e:
+                status = int(getattr(e, "status", 0) or 0)
+                return status, dict(failures.status_body(getattr(e, "body", None))) or {"message": _first(e)}
+            return int(response.status), self._json(response)
+
+        return self._call("create", resource, namespace, None, call)
+
     def log(
         self,
         namespace: str,
@@ -289,6 +330,21 @@ class KubeApi:
             "get", PODS, namespace, pod, lambda: self._core.read_namespaced_pod_log(pod, namespace, **options)
         )
         return Stream(response, self.host)
+
+
+class _NoDiscovery:
+    """The dynamic client's discoverer, left out: it would read every API group and cache them in a file."""
+
+    def __init__(self, client: object, cache_file: object) -> None:
+        pass
+
+
+def _first(e: BaseException) -> str:
+    """The first line of an error answer that is not a ``Status`` (a proxy's page, ``404 page not found``)."""
+    body = getattr(e, "body", None)
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body or "")
+    lines = text.strip().splitlines()
+    return lines[0] if lines else f"HTTP {getattr(e, 'status', '?')}"
 
 
 #: Every call returns the raw answer, decoded here as JSON, so core and custom objects are the same plain data.

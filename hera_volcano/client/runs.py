@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 from hera_volcano.argo.labels import TASK_LABEL
 from hera_volcano.client import failures, kubeapi, submission
+from hera_volcano.client.dry_run import DryRun
 from hera_volcano.client.explain import Observed, Unreadable, explain
 from hera_volcano.client.kubeapi import KubeApi
 from hera_volcano.client.patience import Patience, retrying
@@ -42,7 +43,7 @@ from hera_volcano.pods.kubeapi import Store
 from hera_volcano.pods.labels import JOB_NAME_LABEL, JobIdentity
 from hera_volcano.pods.run import FollowLogs, Settings, tails
 from hera_volcano.shared.errors import ClusterError
-from hera_volcano.shared.findings import as_map
+from hera_volcano.shared.findings import Finding, as_map
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,7 @@ class Client:
         self.namespace = namespace or configured or "default"
         self._explicit = namespace is not None
         self._patience = patience or Patience()
+        self._dry_run = DryRun(self._api, self._patience)
 
     def __enter__(self) -> Client:
         return self
@@ -239,6 +241,21 @@ class Client:
             self._check_programs(as_map(body.get("spec")), namespace)
         created = self._api.create(WORKFLOWS, namespace, body)
         return Run(self._api, namespace, str(as_map(created.get("metadata")).get("name")), patience=self._patience)
+
+    def dry_run(self, document: object) -> list[Finding]:
+        """What the API server says of creating ``document`` (parsed YAML: a Volcano Job, a Workflow, any object),
+        asked by a server-side dry run (``kubectl create --dry-run=server``): nothing is created. It goes to the
+        client's namespace when one was given, else its own, else the client's. For Argo's workflow kinds the object
+        each creating resource step makes is asked too, with sample values for its placeholders (Argo has no webhook;
+        Volcano's judges the job only then). One error :class:`~hera_volcano.shared.findings.Finding` per refusal,
+        the server's message in it (paths relative to the document); [] when it accepts them all. Raises
+        ClusterError when the server gives no verdict (unreachable, credentials refused, failing).
+
+        :param document: the object to check, as parsed YAML or JSON.
+        """
+        own = as_map(as_map(document).get("metadata")).get("namespace")
+        namespace = self.namespace if self._explicit or not isinstance(own, str) or not own else own
+        return self._dry_run.judge(document, namespace)
 
     def workflows(self) -> list[RunSummary]:
         """The namespace's Workflows, newest first (then by name)."""

@@ -286,3 +286,33 @@ def test_cli_reports_the_issue_cases_it_used_to_pass(tmp_path: Path) -> None:
         r = run("hera_volcano.lint", str(tmp_path / name))
         assert r.code == 1 and ": error: " in r.out, (name, r.out)
         assert r.err.startswith("1 error, "), (name, r.err)
+
+
+# ---- a second opinion: lint --server --------------------------------------------------------------------------------
+
+
+def test_a_server_check_is_asked_of_each_document_after_the_offline_rules_its_findings_on_their_lines() -> None:
+    from hera_volcano.shared.findings import Finding, error
+
+    asked: list[object] = []
+
+    def server(doc: object) -> list[Finding]:
+        asked.append(doc)
+        return [error("data.a", "the API server refuses it (dry run): no")]
+
+    text = "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  a: b\n---\n---\n" + WORKFLOW
+    found = lint_text(text, "f.yaml", server=server)
+    assert [d["kind"] for d in asked] == ["ConfigMap", "Workflow"]  # type: ignore[index]
+    refused = [f for f in found if "API server" in f.message]
+    assert [(f.path, f.line) for f in refused] == [("[0].data.a", 6), ("[2].data.a", 9)]  # [2] has no data: its line
+
+
+def test_what_a_server_check_raises_ends_the_run() -> None:
+    from hera_volcano.shared.errors import ClusterError
+    from hera_volcano.shared.findings import Finding
+
+    def server(doc: object) -> list[Finding]:
+        raise ClusterError("cannot reach the API server at https://x", reason="Unreachable")
+
+    with pytest.raises(ClusterError):
+        lint_text(WORKFLOW, "f.yaml", server=server)

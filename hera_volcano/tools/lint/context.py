@@ -3,12 +3,12 @@ facts every rule about its templates needs."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from hera_volcano.shared.findings import as_list, as_map
+from hera_volcano.shared.findings import Finding, as_list, as_map
 from hera_volcano.volcano.schema import QUEUE_API_VERSION, QUEUE_KIND
 
 #: Separates the path of a resource manifest from the path of a field inside the object it holds:
@@ -17,6 +17,9 @@ MANIFEST_SEPARATOR: Final = "::"
 #: Kinds whose parameters and job names are final when submitted (as opposed to templates).
 _RUNNABLE_KINDS: Final = frozenset({"Workflow", "CronWorkflow"})
 _STORED_KINDS: Final = {"WorkflowTemplate": False, "ClusterWorkflowTemplate": True}  # kind: cluster-scoped
+#: A second opinion on each parsed document after the offline rules, such as an API server's
+#: (:meth:`hera_volcano.Client.dry_run`): findings with paths relative to the document.
+ServerCheck = Callable[[object], list[Finding]]
 
 
 def templates_by_name(spec: Mapping[str, object]) -> dict[str, Mapping[str, object]]:
@@ -83,6 +86,8 @@ class Source:
     stored: StoredTemplates = field(default_factory=dict)
     #: The Volcano Queues of the same stream, by name: a job that names one must fit its capability.
     queues: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    #: Asked of every document after the offline rules (``lint --server``); what it raises ends the run.
+    server: ServerCheck | None = None
 
 
 @dataclass(frozen=True)

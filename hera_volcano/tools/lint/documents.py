@@ -16,7 +16,7 @@ import yaml
 
 from hera_volcano.kube.loading import DuplicateKey, describe_error, load_all
 from hera_volcano.shared.findings import Finding, error, join
-from hera_volcano.tools.lint.context import Source, stored_queues, stored_templates
+from hera_volcano.tools.lint.context import ServerCheck, Source, stored_queues, stored_templates
 from hera_volcano.tools.lint.kinds import EXPECTED, check_document, unknown
 from hera_volcano.tools.lint.locations import Locator
 from hera_volcano.tools.lint.report import LintFinding
@@ -24,9 +24,12 @@ from hera_volcano.tools.lint.report import LintFinding
 _TAB_HINT: Final = ": YAML indents with spaces, never tabs"
 
 
-def lint_file(path: Path | str, display: str | None = None, *, allow_unknown: bool = False) -> list[LintFinding]:
+def lint_file(
+    path: Path | str, display: str | None = None, *, allow_unknown: bool = False, server: ServerCheck | None = None
+) -> list[LintFinding]:
     """Lint one file; ``display`` is the name findings carry (the path by default). A file that cannot be read is
-    an error finding. Files a kustomization lists are looked for next to it."""
+    an error finding. Files a kustomization lists are looked for next to it. ``server``, when given, is asked about
+    each document after the offline rules (``lint --server``: :meth:`hera_volcano.Client.dry_run`)."""
     name = str(path) if display is None else display
     try:
         data = Path(path).read_bytes()
@@ -34,11 +37,16 @@ def lint_file(path: Path | str, display: str | None = None, *, allow_unknown: bo
         return [LintFinding(name, "[0]", "error", f"cannot read: {e.strerror or e}")]
     except MemoryError:
         return [LintFinding(name, "[0]", "error", "cannot read: the file is larger than the memory available")]
-    return lint_bytes(data, name, allow_unknown=allow_unknown, directory=Path(path).parent)
+    return lint_bytes(data, name, allow_unknown=allow_unknown, directory=Path(path).parent, server=server)
 
 
 def lint_bytes(
-    data: bytes, file: str, *, allow_unknown: bool = False, directory: Path | None = None
+    data: bytes,
+    file: str,
+    *,
+    allow_unknown: bool = False,
+    directory: Path | None = None,
+    server: ServerCheck | None = None,
 ) -> list[LintFinding]:
     """Lint raw file contents: text that is not UTF-8 is an error finding, as kubectl and Argo refuse it."""
     try:
@@ -47,12 +55,19 @@ def lint_bytes(
         line = data[: e.start].count(b"\n") + 1
         message = f"not UTF-8 text (byte {e.start}): YAML files must be UTF-8"
         return [LintFinding(file, "[0]", "error", message, line)]
-    return lint_text(text, file, allow_unknown=allow_unknown, directory=directory)
+    return lint_text(text, file, allow_unknown=allow_unknown, directory=directory, server=server)
 
 
-def lint_text(text: str, file: str, *, allow_unknown: bool = False, directory: Path | None = None) -> list[LintFinding]:
+def lint_text(
+    text: str,
+    file: str,
+    *,
+    allow_unknown: bool = False,
+    directory: Path | None = None,
+    server: ServerCheck | None = None,
+) -> list[LintFinding]:
     """Lint every document of a YAML stream (document ``i`` is ``[i]`` in paths), each finding on its line."""
-    source = Source(file, directory, allow_unknown)
+    source = Source(file, directory, allow_unknown, server=server)
     docs: list[object] = []
     duplicates: list[DuplicateKey] = []
     problem: LintFinding | None = None
@@ -95,7 +110,8 @@ def _line(e: BaseException, text: str) -> int:
 def lint_documents(docs: Iterable[object], source: Source) -> list[Finding]:
     """Findings for parsed documents, with paths from ``[i]``; a call through ``templateRef`` to a WorkflowTemplate
     among them is checked against it. A document so malformed that a check trips over it (a map where a list belongs,
-    nesting deep enough to exhaust the stack) is one error finding, so one bad file never stops a run over many."""
+    nesting deep enough to exhaust the stack) is one error finding, so one bad file never stops a run over many.
+    ``source.server`` is asked about each document after the offline rules; what it raises ends the run."""
     docs = list(docs)
     stored, queues = stored_templates(docs), stored_queues(docs)
     if stored or queues:
@@ -106,6 +122,8 @@ def lint_documents(docs: Iterable[object], source: Source) -> list[Finding]:
             findings = lint_document(doc, source)
         except Exception as e:  # the rules read untrusted data; report what they could not, never crash
             findings = [error("", f"malformed document, cannot check it: {type(e).__name__}: {e}")]
+        if source.server is not None and doc is not None:
+            findings = [*findings, *source.server(doc)]
         found.extend(Finding(join(f"[{i}]", f.path), f.severity, f.message) for f in findings)
     return found
 
