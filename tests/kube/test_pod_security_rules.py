@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from hera_volcano import PodSettings, ValidationError
+from hera_volcano import PodSettings, Program, ValidationError, batch_job
 from hera_volcano.kube.pod_scheduling import check_pod_scheduling
 from hera_volcano.kube.pod_security import check_pod_security
 from hera_volcano.volcano.rules import check_job
@@ -394,3 +394,9 @@ def test_the_builders_pod_settings_are_held_to_them() -> None:
         constraint = {"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
         PodSettings(patch={"spec": {"topologySpreadConstraints": [constraint]}})
     PodSettings(patch={"spec": {"securityContext": {"fsGroupChangePolicy": "OnRootMismatch"}}})
+    settings = PodSettings(affinity=node_affinity({"key": "zone", "operator": "In"})["affinity"])
+    built = batch_job(name="j", image="busybox", program=Program.command(["true"]), pod=settings)
+    with pytest.raises(ValidationError, match="must be specified when `operator` is 'In' or 'NotIn'"):
+        built.to_dict()
+    settings = PodSettings(affinity=node_affinity({"key": "zone", "operator": "In", "values": ["a"]})["affinity"])
+    batch_job(name="j", image="busybox", program=Program.command(["true"]), pod=settings).to_dict()
