@@ -633,4 +633,182 @@ _WORKFLOW_MOUNT_RULES: tuple[Case, ...] = (
 JOBS += _VOLUME_RULES
 WORKFLOWS += _WORKFLOW_MOUNT_RULES
 
+# ---- BEGIN _SECURITY_RULES (issue 43): security contexts, scheduling, metadata size, Argo's Go types ---------------
+
+
+def _anti_affinity(topology_key: str, selector: Doc | None = None) -> Doc:
+    term = {"labelSelector": selector or {"matchLabels": {"app": "corpus"}}, "topologyKey": topology_key}
+    return {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}}
+
+
+def _node_requirement(**requirement: object) -> Doc:
+    terms = [{"matchExpressions": [{"key": "example.com/cores", **requirement}]}]
+    return {
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
+    }
+
+
+def _spread(**constraint: object) -> Doc:
+    return {
+        "topologySpreadConstraints": [
+            {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule", **constraint}
+        ]
+    }
+
+
+def _pod_context(**context: object) -> Doc:
+    return {"securityContext": context}
+
+
+def _container_context(**context: object) -> Doc:
+    return {"securityContext": context}
+
+
+_SECURITY_JOBS: tuple[Case, ...] = (
+    # security contexts: the pod's and each container's
+    _refused(
+        "fs-group-change-policy-unknown", job(pod=_pod_context(fsGroupChangePolicy="Sometimes")), "unsupported value"
+    ),
+    _accepted("fs-group-change-policy", job(pod=_pod_context(fsGroup=1000, fsGroupChangePolicy="OnRootMismatch"))),
+    _refused("supplemental-group-negative", job(pod=_pod_context(supplementalGroups=[-1])), "between 0 and 2147483647"),
+    _accepted("supplemental-groups-bounds", job(pod=_pod_context(supplementalGroups=[0, 2147483647]))),
+    _refused("sysctl-name-space", job(pod=_pod_context(sysctls=[{"name": "bad name", "value": "1"}])), "match regex"),
+    _refused(
+        "sysctl-net-with-host-network",
+        job(pod={"hostNetwork": True, **_pod_context(sysctls=[{"name": "net.ipv4.tcp_syncookies", "value": "1"}])}),
+        "when 'hostNetwork' is true",
+    ),
+    _accepted("sysctl", job(pod=_pod_context(sysctls=[{"name": "kernel/shm_rmid_forced", "value": "1"}]))),
+    _refused(
+        "share-process-namespace-and-host-pid",
+        job(pod={"shareProcessNamespace": True, "hostPID": True}),
+        "cannot both be enabled",
+    ),
+    _accepted("share-process-namespace", job(pod={"shareProcessNamespace": True})),
+    _refused(
+        "host-users-false-host-network", job(pod={"hostUsers": False, "hostNetwork": True}), "`hostUsers` is false"
+    ),
+    _refused(
+        "no-escalation-but-privileged",
+        job(container=_container_context(allowPrivilegeEscalation=False, privileged=True)),
+        "`privileged` to true",
+    ),
+    _refused(
+        "no-escalation-but-cap-sys-admin",
+        job(container=_container_context(allowPrivilegeEscalation=False, capabilities={"add": ["CAP_SYS_ADMIN"]})),
+        "CAP_SYS_ADMIN",
+    ),
+    _accepted(
+        "no-escalation-with-capability",
+        job(container=_container_context(allowPrivilegeEscalation=False, capabilities={"add": ["NET_BIND_SERVICE"]})),
+    ),
+    _refused("proc-mount-unknown", job(container=_container_context(procMount="Bogus")), "unsupported value"),
+    _refused(
+        "proc-mount-unmasked", job(container=_container_context(procMount="Unmasked")), "`hostUsers` must be false"
+    ),
+    _accepted("proc-mount-default", job(container=_container_context(procMount="Default"))),
+    _accepted(
+        "proc-mount-unmasked-own-user-namespace",
+        job(pod={"hostUsers": False}, container=_container_context(procMount="Unmasked")),
+    ),
+    _refused(
+        "seccomp-localhost-without-profile",
+        job(pod=_pod_context(seccompProfile={"type": "Localhost"})),
+        "must be set when seccomp type is Localhost",
+    ),
+    _refused(
+        "seccomp-runtime-default-with-profile",
+        job(container=_container_context(seccompProfile={"type": "RuntimeDefault", "localhostProfile": "x.json"})),
+        "can only be set when seccomp type is Localhost",
+    ),
+    _accepted(
+        "seccomp-profiles",
+        job(
+            pod=_pod_context(seccompProfile={"type": "RuntimeDefault"}),
+            container=_container_context(seccompProfile={"type": "Localhost", "localhostProfile": "profiles/a.json"}),
+        ),
+    ),
+    _refused(
+        "apparmor-localhost-without-profile",
+        job(container=_container_context(appArmorProfile={"type": "Localhost"})),
+        "must be set when AppArmor type is Localhost",
+    ),
+    _accepted("apparmor-runtime-default", job(pod=_pod_context(appArmorProfile={"type": "RuntimeDefault"}))),
+    # the pod's OS
+    _refused("os-name-unknown", job(pod={"os": {"name": "plan9"}}), "unsupported value"),
+    _refused(
+        "windows-pod-with-selinux",
+        job(pod={"os": {"name": "windows"}, **_pod_context(seLinuxOptions={"type": "t"})}),
+        "cannot be set for a windows pod",
+    ),
+    _refused(
+        "linux-pod-with-windows-options",
+        job(pod={"os": {"name": "linux"}}, container=_container_context(windowsOptions={"runAsUserName": "x"})),
+        "windows options cannot be set for a linux pod",
+    ),
+    _accepted("windows-pod", job(pod={"os": {"name": "windows"}})),
+    # affinity and topology spread
+    _refused("anti-affinity-empty-topology-key", job(pod=_anti_affinity("")), "can not be empty"),
+    _refused(
+        "anti-affinity-selector-in-without-values",
+        job(pod=_anti_affinity("zone", {"matchExpressions": [{"key": "app", "operator": "In"}]})),
+        "must be specified when `operator` is 'In' or 'NotIn'",
+    ),
+    _accepted("anti-affinity", job(pod=_anti_affinity("kubernetes.io/hostname"))),
+    _refused(
+        "node-affinity-gt-two-values", job(pod=_node_requirement(operator="Gt", values=["4", "8"])), "single value"
+    ),
+    _refused(
+        "node-affinity-in-without-values",
+        job(pod=_node_requirement(operator="In")),
+        "must be specified when `operator` is 'In' or 'NotIn'",
+    ),
+    _refused(
+        "node-affinity-exists-with-values",
+        job(pod=_node_requirement(operator="Exists", values=["4"])),
+        "may not be specified when `operator` is 'Exists'",
+    ),
+    _accepted("node-affinity-gt", job(pod=_node_requirement(operator="Gt", values=["4"]))),
+    _refused("spread-max-skew-zero", job(pod=_spread(maxSkew=0)), "must be greater than zero"),
+    _refused("spread-when-unsatisfiable-unknown", job(pod=_spread(whenUnsatisfiable="Maybe")), "unsupported value"),
+    _refused(
+        "spread-min-domains-schedule-anyway",
+        job(pod=_spread(whenUnsatisfiable="ScheduleAnyway", minDomains=2)),
+        "can only use minDomains",
+    ),
+    _accepted("spread", job(pod=_spread(minDomains=2, labelSelector={"matchLabels": {"app": "corpus"}}))),
+    # metadata: the API server counts every annotation's key and value
+    _refused(
+        "job-annotations-too-big",
+        job(change=_set("metadata.annotations", {"note": "x" * (256 * 1024)})),
+        "at most 262144 bytes",
+    ),
+    _accepted("job-annotations-large", job(change=_set("metadata.annotations", {"note": "x" * (250 * 1024)}))),
+)
+
+_SECURITY_WORKFLOWS: tuple[Case, ...] = (
+    # Argo decodes a quantity as Kubernetes parses one, and each integer field into its Go type
+    _refused("cpu-true", workflow(_set(f"{_WF_CONTAINER}.resources", {"limits": {"cpu": True}})), "quantity"),
+    _refused("memory-gb", workflow(_set(f"{_WF_CONTAINER}.resources", {"requests": {"memory": "1Gb"}})), "quantity"),
+    _accepted(
+        "quantities",
+        workflow(_set(f"{_WF_CONTAINER}.resources", {"requests": {"cpu": 0.5, "memory": "1Gi"}, "limits": {"cpu": 2}})),
+    ),
+    _refused("priority-over-int32", workflow(_set("spec.priority", 2**31)), "a Go int32"),
+    _accepted("priority-int32-max", workflow(_set("spec.priority", 2**31 - 1))),
+    _refused(
+        "container-port-over-int32",
+        workflow(_set(f"{_WF_CONTAINER}.ports", [{"containerPort": 2**31}])),
+        "a Go int32",
+    ),
+    _refused("parallelism-over-int64", workflow(_set("spec.parallelism", 2**63)), "a Go int64"),
+    # metadata the API server checks
+    _refused("namespace-uppercase", workflow(_set("metadata.namespace", "Argo")), "DNS-1123 label", "apiserver"),
+)
+
+JOBS += _SECURITY_JOBS
+WORKFLOWS += _SECURITY_WORKFLOWS
+
+# ---- END _SECURITY_RULES ---------------------------------------------------------------------------------------------
+
 CASES: tuple[Case, ...] = (*JOBS, *WORKFLOWS)

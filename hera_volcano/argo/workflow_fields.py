@@ -61,6 +61,35 @@ ANY_SCALAR: Final[Mapping[str, tuple[str, ...]]] = {
     "ValueFrom": ("default",),
 }
 
+#: Fields Go decodes into an int32 (Hera's models type every integer as ``int``): Argo refuses a number beyond its
+#: range. Read from the Go types of Argo 4.1 (``pkg/apis/workflow/v1alpha1``) and Kubernetes 1.37 (``core/v1``);
+#: every other integer field is an int64.
+INT32_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
+    "AWSElasticBlockStoreVolumeSource": ("partition",),
+    "Artifact": ("mode",),
+    "ConfigMapVolumeSource": ("defaultMode",),
+    "ContainerPort": ("containerPort", "hostPort"),
+    "CronWorkflowSpec": ("failedJobsHistoryLimit", "successfulJobsHistoryLimit"),
+    "DownwardAPIVolumeFile": ("mode",),
+    "DownwardAPIVolumeSource": ("defaultMode",),
+    "FCVolumeSource": ("lun",),
+    "GCEPersistentDiskVolumeSource": ("partition",),
+    "GRPCAction": ("port",),
+    "ISCSIVolumeSource": ("lun",),
+    "KeyToPath": ("mode",),
+    "NodeStatus": ("failedPodRestarts",),
+    "OSSLifecycleRule": ("markDeletionAfterDays", "markInfrequentAccessAfterDays"),
+    "PluginArtifact": ("connectionTimeoutSeconds",),
+    "PreferredSchedulingTerm": ("weight",),
+    "Probe": ("failureThreshold", "initialDelaySeconds", "periodSeconds", "successThreshold", "timeoutSeconds"),
+    "ProjectedVolumeSource": ("defaultMode",),
+    "SecretVolumeSource": ("defaultMode",),
+    "TTLStrategy": ("secondsAfterCompletion", "secondsAfterFailure", "secondsAfterSuccess"),
+    "TarStrategy": ("compressionLevel",),
+    "WeightedPodAffinityTerm": ("weight",),
+    "WorkflowSpec": ("priority",),
+}
+
 
 @functools.cache
 def table() -> dict[str, dict[str, Any]]:

@@ -69,6 +69,18 @@ def quantity(value: object) -> Fraction | None:
         return None
 
 
+def json_quantity(value: object) -> bool:
+    """Whether Kubernetes decodes ``value`` (a YAML scalar, as JSON) into a quantity: a string (surrounding white
+    space trimmed) or a number it parses; never true/false. Argo decodes a workflow's quantities this way."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, str):
+        value = value.strip()
+    return quantity(value) is not None
+
+
 _GO_DURATION: Final = re.compile(r"[-+]?(?:0|(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h))+)")
 
 

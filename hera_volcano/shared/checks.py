@@ -11,6 +11,9 @@ from hera_volcano.shared.errors import ValidationError
 #: Argo's and Kubernetes' int32 fields (deadlines, retry limits, replicas) refuse anything outside these.
 INT32_MIN: Final = -(2**31)
 INT32_MAX: Final = 2**31 - 1
+#: Go's int64, the other integer type Argo and Kubernetes decode.
+INT64_MIN: Final = -(2**63)
+INT64_MAX: Final = 2**63 - 1
 
 
 def integer(field: str, value: object, *, minimum: int = 0, maximum: int | None = None) -> int:

@@ -16,9 +16,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from typing import Final
 
-from hera_volcano.kube import containers, names, pods
+from hera_volcano.kube import containers, names, pod_scheduling, pod_security, pods
 from hera_volcano.kube.images import image_problem
-from hera_volcano.kube.metadata import labels_and_annotations
+from hera_volcano.kube.metadata import check_namespace, labels_and_annotations
 from hera_volcano.kube.quantities import DURATION_MESSAGE, is_go_duration, quantity
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.findings import Finding, as_list, as_map, entry, error, join, warning
@@ -670,6 +670,8 @@ def _check_pod_template(template: object, path: str, cpu_policy: str | None) -> 
         if spec.get(key):
             yield from _named(f"{at}.{key}", spec[key], names.dns1123_label)
     yield from pods.check_pod_spec(spec, at)
+    yield from pod_security.check_pod_security(spec, at)
+    yield from pod_scheduling.check_pod_scheduling(spec, at)
 
 
 def _check_toleration(toleration: Mapping[str, object], path: str) -> Iterator[Finding]:
@@ -717,7 +719,7 @@ def check_job(job: Mapping[str, object], *, names_known: bool = True) -> list[Fi
         name_findings = [_sampled(f) for f in name_findings]
     if isinstance(job.get("metadata"), Mapping):
         findings.extend(name_findings)
-        findings.extend(_named("metadata.namespace", metadata.get("namespace"), names.dns1123_label))
+        findings.extend(check_namespace(metadata, "metadata.namespace"))
         findings.extend(labels_and_annotations(metadata, "metadata"))
     if not isinstance(job.get("spec"), Mapping):
         return findings

@@ -25,6 +25,10 @@ from hera_volcano.builders.program import Program
 from hera_volcano.kube import values
 
 IMAGE = "example.com/train:1"
+_ZONE_TERM = {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}
+_ZONE_AFFINITY = {
+    "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [_ZONE_TERM]}}
+}
 EVERYTHING = PodSettings(
     cpu="250m",
     memory="512Mi",
@@ -37,7 +41,7 @@ EVERYTHING = PodSettings(
     image_pull_secrets=["regcred"],
     node_selector={"kubernetes.io/os": "linux"},
     tolerations=[Toleration(key="nvidia.com/gpu", operator="Exists", effect="NoSchedule")],
-    affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}}},
+    affinity=_ZONE_AFFINITY,
     labels={"team": "ml"},
     annotations={"example.com/owner": "platform"},
 )
@@ -77,9 +81,7 @@ def test_every_setting_reaches_its_place_and_passes_volcanos_rules() -> None:
     assert spec["imagePullSecrets"] == [{"name": "regcred"}]
     assert spec["nodeSelector"] == {"kubernetes.io/os": "linux"}
     assert spec["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
-    assert spec["affinity"] == {
-        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}}
-    }
+    assert spec["affinity"] == _ZONE_AFFINITY
     assert pod["metadata"] == {"labels": {"team": "ml"}, "annotations": {"example.com/owner": "platform"}}
 
 

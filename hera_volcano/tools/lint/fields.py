@@ -8,12 +8,15 @@ a string, a number or a boolean (``podSpecPatch`` written as YAML instead of tex
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
 from hera_volcano.argo import workflow_fields
 from hera_volcano.kube.pod_fields import FieldKind, model_name
+from hera_volcano.kube.quantities import json_quantity
+from hera_volcano.shared.checks import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from hera_volcano.shared.findings import Finding, entry, error, warning
 from hera_volcano.shared.suggestions import did_you_mean
 
@@ -21,8 +24,9 @@ _SCALARS: Final[Mapping[str, str]] = {
     "str": "a string",
     "int": "an integer",
     "bool": "true or false",
+    "int32": "an integer",
     "int-or-str": "an integer or a string",
-    "quantity": "a quantity such as 500m or 1Gi",
+    "quantity": "a quantity such as 500m or 1Gi (Kubernetes' resource.Quantity)",
     "any-scalar": "a string, a number or true/false",
 }
 #: How to write what people most often get wrong.
@@ -71,21 +75,55 @@ def _loosen(kind: FieldKind) -> FieldKind:
     return {"list": _loosen(kind["list"])} if isinstance(kind, Mapping) and "list" in kind else kind
 
 
+def _narrow(kind: FieldKind) -> FieldKind:
+    """An int32 field's kind (a list's items too): Go refuses a number beyond the int32 range in it."""
+    if kind == "int":
+        return "int32"
+    return {"list": _narrow(kind["list"])} if isinstance(kind, Mapping) and "list" in kind else kind
+
+
+def _field_kind(model: str, field: str, kind: FieldKind) -> FieldKind:
+    """The kind to check a model's field against: loosened for Argo's AnyString, narrowed for Go's int32."""
+    if field in workflow_fields.ANY_SCALAR.get(model, ()):
+        return _loosen(kind)
+    return _narrow(kind) if field in workflow_fields.INT32_FIELDS.get(model, ()) else kind
+
+
+#: The range Go decodes into each integer kind; an IntOrString holds an int32.
+_RANGES: Final[Mapping[str, tuple[int, int, str]]] = {
+    "int": (INT64_MIN, INT64_MAX, "int64"),
+    "int32": (INT32_MIN, INT32_MAX, "int32"),
+    "int-or-str": (INT32_MIN, INT32_MAX, "int32"),
+}
+
+
+def _whole(value: object) -> bool:
+    """YAML writes a whole float such as ``2.0`` as the integer 2, so it passes as one."""
+    return (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, float) and value.is_integer())
+
+
 def _decodes(value: object, kind: str) -> bool:
     """Whether Go's JSON decoding (what Argo's strict parser does after YAML) takes the scalar ``value`` for a field
-    of ``kind``. YAML writes a whole float such as ``2.0`` as the integer 2, so it passes as one."""
+    of ``kind``: the right type, an integer in its Go type's range, a quantity Kubernetes parses."""
     if kind == "str":
         return isinstance(value, str)
     if kind == "bool":
         return isinstance(value, bool)
-    whole = (isinstance(value, int) and not isinstance(value, bool)) or (
-        isinstance(value, float) and value.is_integer()
-    )
-    if kind == "int":
-        return whole
-    if kind == "int-or-str":
-        return whole or isinstance(value, str)
-    return True  # quantities have rules of their own; "any" and any-scalar take every scalar
+    if kind in _RANGES:
+        low, high, _ = _RANGES[kind]
+        return (_whole(value) and low <= typing.cast(float, value) <= high) or (
+            kind == "int-or-str" and isinstance(value, str)
+        )
+    if kind == "quantity":
+        return json_quantity(value)
+    return True  # "any" and any-scalar take every scalar
+
+
+def _type_message(value: object, kind: str) -> str:
+    if kind in _RANGES and _whole(value):
+        low, high, go_type = _RANGES[kind]
+        return f"must be between {low} and {high} (a Go {go_type}), not the number {value}"
+    return f"must be {_SCALARS[kind]}, not {_scalar(value)}"
 
 
 def _scalar(value: object) -> str:
@@ -120,7 +158,7 @@ class _Walker:
                 message = f"must be {_SCALARS.get(kind, 'a scalar')}, not {_shape(value)}{_HINTS.get(field, '')}"
                 self.found.types.append(error(self.path(), message))
             elif not _decodes(value, kind):
-                message = f"must be {_SCALARS[kind]}, not {_scalar(value)}: Argo's strict decoding refuses the workflow"
+                message = f"{_type_message(value, kind)}: Argo's strict decoding refuses the workflow"
                 self.found.types.append(error(self.path(), message))
             return
         if "list" in kind:
@@ -148,7 +186,6 @@ class _Walker:
         fields = workflow_fields.model(name)
         removed = workflow_fields.ARGO_37_ONLY.get(name, {})
         added = workflow_fields.ARGO_4_ONLY.get(name, ())
-        any_scalar = workflow_fields.ANY_SCALAR.get(name, ())
         for key, item in value.items():
             self.parts.append(str(key))
             if key in added:
@@ -156,7 +193,7 @@ class _Walker:
                     warning(self.path(), "is new in Argo 4: Argo 3.7 refuses it as an unknown field")
                 )
             if key in fields:
-                self.walk(item, _loosen(fields[key]) if key in any_scalar else fields[key])
+                self.walk(item, _field_kind(name, key, fields[key]))
             elif key in removed:
                 self.found.names.append(
                     warning(

@@ -13,7 +13,7 @@ from hera_volcano.argo.limits import MAX_TEMPLATES, WORKFLOW_KINDS
 from hera_volcano.argo.parameters import Values, check_parameters
 from hera_volcano.kube import names
 from hera_volcano.kube.images import image_problem
-from hera_volcano.kube.metadata import labels_and_annotations
+from hera_volcano.kube.metadata import check_namespace, labels_and_annotations
 from hera_volcano.kube.quantities import is_go_duration
 from hera_volcano.shared.checks import INT32_MAX, INT32_MIN
 from hera_volcano.shared.findings import Finding, as_list, as_map, error
@@ -111,6 +111,7 @@ def _check_metadata(metadata: Mapping[str, object], max_length: int, kind: str) 
             yield error("metadata.generateName", f"{message} (a trailing '-' is allowed)")
     else:
         yield error("metadata.name", "is required (or metadata.generateName)")
+    yield from check_namespace(metadata, "metadata.namespace")
     yield from labels_and_annotations(metadata, "metadata")
 
 
