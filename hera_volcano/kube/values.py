@@ -1,4 +1,5 @@
-"""How a value known only at run time (a workflow parameter, a template's input) enters a manifest or a pod.
+"""How a value known only at run time (a workflow parameter, a template's input, the Workflow's annotations and
+labels, a global output) enters a manifest or a pod.
 
 Argo substitutes a template twice (``SubstituteParams``: globals first, then inputs, over the first pass's output)
 and pastes a simple tag's value as raw text. So a value never stands in a manifest as ``{{inputs.parameters.X}}``:
@@ -12,7 +13,9 @@ scalar of the value and holds no ``{`` (which Argo's second pass would take for 
   escaped;
 
 and, where the kubelet expands ``$(VAR)`` (argoexec's ``ARGO_TEMPLATE``, then a job pod's command, arguments and
-environment), ``$`` doubled once per expansion. ``docs/security.md`` states the rule.
+environment), ``$`` doubled once per expansion. Any other variable a submitter sets is refused
+(:func:`raw_problem`), and so is a tag in a mapping key (:func:`check_keys`): no quoting keeps a key from naming
+another entry. ``docs/security.md`` states the rule.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ import hera_volcano as hv
 from hera_volcano.shared.placeholders import refusal
 from tests.argo.test_submitter_tags import ENCODED, KEYED, a_job
 from tests.builders import podsim
+from tests.tools import test_lint_raw_tags as lint_raw_tags
 
 #: What breaks a YAML string, a JSON string, Argo's templating or the kubelet's expansion, mixed with any text.
 PIECES = st.sampled_from(
@@ -50,6 +51,7 @@ PIECES = st.sampled_from(
 )
 HOSTILE = st.lists(st.one_of(PIECES, st.text(max_size=4)), max_size=12).map("".join)
 SAMPLE = "SAMPLEVALUE"
+LINTED = lint_raw_tags.ENCODED
 
 
 def _carried(text: str, variable: str) -> bool:
@@ -96,3 +98,17 @@ def test_a_tag_in_any_key_is_refused_before_anything_is_rendered(
     with pytest.raises(hv.ValidationError) as e:
         hv.job_template(KEYED[where](key), name="run")
     assert "mapping key" in e.value.rule
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(LINTED), HOSTILE)
+def test_lint_s_safe_form_for_a_hand_written_manifest_changes_only_the_value(variable: str, text: str) -> None:
+    """The form lint's message gives for a raw tag, written where the tag was: the value arrives exactly."""
+    if not _carried(text, variable):
+        return
+    raw = lint_raw_tags.in_workflow(lint_raw_tags.job_with(f"{{{{{variable}}}}}"))
+    fixed = lint_raw_tags.fixed_with(lint_raw_tags.raw_tag_errors(raw))
+    manifest = fixed["spec"]["templates"][1]["resource"]["manifest"]
+    template = podsim.parse(manifest, {variable: text})["spec"]["tasks"][0]["template"]
+    assert set(template["spec"]) == {"containers", "restartPolicy"} and template["metadata"]["labels"]["zone"] == text
+    assert podsim.process(template["spec"]["containers"][0])[1] == {"ZONE": text}

@@ -33,7 +33,7 @@ REFUSED = [
     "workflow.labels.json",
     "workflow.serviceAccountName",
 ]
-HOSTILE = 'x"\n        hostNetwork: true\n        serviceAccountName: other\n        y: "z'
+HOSTILE = 'x"\n        hostNetwork: true\n        serviceAccountName: other\n        y: "z $(X) $$'
 
 
 def raw_tag_errors(doc: Any) -> dict[str, str]:
@@ -48,20 +48,27 @@ def in_workflow(job: dict[str, Any] | str, kind: str = "Workflow") -> dict[str, 
     return doc
 
 
-def fixed_with(safe: str, kind: str = "Workflow") -> dict[str, Any]:
-    """The workflow with ``safe`` written where the raw tag was, as text (Argo substitutes before YAML reads it)."""
-    doc = in_workflow(job_with("SAFE-FORM"), kind)
+def fixed_with(found: dict[str, str], kind: str = "Workflow") -> dict[str, Any]:
+    """The workflow with the safe form of each of ``found`` (lint's messages for the label and the env value)
+    written where its raw tag was, as text (Argo substitutes before YAML reads it)."""
+    doc = in_workflow(job_with("SAFE-LABEL", env="SAFE-ENV"), kind)
     template = doc["spec"]["templates"][1]["resource"]
-    template["manifest"] = template["manifest"].replace("SAFE-FORM", safe)
+    for mark, path in (("SAFE-LABEL", LABEL), ("SAFE-ENV", ENV)):
+        template["manifest"] = template["manifest"].replace(mark, safe_form(found[path]))
     return doc
 
 
-def job_with(value: str, *, key: str = "zone") -> dict[str, Any]:
-    """The corpus's clean job with ``value`` as a pod label's value under ``key`` and in an env value."""
+def safe_form(message: str) -> str:
+    return message.split("write the scalar as ")[1].split(" (unquoted")[0]
+
+
+def job_with(value: str, *, key: str = "zone", env: str | None = None) -> dict[str, Any]:
+    """The corpus's clean job with ``value`` as a pod label's value under ``key`` and in an env value (or
+    ``env``)."""
     data: dict[str, Any] = yaml.safe_load(JOB)
     template = data["spec"]["tasks"][0]["template"]
     template["metadata"] = {"labels": {key: value}}
-    template["spec"]["containers"][0]["env"] = [{"name": "ZONE", "value": value}]
+    template["spec"]["containers"][0]["env"] = [{"name": "ZONE", "value": value if env is None else env}]
     return data
 
 
@@ -75,19 +82,17 @@ def test_a_raw_tag_in_a_value_is_an_error_with_the_safe_form(variable: str, kind
     """Before: lint said 'no problems'."""
     found = raw_tag_errors(in_workflow(job_with(f"{{{{{variable}}}}}"), kind))
     assert set(found) == {LABEL, ENV}
-    for path, message in found.items():
+    for message in found.values():
         assert f"{{{{{variable}}}}}" in message and "write the scalar as {{=" in message
-        safe = message.split("write the scalar as ")[1].split(" (unquoted")[0]
-        # The safe form, put where the raw tag was and substituted as Argo does, carries a hostile value exactly.
-        fixed = fixed_with(safe, kind)
-        manifest = fixed["spec"]["templates"][1]["resource"]["manifest"]
-        assert raw_tag_errors(fixed) == {}, "the builders' form is not flagged"
-        job = podsim.parse(manifest, {variable: HOSTILE})
-        template = job["spec"]["tasks"][0]["template"]
-        assert template["metadata"]["labels"]["zone"] == HOSTILE
-        assert set(template["spec"]) == {"containers", "restartPolicy"}, "no field added"
-        _, env = podsim.process(template["spec"]["containers"][0])
-        assert env["ZONE"] == HOSTILE, path
+    # The safe forms, put where the raw tags were and substituted as Argo does, carry a hostile value exactly.
+    fixed = fixed_with(found, kind)
+    assert raw_tag_errors(fixed) == {}, "the builders' form is not flagged"
+    template = podsim.parse(fixed["spec"]["templates"][1]["resource"]["manifest"], {variable: HOSTILE})["spec"][
+        "tasks"
+    ][0]["template"]
+    assert template["metadata"]["labels"]["zone"] == HOSTILE
+    assert set(template["spec"]) == {"containers", "restartPolicy"}, "no field added"
+    assert podsim.process(template["spec"]["containers"][0])[1] == {"ZONE": HOSTILE}
 
 
 @pytest.mark.parametrize("variable", [*ENCODED, *REFUSED])
@@ -107,13 +112,13 @@ def test_a_variable_no_expression_reads_is_an_error_saying_what_to_read(variable
 
 def test_a_joined_string_gets_one_expression_and_keeps_its_text() -> None:
     raw = in_workflow(job_with("zone-{{inputs.parameters.zone}}-$(X)$$"))
-    safe = raw_tag_errors(raw)[ENV].split("write the scalar as ")[1].split(" (unquoted")[0]
+    found = raw_tag_errors(raw)
 
     def zone(doc: dict[str, Any], value: str) -> str:
         job = podsim.parse(doc["spec"]["templates"][1]["resource"]["manifest"], {"inputs.parameters.zone": value})
         return podsim.process(job["spec"]["tasks"][0]["template"]["spec"]["containers"][0])[1]["ZONE"]
 
-    fixed = fixed_with(safe)
+    fixed = fixed_with(found)
     assert zone(fixed, "v") == zone(raw, "v") == "zone-v-$(X)$", "the literal text means what it meant"
     assert zone(fixed, "$(X)$$'\n") == "zone-$(X)$$'\n-$(X)$", "the value arrives exactly"
 
