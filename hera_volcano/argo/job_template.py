@@ -131,6 +131,7 @@ def job_template(
     identity = JobIdentity(THIS_WORKFLOW.workflow, str(label))
     pod_labels = identity.pod_labels()
     data = _attach(job, identity.job_labels(), pod_labels, job.deadline).bound_data()
+    values.check_keys(data)  # before any rule reads a key as a name
     samples = {**collect(data), **{f"inputs.parameters.{k}": v for k, v in (defaults or {}).items()}}
     check(data, samples)
     raise_first(accountless_api_callers(data))  # a Volcano pod does not run as the Workflow's account

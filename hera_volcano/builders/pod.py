@@ -21,6 +21,7 @@ from hera_volcano.argo.labels import JOB_LABEL, POD_WORKFLOW_LABEL, WORKFLOW_LAB
 from hera_volcano.kube import names
 from hera_volcano.kube.expansion import runtime_text
 from hera_volcano.kube.quantities import QUANTITY_MESSAGE, parse_quantity
+from hera_volcano.kube.values import check_keys
 from hera_volcano.kube.volumes import check_volume_source, descending_path_problem
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
@@ -145,6 +146,7 @@ class PodVolume:
         names.check("volume.name", self.name, names.dns1123_label)
         _path(f"volumes[{self.name}].mount_path", self.mount_path, absolute=True)
         source = _plain_mapping(f"volumes[{self.name}].source", self.source)
+        check_keys(source, f"volumes[{self.name}].source")
         if len(source) != 1 or "name" in source or not isinstance(next(iter(source.values())), Mapping):
             raise ValidationError(f"volumes[{self.name}].source", "must be one volume source, such as {'emptyDir': {}}")
         object.__setattr__(self, "source", source)
@@ -350,6 +352,7 @@ class PodSettings:
         object.__setattr__(self, "tolerations", tuple(self.tolerations))
         if self.affinity is not None:
             affinity = _plain_mapping("affinity", self.affinity)
+            check_keys(affinity, "affinity")
             unknown = sorted(set(affinity) - set(_AFFINITIES))
             if unknown or not affinity:
                 raise ValidationError("affinity", f"must set {', '.join(_AFFINITIES)} (a Kubernetes Affinity)")
@@ -362,6 +365,7 @@ class PodSettings:
         object.__setattr__(self, "annotations", _string_map("annotations", self.annotations, _annotation_key, None))
         if self.patch is not None:
             patch = _plain_mapping("patch", self.patch)
+            check_keys(patch, "patch")
             unknown = sorted(set(patch) - {"metadata", "spec"})
             if unknown:
                 raise ValidationError("patch", f"patches a pod template: only metadata and spec, not {unknown[0]!r}")

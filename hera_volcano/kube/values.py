@@ -1,4 +1,5 @@
-"""How a value known only at run time (a workflow parameter, a template's input) enters a manifest or a pod.
+"""How a value known only at run time (a workflow parameter, a template's input, the Workflow's annotations and
+labels, a global output) enters a manifest or a pod.
 
 Argo substitutes a template twice (``SubstituteParams``: globals first, then inputs, over the first pass's output)
 and pastes a simple tag's value as raw text. So a value never stands in a manifest as ``{{inputs.parameters.X}}``:
@@ -12,13 +13,15 @@ scalar of the value and holds no ``{`` (which Argo's second pass would take for 
   escaped;
 
 and, where the kubelet expands ``$(VAR)`` (argoexec's ``ARGO_TEMPLATE``, then a job pod's command, arguments and
-environment), ``$`` doubled once per expansion. ``docs/security.md`` states the rule.
+environment), ``$`` doubled once per expansion. Any other variable a submitter sets is refused
+(:func:`raw_problem`), and so is a tag in a mapping key (:func:`check_keys`): no quoting keeps a key from naming
+another entry. ``docs/security.md`` states the rule.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -31,7 +34,14 @@ KINDS: Final = ("text", "integer", "json")
 #: then a pod's).
 MAX_DOLLARS: Final = 2
 _NAME: Final = "[-a-zA-Z0-9_]+"
-_RAW: Final = re.compile(rf"(inputs|workflow)\.parameters\.({_NAME})")
+#: An annotation or label key as Argo names its variable (a qualified name: an optional DNS prefix and '/'); not
+#: ``json``, which is the whole JSON of them all.
+_KEY: Final = r"(?!json$)[A-Za-z0-9][-A-Za-z0-9_./]*"
+#: A value a submitter sets, as a simple tag: a parameter (the template's input, the Workflow's argument, a global
+#: output a step set), or one annotation or label of the Workflow.
+_RAW: Final = re.compile(
+    rf"(inputs|workflow|workflow\.outputs)\.parameters\.({_NAME})|(workflow\.(?:annotations|labels))\.({_KEY})"
+)
 _TAG: Final = re.compile(r"\{\{\s*(.*?)\s*\}\}", re.DOTALL)
 #: What Go's quoting leaves as it is and an expr string literal may hold unescaped.
 _LITERAL_SAFE: Final = re.compile(r"[A-Za-z0-9 _.,:/=+@%-]")
@@ -47,9 +57,26 @@ class Value:
     kind: Kind = "text"
     dollars: int = 0
 
+    @property
+    def variable(self) -> str:
+        """The variable as a simple tag names it (``inputs.parameters.X``, ``workflow.annotations.K``)."""
+        return f"{self.root}.{self.name}" if self.root in _METADATA else f"{self.root}.parameters.{self.name}"
+
+
+#: The Workflow's annotations and labels, read by key.
+_METADATA: Final = ("workflow.annotations", "workflow.labels")
+
+
+def _reference(root: str, name: str) -> str:
+    """The variable in an expression: Argo's expression scope nests every dotted name (``a.b`` is ``a['b']``), so
+    an annotation key ``example.com/team`` is ``workflow.annotations['example']['com/team']``."""
+    if root in _METADATA:
+        return root + "".join(f"['{part}']" for part in name.split("."))
+    return f"{root}.parameters['{name}']"
+
 
 def _read(root: str, name: str, dollars: int) -> str:
-    read = f"{root}.parameters['{name}']"
+    read = _reference(root, name)
     return f"replace({read}, '$', '{'$' * 2**dollars}')" if dollars else read
 
 
@@ -61,16 +88,32 @@ def _no_braces(expression: str) -> str:
 def expression(value: Value) -> str:
     """The Argo expression (``=...``, without the braces) that writes ``value`` as one YAML scalar."""
     if value.kind == "integer":
-        return f"=asInt({value.root}.parameters['{value.name}'])"
+        return f"=asInt({_reference(value.root, value.name)})"
     read = _read(value.root, value.name, value.dollars)
     if value.kind == "json":
         return "=" + _no_braces(f"replace(toJson(sprig.mustFromJson({read})), '\\u0085', '\\\\u0085')")
     return "=" + _no_braces(f"sprig.quote({read})")
 
 
+#: A variable as :func:`_reference` writes it: a parameter (groups 1, 2) or an annotation or label (groups 3, 4).
+_REFERENCE: Final = (
+    rf"(inputs|workflow|workflow\.outputs)\.parameters\['({_NAME})'\]"
+    r"|(workflow\.(?:annotations|labels))((?:\['[-A-Za-z0-9_/]*'\])+)"
+)
+
+
+def _referenced(groups: Sequence[str | None]) -> tuple[str, str]:
+    """(root, name) from the four groups of :data:`_REFERENCE` (or of :data:`_RAW`)."""
+    parameter_root, parameter, metadata_root, key = groups
+    if parameter_root is not None and parameter is not None:
+        return parameter_root, parameter
+    assert metadata_root is not None and key is not None
+    return metadata_root, key if not key.startswith("[") else ".".join(re.findall(r"\['([^']*)'\]", key))
+
+
 def _form(kind: Kind, dollars: int) -> re.Pattern[str]:
     text = re.escape(expression(Value("ROOT", "NAME", kind, dollars)))
-    return re.compile(text.replace("ROOT", "(inputs|workflow)").replace("NAME", f"({_NAME})"))
+    return re.compile(text.replace(re.escape("ROOT.parameters['NAME']"), f"(?:{_REFERENCE})"))
 
 
 _FORMS: Final = {(kind, d): _form(kind, d) for kind in KINDS for d in range(MAX_DOLLARS + 1)}
@@ -81,11 +124,11 @@ def parse(expression_text: str) -> Value | None:
     one :func:`expression` wrote; None for anything else (Argo's own variables, expressions of your own)."""
     raw = _RAW.fullmatch(expression_text)
     if raw is not None:
-        return Value(raw.group(1), raw.group(2))
+        return Value(*_referenced(raw.groups()))
     for (kind, dollars), form in _FORMS.items():
         found = form.fullmatch(expression_text)
         if found is not None:
-            return Value(found.group(1), found.group(2), kind, dollars)  # type: ignore[arg-type]
+            return Value(*_referenced(found.groups()), kind, dollars)  # type: ignore[arg-type]
     return None
 
 
@@ -123,11 +166,17 @@ def _literal(text: str, executor: bool) -> str:
 
 
 def embedded(text: str, field: str, *, dollars: int, executor: bool) -> str | Placeholder:
-    """A string holding parameter tags among other text (``job-{{inputs.parameters.i}}``) as one expression that
-    joins them, written as one text scalar; a string without parameter tags stays as it is. The literal parts keep
-    their meaning at the pod (their ``$`` doubled only for argoexec's expansion, with ``executor``)."""
+    """A string holding tags of values a submitter sets among other text (``job-{{inputs.parameters.i}}``) as one
+    expression that joins them, written as one text scalar; a string holding only Argo's own variables
+    (``{{workflow.name}}``) stays as it is, and one holding any other variable is refused (:func:`raw_problem`). The
+    literal parts keep their meaning at the pod (their ``$`` doubled only for argoexec's expansion, with
+    ``executor``)."""
     tags = list(_TAG.finditer(text))
     values = [_RAW.fullmatch(t.group(1)) for t in tags]
+    for tag, value in zip(tags, values, strict=True):
+        problem = None if value is not None else raw_problem(tag.group(1))
+        if problem is not None:
+            raise ValidationError(field, f"holds {tag.group(0)}, {problem}")
     if not any(values):
         return text
     if not all(values):
@@ -142,14 +191,64 @@ def embedded(text: str, field: str, *, dollars: int, executor: bool) -> str | Pl
         assert value is not None
         if tag.start() > last:
             parts.append(_literal(text[last : tag.start()], executor))
-        parts.append(_read(value.group(1), value.group(2), dollars))
+        parts.append(_read(*_referenced(value.groups()), dollars))
         last = tag.end()
     if last < len(text):
         parts.append(_literal(text[last:], executor))
     return Placeholder("=" + _no_braces(f"sprig.quote({' + '.join(parts)})"), text, quoted=False)
 
 
-def _pod_field(path: tuple[str, ...]) -> bool:
+#: Variables whose values Argo makes (names, ids, times, phases, counts), which a manifest may hold as they are.
+_ARGO_MADE: Final = re.compile(
+    r"workflow\.(?:name|namespace|uid|mainEntrypoint|priority|status|duration|creationTimestamp(?:\.[A-Za-z0-9]+)?)"
+    r"|pod\.name|node\.name|retries"
+)
+#: Variables that are the JSON of every parameter, annotation or label at once.
+_WHOLE: Final = re.compile(
+    r"(?:inputs|workflow(?:\.outputs)?)\.parameters(?:\.json)?|workflow\.(?:annotations|labels)(?:\.json)?"
+)
+
+
+def raw_problem(variable: str) -> str | None:
+    """Why a simple tag of ``variable`` (the text between the braces) cannot stand in a manifest, or None: for
+    Argo's own variables, for expressions (``=...``: written as you wrote them), and for the values :func:`embedded`
+    reads through an expression. Argo pastes any other variable's value raw, and a submitter may set it (the
+    Workflow's service account, its ``scheduled-time`` annotation, a CronWorkflow's labels...)."""
+    if variable.startswith("=") or _ARGO_MADE.fullmatch(variable) or _RAW.fullmatch(variable):
+        return None
+    if _WHOLE.fullmatch(variable):
+        return (
+            "the JSON of them all, which Argo pastes raw where the submitter sets each one: read the one value the job"
+            " needs ({{workflow.parameters.NAME}}, {{workflow.annotations.KEY}}, Placeholder.input(NAME, ...))"
+        )
+    return (
+        "a variable whose value Argo pastes raw and which is not Argo's own (a submitter may set it): pass the"
+        " value as a parameter (Placeholder.input(NAME, ...) or Placeholder.workflow_parameter(NAME, ...))"
+    )
+
+
+def check_keys(data: object, path: str = "") -> None:
+    """Refuse a mapping key that holds an Argo tag (or is a placeholder) anywhere in ``data``. A key cannot be a
+    run-time value: Argo would paste it raw (adding fields to the pod spec), and even a quoted key is a choice of
+    entry (a value equal to another key of its mapping replaces that entry, a label the follower finds the job by,
+    say), which no quoting prevents."""
+    if isinstance(data, Mapping):
+        for key, item in data.items():
+            at = f"{path}[{str(key)!r}]"
+            if isinstance(key, Placeholder) or (isinstance(key, str) and "{{" in key):
+                raise ValidationError(
+                    at,
+                    f"is a mapping key holding an Argo tag ({key}): a key cannot be a run-time value (Argo pastes it"
+                    " raw and no quoting stops it from naming another entry); write the key when the job is built"
+                    " and give the run-time value as the entry's value",
+                )
+            check_keys(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(data, list | tuple):
+        for i, item in enumerate(data):
+            check_keys(item, f"{path}[{i}]")
+
+
+def pod_field(path: tuple[str, ...]) -> bool:
     """Whether the kubelet expands ``$(VAR)`` at ``path``: a container's command, arguments or env values."""
     for i, key in enumerate(path):
         if key in ("containers", "initContainers") and i + 2 < len(path):
@@ -164,8 +263,11 @@ def in_manifest(data: object) -> object:
     container's command, arguments and env values. The one encoding of every field that takes a placeholder."""
 
     def walk(node: object, path: tuple[str, ...]) -> object:
-        dollars = 1 + _pod_field(path)
+        dollars = 1 + pod_field(path)
         if isinstance(node, Placeholder):
+            problem = None if node.expression.startswith("=") else raw_problem(node.expression)
+            if problem is not None:
+                raise ValidationError(".".join(path), f"holds {node}, {problem}")
             return placeholder(node, dollars=dollars)
         if isinstance(node, str) and "{{" in node and type(node) is str:
             return embedded(node, ".".join(path), dollars=dollars, executor=True)
@@ -175,6 +277,7 @@ def in_manifest(data: object) -> object:
             return [walk(v, (*path, str(i))) for i, v in enumerate(node)]
         return node
 
+    check_keys(data)
     return walk(data, ())
 
 
@@ -195,9 +298,7 @@ def go_quote(text: str) -> str:
 
 _GO_ESCAPES: Final = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
 _JOINED: Final = re.compile(r"=replace\(sprig\.quote\((.*)\), '\\x7b', '\\\\x7b'\)", re.DOTALL)
-_PART: Final = re.compile(
-    rf"(?:'((?:[^'\\]|\\.)*)'|(?:replace\()?(inputs|workflow)\.parameters\['({_NAME})'\](?:, '\$', '\$+'\))?)(?: \+ |$)"
-)
+_PART: Final = re.compile(rf"(?:'((?:[^'\\]|\\.)*)'|(?:replace\()?(?:{_REFERENCE})(?:, '\$', '\$+'\))?)(?: \+ |$)")
 
 
 def sample(expression_text: str, values: Mapping[str, str]) -> str | None:
@@ -205,7 +306,7 @@ def sample(expression_text: str, values: Mapping[str, str]) -> str | None:
     ``ROOT.parameters.NAME`` (lint's samples; ``$`` as given); None for any other expression."""
     value = parse(expression_text)
     if value is not None and not _RAW.fullmatch(expression_text):
-        text = values.get(f"{value.root}.parameters.{value.name}", "")
+        text = values.get(value.variable, "")
         return go_quote(text).replace("{", "\\x7b") if value.kind == "text" else text
     joined = _JOINED.fullmatch(expression_text)
     if joined is None:
@@ -215,8 +316,9 @@ def sample(expression_text: str, values: Mapping[str, str]) -> str | None:
         part = _PART.match(body, at)
         if part is None or part.end() == at:
             return None
-        literal, root, name = part.groups()
-        out.append(_unescape(literal) if literal is not None else values.get(f"{root}.parameters.{name}", ""))
+        literal, *reference = part.groups()
+        read = None if literal is not None else Value(*_referenced(reference)).variable
+        out.append(_unescape(literal) if read is None else values.get(read, ""))
         at = part.end()
     return go_quote("".join(out)).replace("{", "\\x7b")
 

@@ -47,7 +47,8 @@ def test_a_fixed_job_name_in_a_loop_is_an_error() -> None:
     per_run = JOB.replace("generateName: hello-", "name: '{{workflow.name}}-hello'")
     assert "every iteration" in errors(_looped(per_run)).get(f"{M}metadata.name", "")
     per_item = JOB.replace("generateName: hello-", "name: 'hello-{{inputs.parameters.i}}'")
-    assert f"{M}metadata.name" not in errors(_looped(per_item))
+    per_item_message = errors(_looped(per_item)).get(f"{M}metadata.name", "")
+    assert "every iteration" not in per_item_message and "pastes raw" in per_item_message, "only the raw tag rule"
     assert f"{M}metadata.name" not in errors(_looped(JOB))
     assert f"{M}metadata.name" not in errors(changed(lambda d: resource(d).__setitem__("manifest", fixed)))
 

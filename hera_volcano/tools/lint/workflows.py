@@ -26,6 +26,7 @@ from hera_volcano.tools.lint.fields import check_fields
 from hera_volcano.tools.lint.followers import check_followers
 from hera_volcano.tools.lint.job_steps import check_job_steps
 from hera_volcano.tools.lint.outputs import check_output_references
+from hera_volcano.tools.lint.raw_tags import check_raw_tags
 from hera_volcano.tools.lint.references import check_input_references, check_workflow_parameters
 from hera_volcano.tools.lint.resources import check_resource
 from hera_volcano.tools.lint.sizes import check_size
@@ -192,6 +193,7 @@ def _check_template(template: Mapping[str, object], path: str, wf: Workflow, man
         yield from check_dag(template["dag"], f"{path}.dag", wf)
     elif kind == "resource":
         yield from check_resource(template, path, wf, manifest)
+        yield from check_raw_tags(template, path)
     yield from check_template_commands(template, path)
     yield from check_template_mounts(template, path)
 
