@@ -96,6 +96,14 @@ def add_rbac_options(p: argparse._ActionsContainer) -> list[str]:
         help="the admission policy: allow hostNetwork, hostPID and hostIPC",
     )
     add(
+        "--allow-uncovered",
+        action="append",
+        default=[],
+        metavar="RESOURCE[.GROUP]",
+        help="grant writes of RESOURCE (pods, jobs.batch, deployments.apps) though no admission policy checks what"
+        " those objects hold; the Role says so on its rule (repeatable; default: such a write is refused)",
+    )
+    add(
         "--no-admission-policy",
         action="store_true",
         help="leave out the ValidatingAdmissionPolicy that pins what the workflows' Volcano Jobs may hold"
@@ -150,6 +158,7 @@ def rbac_objects(
         submitters=args.submitter,
         cluster_reads=not args.no_cluster_reads,
         job_policy=_job_policy(args),
+        allow_uncovered=args.allow_uncovered,
     )
 
 

@@ -20,6 +20,8 @@ from hera_volcano.shared.errors import ValidationError
 
 ADMISSION_API: Final = "admissionregistration.k8s.io/v1"
 POLICY_PREFIX: Final = "hera-volcano-jobs"
+#: (apiGroup, resource) whose writes the policy checks: ``rbac_for`` grants no other write without a reason.
+COVERED: Final = frozenset({("batch.volcano.sh", "jobs")})
 #: What ``hera-volcano rbac`` prints for the policy's parameters: an annotation on the policy.
 PARAMETERS_ANNOTATION: Final = "hera-volcano/parameters"
 #: A task's pod spec, as CEL sees it in the Volcano Job.

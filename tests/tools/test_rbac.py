@@ -15,7 +15,8 @@ from hera_volcano.examples.bundled import bundled
 from hera_volcano.kube import names
 from hera_volcano.pods.run import CALLS
 from hera_volcano.pods.workers import WAIT_CALLS
-from hera_volcano.tools.rbac import plural
+from hera_volcano.tools.rbac import CALLS_ANNOTATION, plural
+from hera_volcano.tools.rbac.pods import parse_calls, undeclared_scripts
 from tests.commands import run
 from tests.job_steps import job_step
 
@@ -103,7 +104,8 @@ def test_resource_actions_need_their_verbs_plus_get(action: str, verbs: list[str
 
 def test_core_group_and_kinds_become_resources() -> None:
     manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"
-    assert rules(rbac_for(wf([resource("create", manifest)])))[("", "configmaps")] == ["get", "create"]
+    got = rules(rbac_for(wf([resource("create", manifest)]), allow_uncovered=["configmaps"]))
+    assert got[("", "configmaps")] == ["get", "create"]
 
 
 @pytest.mark.parametrize(
@@ -117,7 +119,11 @@ def test_plural_of_kind(kind: str, resource: str) -> None:
 
 
 def test_kubectl_followers_read_pods_and_logs() -> None:
-    follower = {"name": "f", "container": {"image": "k", "command": ["bash", "-c"], "args": ["kubectl logs -f x"]}}
+    follower = {
+        "name": "f",
+        "metadata": {"annotations": {CALLS_ANNOTATION: "get pods, get pods/log"}},
+        "container": {"image": "k", "command": ["bash", "-c"], "args": ["kubectl logs -f x"]},
+    }
     waiter = {"name": "g", "container": {"image": "k", "command": ["kubectl", "wait", "pod", "x"]}}
     got = rules(rbac_for(wf([follower, waiter])))
     assert got[("", "pods")] == ["get", "list", "watch"]
@@ -128,13 +134,17 @@ def test_kubectl_followers_read_pods_and_logs() -> None:
 
 def test_our_log_follower_gets_exactly_the_calls_it_declares() -> None:
     """The follower's program declares what it calls (pods/run.py CALLS): its Role is that, not a reading of its
-    code; a user's own container beside it that runs kubectl is still read from its script."""
+    code; a user's own template beside it gets the calls it declares."""
     follower = resource_of(follow_logs_template(job_step("train"), name="f"))
     got = rules(rbac_for(wf([follower])))
     declared = {(group, name): list(verbs) for group, name, verbs in CALLS}
     assert got == {**declared, ("argoproj.io", "workflowtaskresults"): ["create", "patch"]}
     assert got[("batch.volcano.sh", "jobs")] == ["get", "list", "watch", "delete"], "get: the start limit reads again"
-    users = {"name": "u", "container": {"image": "k", "command": ["bash", "-c"], "args": ["kubectl logs -f x"]}}
+    users = {
+        "name": "u",
+        "metadata": {"annotations": {CALLS_ANNOTATION: "get pods, get pods/log"}},
+        "container": {"image": "k", "command": ["bash", "-c"], "args": ["kubectl logs -f x"]},
+    }
     both = rules(rbac_for(wf([follower, users])))
     assert both[("", "pods/log")] == ["get"] and both[("", "pods")] == ["get", "list", "watch"]
 
@@ -190,13 +200,14 @@ def test_rbac_holds_no_program_only_permissions() -> None:
 
 @pytest.mark.parametrize("kind", ["jobs.batch.volcano.sh", "jobs.v1alpha1.batch.volcano.sh"])
 def test_kubectl_get_of_a_qualified_resource_lists_what_it_selects_and_gets_what_it_names(kind: str) -> None:
-    script = f"kubectl --request-timeout=30s get {kind} -l x=y -o name"
-    got = rules(rbac_for(wf([{"name": "f", "container": {"image": "k", "args": [script]}}])))
+    call = ["kubectl", "--request-timeout=30s", "get", kind, "-l", "x=y", "-o", "name"]
+    got = rules(rbac_for(wf([{"name": "f", "container": {"image": "k", "command": call}}])))
     assert got[("batch.volcano.sh", "jobs")] == ["list"]
     assert [g for g, _ in got if "volcano" in g] == ["batch.volcano.sh"], "a version is no part of the group"
-    watching = rules(rbac_for(wf([{"name": "f", "container": {"image": "k", "args": [f"{script} --watch"]}}])))
+    watching = rules(rbac_for(wf([{"name": "f", "container": {"image": "k", "command": [*call, "--watch"]}}])))
     assert watching[("batch.volcano.sh", "jobs")] == ["list", "watch"]
-    named = rules(rbac_for(wf([{"name": "f", "container": {"image": "k", "args": [f"kubectl get {kind} my-job"]}}])))
+    get_named = ["kubectl", "get", kind, "my-job"]
+    named = rules(rbac_for(wf([{"name": "f", "container": {"image": "k", "command": get_named}}])))
     assert named[("batch.volcano.sh", "jobs")] == ["get"]
 
 
@@ -441,9 +452,9 @@ def test_malformed_workflows_raise_validation_errors(doc: dict[str, Any]) -> Non
         rbac_for(doc)
 
 
-def test_a_string_command_is_read_as_one_command() -> None:
+def test_a_string_where_the_command_list_belongs_declares_nothing() -> None:
     got = rules(rbac_for(wf([{"name": "f", "container": {"image": "k", "command": "kubectl logs -f x"}}])))
-    assert got[("", "pods/log")] == ["get"]
+    assert got == REPORTS
 
 
 def test_long_service_account_names_give_valid_distinct_role_names() -> None:
@@ -597,29 +608,37 @@ def test_cli_submitter_and_its_errors() -> None:
     assert "submitters[0]" in bad.err
 
 
-# ------------------------------------------------------------------------------- what kubectl calls really need
+# --------------------------------------------------------------------------- declared calls, not words in scripts
+
+REPORTS = {("argoproj.io", "workflowtaskresults"): ["create", "patch"]}
 
 
-def _kubectl_rules(*scripts: str) -> dict[tuple[str, str], list[str]]:
-    containers = [
-        {"name": f"c{i}", "container": {"image": "k", "command": ["bash", "-c", s]}} for i, s in enumerate(scripts)
-    ]
-    return rules(rbac_for(wf(containers), job_policy=None))
+def _script(script: str, **template: Any) -> dict[str, Any]:
+    return {"name": "c", "container": {"image": "k", "command": ["bash", "-c", script]}, **template}
+
+
+def _suggested(script: str) -> dict[tuple[str, str], list[str]]:
+    """What lint suggests to declare for a script: the calls its kubectl words read as."""
+    [(path, text)] = undeclared_scripts({}, [("c", {"command": ["bash", "-c", script]})])
+    assert path == "c"
+    return {(g, r): list(v) for g, r, v in parse_calls(text, "suggestion")}
 
 
 @pytest.mark.parametrize(
     "script",
     [
         'echo "kubectl is not installed here"',  # the word in a message
+        "echo kubectl get pods -l app=x",  # a whole call in an echo
+        'echo "to see it: kubectl logs -f x"',
         "# kubectl get pods would be nice\necho done",  # a comment
+        "kubectl get pods -l app=x",  # a real call, undeclared
         "kubectl version --client",
-        "kubectl api-resources",
         "source kubectl_prelude.sh; echo $KUBECTL_ERR",
-        "kubectl get configmaps",  # an unqualified resource other than pods is not read as one
     ],
 )
-def test_a_script_that_only_mentions_kubectl_gets_no_pod_or_log_reads(script: str) -> None:
-    assert _kubectl_rules(script) == {("argoproj.io", "workflowtaskresults"): ["create", "patch"]}
+def test_a_script_is_granted_nothing_for_its_kubectl_words(script: str) -> None:
+    """A script is not read for words: ``kubectl`` in an echo used to grant pod and log reads."""
+    assert rules(rbac_for(wf([_script(script)]))) == REPORTS
 
 
 @pytest.mark.parametrize(
@@ -635,17 +654,64 @@ def test_a_script_that_only_mentions_kubectl_gets_no_pod_or_log_reads(script: st
         ("kubectl delete jobs.v1alpha1.batch.volcano.sh -n ns my-job --wait=false",
          {("batch.volcano.sh", "jobs"): ["delete"]}),
         ("kubectl get pods \\\n  -l app=x", {("", "pods"): ["list"]}),  # a continued line is one command
+        ('echo "kubectl is not installed here"', {}),
+        ("kubectl api-resources", {}),
+        ("kubectl get configmaps", {}),  # an unqualified resource other than pods is not read as one
     ],
 )  # fmt: skip
-def test_each_kubectl_call_gets_what_it_calls(script: str, expected: dict[tuple[str, str], list[str]]) -> None:
-    got = _kubectl_rules(script)
-    got.pop(("argoproj.io", "workflowtaskresults"))
-    assert got == expected
+def test_lint_suggests_what_a_scripts_kubectl_words_read_as(
+    script: str, expected: dict[tuple[str, str], list[str]]
+) -> None:
+    assert _suggested(script) == expected
 
 
-def test_the_exec_form_of_kubectl_is_read_too() -> None:
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("get pods, get pods/log", {("", "pods"): ["get"], ("", "pods/log"): ["get"]}),
+        ("list watch jobs.batch.volcano.sh", {("batch.volcano.sh", "jobs"): ["list", "watch"]}),
+        (" get  pods ,list pods", {("", "pods"): ["get", "list"]}),
+        ("", {}),
+    ],
+)
+def test_a_template_declares_its_calls_in_an_annotation(text: str, expected: dict[tuple[str, str], list[str]]) -> None:
+    declared = _script("kubectl get pods; kubectl logs x", metadata={"annotations": {CALLS_ANNOTATION: text}})
+    assert rules(rbac_for(wf([declared]))) == {**expected, **REPORTS}
+
+
+def test_a_volcano_task_declares_its_calls_in_its_pod_templates_annotation() -> None:
+    job = (
+        "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata:\n  name: j\nspec:\n  tasks:\n  - name: m\n"
+        "    template:\n      metadata:\n        annotations:\n          hera-volcano/calls: list watch pods\n"
+        "      spec:\n        serviceAccountName: reader\n        containers:\n        - name: w\n          image: k\n"
+        "          command: [sh, -c, 'kubectl wait pods -l a=b']\n"
+    )
+    assert rules(rbac_for(wf([resource("create", job)])), "reader") == {("", "pods"): ["list", "watch"]}
+    undeclared = rbac_for(wf([resource("create", job.replace(CALLS_ANNOTATION, "other"))]))
+    assert {o["metadata"]["name"] for o in undeclared if o["kind"] == "Role"} == {"runner-hera-volcano"}
+
+
+@pytest.mark.parametrize(
+    "text", ["get", "pods", "get Pods", "read pods", "* pods", "get pods,", "get pods.v1", "get pods get", 5]
+)
+def test_a_malformed_declaration_is_refused_naming_the_annotation(text: object) -> None:
+    with pytest.raises(ValidationError) as e:
+        rbac_for(wf([_script("true", metadata={"annotations": {CALLS_ANNOTATION: text}})]))
+    assert e.value.field == f"w/c.metadata.annotations[{CALLS_ANNOTATION}]"
+
+
+def test_a_declared_write_no_policy_checks_is_refused_like_a_resource_steps() -> None:
+    creating = _script("kubectl run x --image=y", metadata={"annotations": {CALLS_ANNOTATION: "create pods"}})
+    with pytest.raises(ValidationError, match=r"^w/c: needs create on pods \(core\)"):
+        rbac_for(wf([creating]))
+    assert rules(rbac_for(wf([creating]), allow_uncovered=["pods"]))[("", "pods")] == ["create"]
+
+
+def test_the_exec_form_of_kubectl_is_its_own_declaration() -> None:
     waiter = {"name": "g", "container": {"image": "k", "command": ["kubectl"], "args": ["get", "pods", "-w"]}}
     assert rules(rbac_for(wf([waiter])))[("", "pods")] == ["list", "watch"]
+    named = {"name": "g", "container": {"image": "k", "command": ["/usr/local/bin/kubectl", "logs", "x"]}}
+    assert rules(rbac_for(wf([named]))) == {("", "pods"): ["get"], ("", "pods/log"): ["get"], **REPORTS}
 
 
 def test_the_bundled_follower_gets_exactly_what_its_calls_need() -> None:
@@ -661,7 +727,9 @@ def test_the_bundled_follower_gets_exactly_what_its_calls_need() -> None:
 
 def test_a_manifest_aimed_at_another_namespace_gets_its_rule_there_bound_to_the_workflows_account() -> None:
     secret = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: vault\n"
-    objects = rbac_for(wf([resource("create", secret), {"name": "c", "container": {"image": "x"}}]))
+    objects = rbac_for(
+        wf([resource("create", secret), {"name": "c", "container": {"image": "x"}}]), allow_uncovered=["secrets"]
+    )
     roles = {(o["metadata"]["namespace"], o["metadata"]["name"]): o for o in objects if o["kind"] == "Role"}
     assert set(roles) == {("ns", "runner-hera-volcano"), ("vault", "ns.runner-hera-volcano")}
     assert ("", "secrets") not in {
@@ -696,3 +764,89 @@ def test_a_volcano_pod_whose_account_is_known_only_at_run_time_is_an_error_not_a
     with pytest.raises(ValidationError) as e:
         rbac_for(wf([resource("create", job)]))
     assert "run time" in e.value.rule
+
+
+# ------------------------------------------------------------------------ writes no admission policy checks
+
+#: Kinds whose objects make pods, none of which hera-volcano's admission policy checks: (manifest head, resource).
+POD_MAKERS = [
+    ("apiVersion: v1\nkind: Pod\n", "pods", ""),
+    ("apiVersion: batch/v1\nkind: Job\n", "jobs", "batch"),
+    ("apiVersion: batch/v1\nkind: CronJob\n", "cronjobs", "batch"),
+    ("apiVersion: apps/v1\nkind: Deployment\n", "deployments", "apps"),
+    ("apiVersion: apps/v1\nkind: StatefulSet\n", "statefulsets", "apps"),
+    ("apiVersion: flow.volcano.sh/v1alpha1\nkind: JobFlow\n", "jobflows", "flow.volcano.sh"),
+    ("apiVersion: argoproj.io/v1alpha1\nkind: Workflow\n", "workflows", "argoproj.io"),
+    ("apiVersion: batch.volcano.sh/v1alpha1\nkind: CronJob\n", "cronjobs", "batch.volcano.sh"),  # Volcano's own
+]
+
+
+@pytest.mark.parametrize("action", ["create", "apply", "replace", "patch"])
+@pytest.mark.parametrize(("head", "plural_name", "group"), POD_MAKERS)
+def test_a_write_of_a_kind_no_policy_checks_is_refused_naming_the_template_and_the_kind(
+    head: str, plural_name: str, group: str, action: str
+) -> None:
+    """``create`` on Pods, batch Jobs, Deployments, JobFlows... would let the account run pods as any account of the
+    namespace, privileged, with any Secret: refused, with the way to allow it, with or without a policy."""
+    text = f"{plural_name}.{group}" if group else plural_name
+    for kwargs in ({}, {"job_policy": None}):
+        with pytest.raises(ValidationError) as e:
+            rbac_for(wf([resource(action, head + "metadata:\n  name: x\n")]), **kwargs)  # type: ignore[arg-type]
+        assert e.value.field == "w/r"
+        assert f"on {plural_name} ({group or 'core'})" in e.value.rule
+        assert f"--allow-uncovered) {text} " in e.value.rule
+
+
+@pytest.mark.parametrize(("head", "plural_name", "group"), POD_MAKERS)
+def test_a_kind_allowed_uncovered_is_granted_with_the_reason_on_its_rule(
+    head: str, plural_name: str, group: str
+) -> None:
+    text = f"{plural_name}.{group}" if group else plural_name
+    objects = rbac_for(wf([resource("create", head + "metadata:\n  name: x\n")]), allow_uncovered=[text])
+    [role] = [o for o in objects if o["kind"] == "Role"]
+    index = next(i for i, r in enumerate(role["rules"]) if r["resources"] == [plural_name])
+    assert role["rules"][index] == {"apiGroups": [group], "resources": [plural_name], "verbs": ["get", "create"]}
+    reason = role["metadata"]["annotations"][f"hera-volcano/uncovered-{index}"]
+    assert reason.startswith(f"create on {plural_name} ({group or 'core'}): checked by no admission policy")
+    assert f"--allow-uncovered) {text}" in reason
+    assert [k for k in role["metadata"]["annotations"] if "uncovered" in k] == [f"hera-volcano/uncovered-{index}"]
+    assert not [o for o in objects if o["kind"].startswith("ValidatingAdmission")], "no policy checks these"
+
+
+def test_reading_or_deleting_an_uncovered_kind_needs_no_allowance() -> None:
+    pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n"
+    got = rules(rbac_for(wf([resource("delete", pod, "d"), resource("get", pod, "g")])))
+    assert got[("", "pods")] == ["get", "list", "watch", "delete"]
+
+
+def test_volcano_jobs_without_a_policy_are_granted_with_the_reason_on_their_rule() -> None:
+    [role, _] = rbac_for(wf([resource("create", VOLCANO_JOB)]), job_policy=None)
+    index = role["rules"].index({"apiGroups": ["batch.volcano.sh"], "resources": ["jobs"], "verbs": ["get", "create"]})
+    reason = role["metadata"]["annotations"][f"hera-volcano/uncovered-{index}"]
+    assert "job_policy=None" in reason
+    with_policy = rbac_for(wf([resource("create", VOLCANO_JOB)]))
+    assert not [k for o in with_policy for k in o["metadata"].get("annotations", {}) if "uncovered" in k]
+
+
+def test_the_bundled_rbac_needs_no_allowance() -> None:
+    objects = rbac_for(*bundled(template=True))
+    assert not [k for o in objects for k in o["metadata"].get("annotations", {}) if "uncovered" in k]
+
+
+@pytest.mark.parametrize("text", ["Pod", "pods.v1", "jobs.v1alpha1.batch.volcano.sh", "*", "pods/", ""])
+def test_allow_uncovered_takes_resources_as_rbac_names_them(text: str) -> None:
+    with pytest.raises(ValidationError) as e:
+        rbac_for(wf([{"name": "c", "container": {"image": "x"}}]), allow_uncovered=[text])
+    assert e.value.field == "allow_uncovered[0]" and "RESOURCE[/SUBRESOURCE][.GROUP]" in e.value.rule
+
+
+def test_cli_allow_uncovered(tmp_path: Path) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(yaml.safe_dump(wf([resource("create", "apiVersion: apps/v1\nkind: Deployment\n")])))
+    refused = run("hera_volcano", "rbac", str(path), "--no-program")
+    assert refused.code == 2 and len(refused.err.splitlines()) == 1, refused.err
+    assert "w/r: needs create on deployments (apps)" in refused.err and "--allow-uncovered" in refused.err
+    allowed = run("hera_volcano", "rbac", str(path), "--no-program", "--allow-uncovered", "deployments.apps")
+    assert allowed.code == 0, allowed.err
+    [role] = [o for o in yaml.safe_load_all(allowed.out) if o["kind"] == "Role"]
+    assert any(k.startswith("hera-volcano/uncovered-") for k in role["metadata"]["annotations"])

@@ -17,6 +17,7 @@ from hera_volcano.argo.limits import WORKFLOW_KINDS
 from hera_volcano.shared.findings import Finding, as_map, error, warning
 from hera_volcano.shared.suggestions import closest
 from hera_volcano.tools.lint import kustomizations
+from hera_volcano.tools.lint.api_calls import check_job_calls
 from hera_volcano.tools.lint.commands import check_job_commands
 from hera_volcano.tools.lint.context import Source
 from hera_volcano.tools.lint.jobs import misplaced_volcano_job
@@ -40,7 +41,8 @@ class Kind:
 
 def _volcano_job(doc: Mapping[str, object], source: Source) -> list[Finding]:
     queue = source.queues.get(str(as_map(doc.get("spec")).get("queue")))
-    return [*check_job(doc), *check_job_commands(doc), *(() if queue is None else check_gang_fits(doc, queue))]
+    fits = () if queue is None else check_gang_fits(doc, queue)
+    return [*check_job(doc), *check_job_commands(doc), *check_job_calls(doc), *fits]
 
 
 def _volcano_queue(doc: Mapping[str, object], source: Source) -> list[Finding]:

@@ -17,6 +17,7 @@ from hera_volcano.kube.metadata import check_namespace, labels_and_annotations
 from hera_volcano.kube.quantities import is_go_duration
 from hera_volcano.shared.checks import INT32_MAX, INT32_MIN
 from hera_volcano.shared.findings import Finding, as_list, as_map, error
+from hera_volcano.tools.lint.api_calls import check_template_calls
 from hera_volcano.tools.lint.arguments import check_entry_inputs
 from hera_volcano.tools.lint.calls import check_steps
 from hera_volcano.tools.lint.commands import check_template_commands
@@ -196,6 +197,7 @@ def _check_template(template: Mapping[str, object], path: str, wf: Workflow, man
         yield from check_raw_tags(template, path)
     yield from check_template_commands(template, path)
     yield from check_template_mounts(template, path)
+    yield from check_template_calls(template, path)
 
 
 def _check_limits(template: Mapping[str, object], path: str, kind: str) -> Iterator[Finding]:

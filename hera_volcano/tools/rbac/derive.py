@@ -9,9 +9,10 @@ from hera_volcano.kube import names
 from hera_volcano.shared import checks
 from hera_volcano.tools import job_policy as policies
 from hera_volcano.tools.job_policy import JobPolicy
+from hera_volcano.tools.rbac import coverage
 from hera_volcano.tools.rbac.manifests import service_account as checked_account
-from hera_volcano.tools.rbac.need import Manifest, Need
-from hera_volcano.tools.rbac.roles import creates_jobs, role_and_binding, token_secret
+from hera_volcano.tools.rbac.need import Manifest, Need, Rule
+from hera_volcano.tools.rbac.roles import role_and_binding, token_secret, writes_covered
 from hera_volcano.tools.rbac.submitters import submitter, submitter_objects
 from hera_volcano.tools.rbac.templates import Where, template_needs
 from hera_volcano.tools.rbac.workflows import WorkflowView, read
@@ -29,6 +30,7 @@ def rbac_for(
     submitters: Sequence[str] = (),
     cluster_reads: bool = True,
     job_policy: JobPolicy | None = JobPolicy(),  # noqa: B008 (frozen: one shared default is safe)
+    allow_uncovered: Sequence[str] = (),
 ) -> list[Manifest]:
     """A Role and RoleBinding for every service account the workflows run pods as, with exactly the rules needed.
 
@@ -42,7 +44,11 @@ def rbac_for(
 
     Each account that may create (or change) Volcano Jobs also gets, unless ``job_policy`` is None, a
     ValidatingAdmissionPolicy and its binding (see :class:`JobPolicy`): RBAC's ``create`` would let it run its
-    jobs' pods as any account of the namespace, privileged or on the host.
+    jobs' pods as any account of the namespace, privileged or on the host. A write (``create``, ``update``,
+    ``patch``) of any kind that policy does not check (Pods, batch Jobs, Deployments, JobFlows, Workflows, ...:
+    :data:`hera_volcano.tools.job_policy.COVERED` are those it does) is a ValidationError naming the template and
+    the resource, unless ``allow_uncovered`` names that resource: then the Role grants it and says why in an
+    annotation on its rule (``hera-volcano/uncovered-N``), as it does for Volcano Jobs when ``job_policy`` is None.
 
     Each of ``submitters`` (see :func:`submitter`) gets what the client needs to run the workflows from Python or
     ``hera-volcano submit`` (a Role and RoleBinding in each of their namespaces; reading the WorkflowTemplates when
@@ -60,12 +66,15 @@ def rbac_for(
         ``group:NAME``.
     :param cluster_reads: grant the submitters the read-only ClusterRole for nodes and queues.
     :param job_policy: what the accounts may put into their Volcano Jobs (None: no admission policy).
+    :param allow_uncovered: resources the accounts may write though no admission policy checks them, as
+        ``RESOURCE[.GROUP]`` (``pods``, ``deployments.apps``, ``jobflows.flow.volcano.sh``).
     """
     views = list(read(workflows, namespace))
     if service_account is not None:
         names.check("service_account", service_account, names.dns1123_subdomain)
     subjects = [submitter(text, f"submitters[{i}]") for i, text in enumerate(checks.strings("submitters", submitters))]
     job_policy = policies.checked(job_policy)
+    allowed = coverage.allowed_uncovered(allow_uncovered)
     by_scope: dict[_Scope, list[Need]] = {}
     for view in views:
         for need in _workflow_needs(view, service_account, owner_reference_permissions):
@@ -73,7 +82,8 @@ def rbac_for(
             by_scope.setdefault(scope, []).append(need)
     objects: list[Manifest] = []
     for (ns, account_ns, sa), needs in sorted(by_scope.items()):
-        objects += _account_objects(ns, account_ns, sa, needs, service_accounts, job_policy, objects)
+        reasons = coverage.uncovered(needs, job_policy is not None, allowed)
+        objects += _account_objects(ns, account_ns, sa, needs, service_accounts, job_policy, objects, reasons)
     if subjects:
         kinds = {view.kind for view in views}
         extra = [*(TEMPLATES if "WorkflowTemplate" in kinds else ()), *(CRONS if "CronWorkflow" in kinds else ())]
@@ -103,14 +113,17 @@ def _account_objects(
     with_sa: bool,
     job_policy: JobPolicy | None,
     earlier: list[Manifest],
+    uncovered: dict[Rule, str],
 ) -> list[Manifest]:
     """The account's Role and binding in ``ns`` (its ServiceAccount and token Secret once, whatever ``earlier``
-    holds), and the admission policy when it may create Volcano Jobs."""
+    holds; ``uncovered``: why a rule no policy checks is granted), and the admission policy when it may create or
+    change what that policy checks."""
     names.check("serviceAccountName", sa, names.dns1123_subdomain)
-    objects = [obj for obj in role_and_binding(ns, account_ns, sa, needs, with_sa) if obj not in earlier]
+    role = role_and_binding(ns, account_ns, sa, needs, with_sa, uncovered)
+    objects = [obj for obj in role if obj not in earlier]
     if any(need.executor_token for need in needs) and token_secret(account_ns, sa) not in earlier:
         objects.append(token_secret(account_ns, sa))
-    if job_policy is not None and creates_jobs(needs):
+    if job_policy is not None and writes_covered(needs):
         accounts = {a for need in needs for a in need.pod_accounts} | ({sa} if ns == account_ns else set())
         objects += policies.job_policy(ns, sa, account_ns, accounts, job_policy)
     return objects

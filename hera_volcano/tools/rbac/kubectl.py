@@ -1,4 +1,5 @@
-"""What a container's ``kubectl`` calls need: each call read from its command and scripts, one by one."""
+"""What a ``kubectl`` call needs: the exec form of a container is one call, read for itself; the words of a shell
+script are read only to suggest what to declare (:mod:`.pods`)."""
 
 from __future__ import annotations
 
@@ -43,20 +44,29 @@ def scripts(container: Mapping[str, object]) -> str:
     return "\n".join(p for p in parts if isinstance(p, str))
 
 
-def kubectl_calls(container: Mapping[str, object]) -> list[list[str]]:
-    """The arguments of each ``kubectl`` call a container makes: its exec form (``command: [kubectl, get, ...]``),
-    and every ``kubectl`` word of its scripts, up to the end of that shell command (comment lines are skipped)."""
+def exec_call(container: Mapping[str, object]) -> list[str] | None:
+    """The arguments of the container's one ``kubectl`` call when its exec form is that call
+    (``command: [kubectl, get, ...]``): a call declared by the container itself. None for any other command."""
     exec_form = words(container)
-    calls = []
     if exec_form and exec_form[0].rsplit("/", 1)[-1] == "kubectl":
-        calls.append(exec_form[1:])
+        return exec_form[1:]
+    return None
+
+
+def script_calls(container: Mapping[str, object]) -> list[list[str]] | None:
+    """The arguments of each ``kubectl`` word of a container's scripts, up to the end of that shell command (comment
+    lines skipped), or None when no script names ``kubectl``. Words, not calls: a word in an ``echo`` reads as one
+    too, so nothing is granted from them; lint suggests a declaration from them."""
+    if exec_call(container) is not None:
+        return None
+    calls = []
     for line in scripts(container).replace("\\\n", " ").splitlines():
         if line.lstrip().startswith("#"):
             continue
         for match in _KUBECTL.finditer(line):
             rest = _COMMAND_END.split(line[match.end() :], maxsplit=1)[0]
             calls.append([w.strip("\"'") for w in rest.split()])
-    return calls
+    return calls or None
 
 
 def qualified_resource(token: str) -> tuple[str, str] | None:

@@ -8,6 +8,8 @@ from typing import Any, TypeAlias
 
 #: An object as the API server takes it (plain JSON data), as ``rbac_for`` and ``program_for`` return them.
 Manifest: TypeAlias = dict[str, Any]
+#: (API group, resource): what a rule is about.
+Rule: TypeAlias = tuple[str, str]
 #: (API group, resource, verbs): one call's rule, as the pods' program declares its calls.
 Call: TypeAlias = tuple[str, str, tuple[str, ...]]
 

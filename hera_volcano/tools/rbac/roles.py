@@ -4,10 +4,12 @@ templates that need it), the ServiceAccount, and the token Secret Argo mounts fo
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from hera_volcano.kube import names
-from hera_volcano.tools.rbac.need import RBAC_API, Manifest, Need, order
+from hera_volcano.tools.job_policy import COVERED
+from hera_volcano.tools.rbac import coverage
+from hera_volcano.tools.rbac.need import RBAC_API, Manifest, Need, Rule, order
 
 ANNOTATION_PREFIX = "hera-volcano/rule-"
 
@@ -26,8 +28,11 @@ def service_account_object(namespace: str, name: str) -> Manifest:
     return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": namespace}}
 
 
-def role_and_binding(ns: str, account_ns: str, sa: str, needs: Iterable[Need], with_sa: bool) -> list[Manifest]:
-    """The Role in ``ns`` and its binding to the account of ``account_ns`` (named after both when they differ)."""
+def role_and_binding(
+    ns: str, account_ns: str, sa: str, needs: Iterable[Need], with_sa: bool, uncovered: Mapping[Rule, str]
+) -> list[Manifest]:
+    """The Role in ``ns`` and its binding to the account of ``account_ns`` (named after both when they differ);
+    ``uncovered``: why a rule that no admission policy checks is granted, by (group, resource)."""
     rules: dict[tuple[str, str], tuple[set[str], set[str]]] = {}
     for need in needs:
         verbs, why = rules.setdefault((need.group, need.resource), (set(), set()))
@@ -39,6 +44,7 @@ def role_and_binding(ns: str, account_ns: str, sa: str, needs: Iterable[Need], w
         f"{ANNOTATION_PREFIX}{i}": f"{res} ({grp or 'core'}): {', '.join(sorted(why))}"
         for i, ((grp, res), (_, why)) in enumerate(ordered)
     }
+    annotations.update(coverage.reason_annotations([rule for rule, _ in ordered], uncovered))
     role = {
         "apiVersion": RBAC_API,
         "kind": "Role",
@@ -72,9 +78,7 @@ def token_secret(namespace: str, account: str) -> Manifest:
     }
 
 
-def creates_jobs(needs: Iterable[Need]) -> bool:
-    """Whether the needs let the account create or change Volcano Jobs (and so choose what their pods do)."""
-    return any(
-        n.group == "batch.volcano.sh" and n.resource == "jobs" and {"create", "update", "patch"} & set(n.verbs)
-        for n in needs
-    )
+def writes_covered(needs: Iterable[Need]) -> bool:
+    """Whether the needs let the account create or change objects the admission policy checks (Volcano Jobs:
+    whose pods run as the account their template names)."""
+    return any((n.group, n.resource) in COVERED and coverage.WRITES & set(n.verbs) for n in needs)

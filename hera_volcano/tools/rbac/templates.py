@@ -22,7 +22,7 @@ from hera_volcano.tools.rbac.manifests import (
     service_account,
 )
 from hera_volcano.tools.rbac.need import Need
-from hera_volcano.tools.rbac.pods import pod_needs, program_calls
+from hera_volcano.tools.rbac.pods import declared_calls, pod_needs
 
 #: Why a pod without a named service account is refused: the rights would go to every pod of the namespace.
 DEFAULT_ACCOUNT = "would run as the namespace's `default` account, which is not granted rights silently"
@@ -47,12 +47,32 @@ class Where:
         return f"{self.workflow}/{self.name}"
 
 
-def _containers(template: Mapping[str, object]) -> list[Mapping[str, object]]:
-    """Every container of the template's pod: its main one, init containers, sidecars, a container set's."""
-    found = [template[k] for k in ("container", "script") if isinstance(template.get(k), Mapping)]
-    found += as_list(template.get("initContainers")) + as_list(template.get("sidecars"))
-    found += as_list(as_map(template.get("containerSet")).get("containers"))
-    return [c for c in found if isinstance(c, Mapping)]
+#: Where an Argo template holds containers: a single one, or a list of them.
+_SINGLE = ("container", "script")
+_LISTS = (("initContainers",), ("sidecars",), ("containerSet", "containers"))
+
+
+def pod_containers(template: Mapping[str, object]) -> list[tuple[str, Mapping[str, object]]]:
+    """(path in the template, container) of every container of the template's pod: its main one, init containers,
+    sidecars, a container set's."""
+    found = [(key, template[key]) for key in _SINGLE if isinstance(template.get(key), Mapping)]
+    for keys in _LISTS:
+        holder: object = template
+        for key in keys:
+            holder = as_map(holder).get(key)
+        found += [(f"{'.'.join(keys)}[{i}]", c) for i, c in enumerate(as_list(holder))]
+    return [(path, c) for path, c in found if isinstance(c, Mapping)]
+
+
+def task_containers(pod_template: Mapping[str, object]) -> list[tuple[str, Mapping[str, object]]]:
+    """(path in the pod template, container) of every container of a Volcano task's pod template."""
+    spec = as_map(pod_template.get("spec"))
+    found = [
+        (f"spec.{key}[{i}]", c)
+        for key in ("initContainers", "containers")
+        for i, c in enumerate(as_list(spec.get(key)))
+    ]
+    return [(path, c) for path, c in found if isinstance(c, Mapping)]
 
 
 def template_needs(template: Mapping[str, object], where: Where) -> list[Need]:
@@ -69,7 +89,8 @@ def template_needs(template: Mapping[str, object], where: Where) -> list[Need]:
         )
     executor = _executor_account(template, where)
     needs = [Need(executor or sa, *_REPORTS, why, executor_token=executor is not None)]
-    needs += pod_needs(sa, program_calls(template, why), _containers(template), why)
+    containers = [c for _, c in pod_containers(template)]
+    needs += pod_needs(sa, declared_calls(template, why), containers, why)
     resource = template.get("resource")
     if resource is not None and not isinstance(resource, Mapping):
         raise ValidationError(f"{why}.resource", "must be a mapping with action and manifest")
@@ -131,9 +152,8 @@ def _volcano_pod_needs(obj: Mapping[str, object], why: str, namespace: str | Non
     for task, template in job_pod_templates(obj):
         spec = as_map(template.get("spec"))
         where = f"{why} (Volcano task {task})"
-        listed = as_list(spec.get("initContainers")) + as_list(spec.get("containers"))
-        containers = [c for c in listed if isinstance(c, Mapping)]
-        declared = program_calls(template, where)
+        containers = [c for _, c in task_containers(template)]
+        declared = declared_calls(template, where)
         if not pod_needs("default", declared, containers, where, namespace):
             continue  # its account needs nothing (the admission policy says which it may be)
         sa = service_account(spec.get("serviceAccountName") or spec.get("serviceAccount"), where)
