@@ -11,7 +11,7 @@ from hera_volcano.tools import job_policy as policies
 from hera_volcano.tools.job_policy import JobPolicy
 from hera_volcano.tools.rbac.manifests import service_account as checked_account
 from hera_volcano.tools.rbac.need import Manifest, Need
-from hera_volcano.tools.rbac.roles import creates_jobs, role_and_binding, token_secret
+from hera_volcano.tools.rbac.roles import role_and_binding, token_secret
 from hera_volcano.tools.rbac.submitters import submitter, submitter_objects
 from hera_volcano.tools.rbac.templates import Where, template_needs
 from hera_volcano.tools.rbac.workflows import WorkflowView, read
@@ -74,6 +74,8 @@ def rbac_for(
     objects: list[Manifest] = []
     for (ns, account_ns, sa), needs in sorted(by_scope.items()):
         objects += _account_objects(ns, account_ns, sa, needs, service_accounts, job_policy, objects)
+    # The Pod Security labels of each namespace a policy binds in, first: one apply labels it before its pods come.
+    objects[:0] = policies.namespaces([ns for (ns, _, _), needs in by_scope.items() if _policed(needs)], job_policy)
     if subjects:
         kinds = {view.kind for view in views}
         extra = [*(TEMPLATES if "WorkflowTemplate" in kinds else ()), *(CRONS if "CronWorkflow" in kinds else ())]
@@ -110,7 +112,13 @@ def _account_objects(
     objects = [obj for obj in role_and_binding(ns, account_ns, sa, needs, with_sa) if obj not in earlier]
     if any(need.executor_token for need in needs) and token_secret(account_ns, sa) not in earlier:
         objects.append(token_secret(account_ns, sa))
-    if job_policy is not None and creates_jobs(needs):
+    if job_policy is not None and _policed(needs):
         accounts = {a for need in needs for a in need.pod_accounts} | ({sa} if ns == account_ns else set())
-        objects += policies.job_policy(ns, sa, account_ns, accounts, job_policy)
+        objects += policies.job_policy(ns, sa, account_ns, accounts, job_policy, _policed(needs))
     return objects
+
+
+def _policed(needs: list[Need]) -> set[tuple[str, str]]:
+    """The kinds the policy covers that the needs let the account create or change (and so choose what pods do)."""
+    changes = {(n.group, n.resource) for n in needs if {"create", "update", "patch"} & set(n.verbs)}
+    return changes & policies.COVERED
