@@ -70,11 +70,3 @@ def token_secret(namespace: str, account: str) -> Manifest:
             "annotations": {"kubernetes.io/service-account.name": account},
         },
     }
-
-
-def creates_jobs(needs: Iterable[Need]) -> bool:
-    """Whether the needs let the account create or change Volcano Jobs (and so choose what their pods do)."""
-    return any(
-        n.group == "batch.volcano.sh" and n.resource == "jobs" and {"create", "update", "patch"} & set(n.verbs)
-        for n in needs
-    )
