@@ -18,7 +18,9 @@ import hera_volcano as hv
 from hera_volcano import JobPolicy, ValidationError, rbac_for
 from hera_volcano.tools import pod_rules as rules
 from hera_volcano.tools.job_policy import COVERED, policy_name
+from tests import cel_model as cel
 from tests.commands import run
+from tests.e2e import policy_cases as cases
 
 NS_LABEL = "kubernetes.io/metadata.name"
 
@@ -470,3 +472,89 @@ def test_cli_options_set_the_parameters() -> None:
     assert "kind: Namespace" not in run("hera_volcano", "rbac", "--pod-security", "none").out
     both = run("hera_volcano", "rbac", "--no-admission-policy", "--allow-privileged")
     assert (both.code, both.out) == (2, "") and len(both.err.splitlines()) == 1
+
+
+# ---------------------------------------------------------------- the rules evaluated (a model of CEL)
+
+
+def _policy_of(kind: str, account: str = "maker") -> dict[str, Any]:
+    """The policy ``rbac_for`` renders for an account whose resource step creates ``kind`` (of policy_cases)."""
+    manifest = yaml.safe_load(cases.document(kind, account, {}, {}))
+    [vap] = [o for o in rbac_for(_creating(manifest)) if o["kind"] == "ValidatingAdmissionPolicy"]
+    return vap
+
+
+@pytest.mark.parametrize("kind", list(cases.KINDS))
+def test_every_candidate_and_control_is_refused_by_its_rule_and_what_should_pass_passes(kind: str) -> None:
+    """The tables the e2e test sends to the API server, evaluated offline: each refused by the rule of its words
+    (and only by that one), the plain object and the accepted cases admitted. Gathers every disagreement."""
+    vap = _policy_of(kind)
+    found = []
+    plain = cel.admits(vap, yaml.safe_load(cases.document(kind, "maker", {}, {})))
+    if plain:
+        found.append(f"plain: {plain}")
+    for name, pod, job, words in cases.CANDIDATES + cases.CONTROLS + cases.ACCEPTED:
+        if job and not cases.KINDS[kind][3]:
+            continue
+        account = None if name.startswith("no-account") else "maker"
+        failed = cel.admits(vap, yaml.safe_load(cases.document(kind, account, pod, job)))
+        if not words and failed:
+            found.append(f"{name}: refused: {failed}")
+        elif words and (len(failed) != 1 or words not in failed[0]):
+            found.append(f"{name}: {failed or 'accepted'}")
+    assert not found, "\n".join(found)
+
+
+def test_each_switch_lets_its_candidates_through() -> None:
+    """Allowed deliberately, a candidate passes: the switch reaches the rule."""
+    switched = {
+        "capabilities-all": JobPolicy(capabilities=["ALL"], privileged=False),
+        "seccomp-unconfined": JobPolicy(unconfined=True),
+        "host-port": JobPolicy(host_ports=True),
+        "runtime-class": JobPolicy(runtime_classes=["privileged-runtime"]),
+        "node-name": JobPolicy(node_names=True),
+        "job-claim-named-pv": JobPolicy(claim_sources=True),
+        "image-pull-secret": JobPolicy(secrets=["other-registry"]),
+        "csi-secret": JobPolicy(secrets=["other-secret"]),
+        "no-account-token": JobPolicy(service_accounts=["default"]),
+        "sysctl-unsafe": JobPolicy(sysctls=["kernel.msgmax"]),
+    }
+    by_name = {c[0]: c for c in cases.CANDIDATES}
+    manifest = yaml.safe_load(cases.document("Volcano Job", "maker", {}, {}))
+    found = []
+    for name, policy in switched.items():
+        _, pod, job, _ = by_name[name]
+        [vap] = [
+            o for o in rbac_for(_creating(manifest), job_policy=policy) if o["kind"] == "ValidatingAdmissionPolicy"
+        ]
+        account = None if name.startswith("no-account") else "maker"
+        failed = cel.admits(vap, yaml.safe_load(cases.document("Volcano Job", account, pod, job)))
+        if failed:
+            found.append(f"{name}: {failed}")
+    assert not found, "\n".join(found)
+
+
+def test_the_bundled_workflows_jobs_pass_the_policy() -> None:
+    from hera_volcano.argo.samples import resolved_manifests
+    from hera_volcano.examples.bundled import bundled
+
+    workflows = [w.to_dict() if hasattr(w, "to_dict") else w for w in bundled("argo", "volcano-workflows")]
+    vap = policies(rbac_for(*workflows))["ValidatingAdmissionPolicy"]
+    checked, found = 0, []
+    for wf in workflows:
+        for _, template, text in resolved_manifests(wf):
+            for job in yaml.safe_load_all(text):
+                if job and job.get("kind") == "Job" and str(job.get("apiVersion")).startswith("batch.volcano.sh"):
+                    checked += 1
+                    failed = cel.admits(vap, job)
+                    if failed:
+                        found.append(f"{template}: {failed}")
+    assert checked >= 5 and not found, found
+
+
+def test_the_model_reports_an_error_where_the_api_server_would() -> None:
+    """A field read without has() is an error on the API server (failurePolicy Fail refuses the job): the model
+    says so too, and CEL's || lets a true side win over an error on the other."""
+    assert cel.evaluate(cel.parse("has(object.a) && object.a.b == 1 || true"), {"object": {}}) is True
+    with pytest.raises(cel.CelError):
+        cel.evaluate(cel.parse("object.a == 1"), {"object": {}})
