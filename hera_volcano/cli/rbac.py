@@ -95,12 +95,36 @@ def add_rbac_options(p: argparse._ActionsContainer) -> list[str]:
         action="store_true",
         help="the admission policy: allow hostNetwork, hostPID and hostIPC",
     )
+    add("--allow-host-ports", action="store_true", help="the admission policy: allow hostPort")
+    for flag, what in (
+        ("--allow-capability", "a capability the containers may add beyond Pod Security baseline's (IPC_LOCK, say)"),
+        ("--allow-sysctl", "a sysctl the pods may set beyond baseline's safe ones"),
+        ("--allow-runtime-class", "a runtime class the pods may name"),
+    ):
+        add(flag, action="append", default=[], metavar="NAME", help=f"the admission policy: {what} (repeatable)")
+    add(
+        "--allow-unconfined",
+        action="store_true",
+        help="the admission policy: allow unconfined seccomp and AppArmor, any SELinux type, an unmasked /proc",
+    )
+    add("--allow-node-name", action="store_true", help="the admission policy: allow nodeName (past the scheduler)")
+    add(
+        "--allow-claim-sources",
+        action="store_true",
+        help="the admission policy: allow claims that pick their PersistentVolume or copy a volume",
+    )
+    add(
+        "--pod-security",
+        choices=("baseline", "restricted", "none"),
+        default="baseline",
+        help="the Pod Security level the namespace enforces (default baseline; none: no Namespace object)",
+    )
     add(
         "--allow-uncovered",
         action="append",
         default=[],
         metavar="RESOURCE[.GROUP]",
-        help="grant writes of RESOURCE (pods, jobs.batch, deployments.apps) though no admission policy checks what"
+        help="grant writes of RESOURCE (statefulsets.apps, daemonsets.apps) though no admission policy checks what"
         " those objects hold; the Role says so on its rule (repeatable; default: such a write is refused)",
     )
     add(
@@ -121,12 +145,17 @@ def _job_policy(args: argparse.Namespace) -> JobPolicy | None:
     """The admission policy the options ask for, or None (``--no-admission-policy``)."""
     from hera_volcano.tools.job_policy import JobPolicy
 
-    policy_options = (
-        args.allow_service_account, args.allow_secret, args.allow_privileged, args.allow_host_paths,
-        args.allow_host_namespaces,
+    allowances = (
+        "allow_service_account", "allow_secret", "allow_privileged", "allow_host_paths", "allow_host_namespaces",
+        "allow_host_ports", "allow_capability", "allow_sysctl", "allow_runtime_class", "allow_unconfined",
+        "allow_node_name", "allow_claim_sources",
     )  # fmt: skip
-    if args.no_admission_policy and any(policy_options):
-        raise c.UsageError("--no-admission-policy: the --allow-... options set that policy; give one or the other")
+    if args.no_admission_policy and (
+        any(getattr(args, name) for name in allowances) or args.pod_security != "baseline"
+    ):
+        raise c.UsageError(
+            "--no-admission-policy: the --allow-... and --pod-security options set that policy; give one or the other"
+        )
     if args.no_admission_policy:
         return None
     return JobPolicy(
@@ -135,6 +164,14 @@ def _job_policy(args: argparse.Namespace) -> JobPolicy | None:
         privileged=args.allow_privileged,
         host_paths=args.allow_host_paths,
         host_namespaces=args.allow_host_namespaces,
+        host_ports=args.allow_host_ports,
+        capabilities=args.allow_capability,
+        sysctls=args.allow_sysctl,
+        unconfined=args.allow_unconfined,
+        runtime_classes=args.allow_runtime_class,
+        node_names=args.allow_node_name,
+        claim_sources=args.allow_claim_sources,
+        pod_security=None if args.pod_security == "none" else args.pod_security,
     )
 
 
@@ -170,11 +207,12 @@ def main(argv: Sequence[str]) -> int:
         "Print least-privilege Roles and RoleBindings for workflows: for the bundled ones (with the ServiceAccount"
         " they run as), or derived from workflow files. A workflow that names no service account is refused rather"
         " than granting rights to the namespace's default account: give --service-account. An account that creates"
-        " Volcano Jobs also gets a ValidatingAdmissionPolicy (Kubernetes >= 1.30) pinning what its jobs' pods may do:"
-        " run as itself and the accounts its jobs name, no Secrets, nothing privileged or on the host, unless"
-        " the --allow-... options say otherwise. After the RBAC comes the ConfigMap holding the program our pods run"
-        " (the log follower, the MPI wait, the launcher of function jobs), for each namespace whose pods mount it:"
-        " so what it prints is all a namespace needs (--no-program: the RBAC alone).",
+        " Volcano Jobs (or Pods, batch Jobs, ...) also gets a ValidatingAdmissionPolicy per kind (Kubernetes >= 1.30)"
+        " pinning what their pods may do: run as itself and the accounts its jobs name, no Secrets, nothing Pod"
+        " Security baseline refuses, no runtime class or node, unless the --allow-... options say otherwise; and"
+        " the namespace gets the Pod Security labels (enforce baseline). After the RBAC comes the ConfigMap holding"
+        " the program our pods run (the log follower, the MPI wait, the launcher of function jobs), for each"
+        " namespace whose pods mount it: so what it prints is all a namespace needs (--no-program: the RBAC alone).",
     )
     p.add_argument("files", nargs="*", metavar="FILE", help="workflow files (- for stdin); default: bundled workflows")
     p.add_argument(

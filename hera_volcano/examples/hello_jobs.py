@@ -48,6 +48,8 @@ def hello_job(prefix: str) -> VolcanoJob:
                 replicas=2,
                 template={
                     "spec": {
+                        # An echo calls no API: no token (the admission policy refuses the default account's).
+                        "automountServiceAccountToken": False,
                         "containers": [
                             {
                                 "name": "hello",

@@ -52,6 +52,7 @@ def test_render_writes_workflows_rbac_and_kustomizations(tmp_path: Path) -> None
         assert doc["kind"] == "WorkflowTemplate" and f"{doc['metadata']['name']}.yaml" == name
     rbac = list(yaml.safe_load_all((tmp_path / "rbac" / "rbac.yaml").read_text()))
     assert [d["kind"] for d in rbac] == [
+        "Namespace",  # its Pod Security labels
         "ServiceAccount",
         "Role",
         "RoleBinding",

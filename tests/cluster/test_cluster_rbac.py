@@ -214,6 +214,9 @@ REFUSED: tuple[tuple[str, dict[str, Any], str], ...] = (
         "Secret",
     ),
     ("secret-env-from", {"container": {"envFrom": [{"secretRef": {"name": "x"}}]}}, "Secret"),
+    ("no-account-token", {}, "default account of the namespace with its token"),
+    ("capabilities", {"container": {"securityContext": {"capabilities": {"add": ["ALL"]}}}}, "capability"),
+    ("node-name", {"nodeName": "n"}, "nodeName"),
 )
 
 
@@ -251,13 +254,17 @@ def test_the_admission_policy_refuses_jobs_the_role_alone_would_let_the_account_
     assert control_plane.settle(probe, 403, timeout=30) == 403, "a job naming another account was not refused"
     failures = []
     for name, pod, words in REFUSED:
+        # No token of the namespace's default account, but in the case of it: one rule refuses each.
+        pod = {**({} if name == "no-account-token" else {"automountServiceAccountToken": False}), **pod}
         status, said = _create_as(runner, namespace, _volcano_job(f"refused-{name}", **copy.deepcopy(pod)))
         if status != 403 or words not in said or "task work" not in said:
             failures.append(f"{name}: {status} {said[:400]}")
     assert not failures, "the account created (or was refused without saying why):\n" + "\n".join(failures)
 
-    # What the account itself runs as, a pod that names none, and the bundled workflows' own jobs: accepted.
-    for name, pod in (("own-account", {"serviceAccountName": "hv-runner"}), ("no-account", {})):
+    # What the account itself runs as, a pod that names none and mounts no token, and the bundled workflows' own
+    # jobs: accepted.
+    no_token = {"automountServiceAccountToken": False}
+    for name, pod in (("own-account", {"serviceAccountName": "hv-runner"}), ("no-account", no_token)):
         assert _create_as(runner, namespace, _volcano_job(name, **pod)) == (201, ""), name
     from hera_volcano.argo.samples import resolved_manifests
 

@@ -304,7 +304,7 @@ def test_a_string_where_submitters_belong_is_refused_not_read_letter_by_letter()
 
 def test_every_rule_says_which_templates_need_it() -> None:
     objects = rbac_for(wf([resource("create", VOLCANO_JOB, name="make"), {"name": "c", "container": {"image": "x"}}]))
-    role = objects[0]
+    role = next(o for o in objects if o["kind"] == "Role")  # after the Namespace's Pod Security labels
     notes = role["metadata"]["annotations"]
     assert len(notes) == len(role["rules"])
     jobs_note = next(v for v in notes.values() if v.startswith("jobs"))
@@ -327,7 +327,7 @@ def test_overrides_and_no_wildcards() -> None:
                 "namespaceSelector": {"matchLabels": {NS_LABEL: "ml"}}
             }
             continue
-        assert o["metadata"]["namespace"] == "ml"
+        assert o["metadata"].get("namespace", o["metadata"]["name"]) == "ml"  # a Namespace names itself
         for rule in o.get("rules", []):
             assert "*" not in rule["verbs"] + rule["resources"] + rule["apiGroups"]
     subjects = {o["subjects"][0]["name"] for o in objects if o["kind"] == "RoleBinding"}
@@ -701,10 +701,12 @@ def test_a_malformed_declaration_is_refused_naming_the_annotation(text: object) 
 
 
 def test_a_declared_write_no_policy_checks_is_refused_like_a_resource_steps() -> None:
-    creating = _script("kubectl run x --image=y", metadata={"annotations": {CALLS_ANNOTATION: "create pods"}})
-    with pytest.raises(ValidationError, match=r"^w/c: needs create on pods \(core\)"):
+    calls = {CALLS_ANNOTATION: "create statefulsets.apps"}
+    creating = _script("kubectl apply -f set.yaml", metadata={"annotations": calls})
+    with pytest.raises(ValidationError, match=r"^w/c: needs create on statefulsets \(apps\)"):
         rbac_for(wf([creating]))
-    assert rules(rbac_for(wf([creating]), allow_uncovered=["pods"]))[("", "pods")] == ["create"]
+    got = rules(rbac_for(wf([creating]), allow_uncovered=["statefulsets.apps"]))
+    assert got[("apps", "statefulsets")] == ["create"]
 
 
 def test_the_exec_form_of_kubectl_is_its_own_declaration() -> None:
@@ -770,15 +772,40 @@ def test_a_volcano_pod_whose_account_is_known_only_at_run_time_is_an_error_not_a
 
 #: Kinds whose objects make pods, none of which hera-volcano's admission policy checks: (manifest head, resource).
 POD_MAKERS = [
+    ("apiVersion: v1\nkind: ReplicationController\n", "replicationcontrollers", ""),
+    ("apiVersion: apps/v1\nkind: StatefulSet\n", "statefulsets", "apps"),
+    ("apiVersion: apps/v1\nkind: DaemonSet\n", "daemonsets", "apps"),
+    ("apiVersion: apps/v1\nkind: ReplicaSet\n", "replicasets", "apps"),
+    ("apiVersion: argoproj.io/v1alpha1\nkind: Workflow\n", "workflows", "argoproj.io"),
+]
+#: Kinds whose objects make pods and that the admission policy checks: granted, each with its kind's policy.
+POLICED = [
     ("apiVersion: v1\nkind: Pod\n", "pods", ""),
     ("apiVersion: batch/v1\nkind: Job\n", "jobs", "batch"),
     ("apiVersion: batch/v1\nkind: CronJob\n", "cronjobs", "batch"),
     ("apiVersion: apps/v1\nkind: Deployment\n", "deployments", "apps"),
-    ("apiVersion: apps/v1\nkind: StatefulSet\n", "statefulsets", "apps"),
     ("apiVersion: flow.volcano.sh/v1alpha1\nkind: JobFlow\n", "jobflows", "flow.volcano.sh"),
-    ("apiVersion: argoproj.io/v1alpha1\nkind: Workflow\n", "workflows", "argoproj.io"),
-    ("apiVersion: batch.volcano.sh/v1alpha1\nkind: CronJob\n", "cronjobs", "batch.volcano.sh"),  # Volcano's own
+    ("apiVersion: batch.volcano.sh/v1alpha1\nkind: CronJob\n", "cronjobs", "batch.volcano.sh"),
 ]
+
+
+@pytest.mark.parametrize(("head", "plural_name", "group"), POLICED)
+def test_a_write_of_a_kind_the_policy_checks_is_granted_with_that_kinds_policy(
+    head: str, plural_name: str, group: str
+) -> None:
+    objects = rbac_for(wf([resource("create", head + "metadata:\n  name: x\n")]))
+    [role] = [o for o in objects if o["kind"] == "Role"]
+    assert {"apiGroups": [group], "resources": [plural_name], "verbs": ["get", "create"]} in role["rules"]
+    assert not [k for k in role["metadata"].get("annotations", {}) if "uncovered" in k]
+    policies = [o for o in objects if o["kind"] == "ValidatingAdmissionPolicy"]
+    matched = [r for p in policies for r in p["spec"]["matchConstraints"]["resourceRules"]]
+    assert {"group": group, "resource": plural_name} in [
+        {"group": g, "resource": res} for r in matched for g in r["apiGroups"] for res in r["resources"]
+    ], matched
+    # Without a policy (job_policy=None) the grant stays, and the Role says why on the rule.
+    [role, _] = rbac_for(wf([resource("create", head + "metadata:\n  name: x\n")]), job_policy=None)
+    reasons = [v for k, v in role["metadata"]["annotations"].items() if k.startswith("hera-volcano/uncovered-")]
+    assert len(reasons) == 1 and "job_policy=None" in reasons[0], reasons
 
 
 @pytest.mark.parametrize("action", ["create", "apply", "replace", "patch"])
@@ -786,7 +813,7 @@ POD_MAKERS = [
 def test_a_write_of_a_kind_no_policy_checks_is_refused_naming_the_template_and_the_kind(
     head: str, plural_name: str, group: str, action: str
 ) -> None:
-    """``create`` on Pods, batch Jobs, Deployments, JobFlows... would let the account run pods as any account of the
+    """``create`` on StatefulSets, DaemonSets, ReplicaSets, Workflows... would let the account run pods as any account of the
     namespace, privileged, with any Secret: refused, with the way to allow it, with or without a policy."""
     text = f"{plural_name}.{group}" if group else plural_name
     for kwargs in ({}, {"job_policy": None}):
@@ -814,9 +841,9 @@ def test_a_kind_allowed_uncovered_is_granted_with_the_reason_on_its_rule(
 
 
 def test_reading_or_deleting_an_uncovered_kind_needs_no_allowance() -> None:
-    pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n"
-    got = rules(rbac_for(wf([resource("delete", pod, "d"), resource("get", pod, "g")])))
-    assert got[("", "pods")] == ["get", "list", "watch", "delete"]
+    sets = "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: x\n"
+    got = rules(rbac_for(wf([resource("delete", sets, "d"), resource("get", sets, "g")])))
+    assert got[("apps", "statefulsets")] == ["get", "list", "watch", "delete"]
 
 
 def test_volcano_jobs_without_a_policy_are_granted_with_the_reason_on_their_rule() -> None:
@@ -842,11 +869,11 @@ def test_allow_uncovered_takes_resources_as_rbac_names_them(text: str) -> None:
 
 def test_cli_allow_uncovered(tmp_path: Path) -> None:
     path = tmp_path / "w.yaml"
-    path.write_text(yaml.safe_dump(wf([resource("create", "apiVersion: apps/v1\nkind: Deployment\n")])))
+    path.write_text(yaml.safe_dump(wf([resource("create", "apiVersion: apps/v1\nkind: DaemonSet\n")])))
     refused = run("hera_volcano", "rbac", str(path), "--no-program")
     assert refused.code == 2 and len(refused.err.splitlines()) == 1, refused.err
-    assert "w/r: needs create on deployments (apps)" in refused.err and "--allow-uncovered" in refused.err
-    allowed = run("hera_volcano", "rbac", str(path), "--no-program", "--allow-uncovered", "deployments.apps")
+    assert "w/r: needs create on daemonsets (apps)" in refused.err and "--allow-uncovered" in refused.err
+    allowed = run("hera_volcano", "rbac", str(path), "--no-program", "--allow-uncovered", "daemonsets.apps")
     assert allowed.code == 0, allowed.err
     [role] = [o for o in yaml.safe_load_all(allowed.out) if o["kind"] == "Role"]
     assert any(k.startswith("hera-volcano/uncovered-") for k in role["metadata"]["annotations"])

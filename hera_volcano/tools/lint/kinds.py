@@ -62,6 +62,7 @@ KINDS: Final[tuple[Kind, ...]] = (
     Kind("v1", "ServiceAccount", None),
     Kind("v1", "Secret", None),  # the token Argo mounts for the containers of a pod that has none of its own
     Kind("v1", "ConfigMap", None),  # the log follower's program
+    Kind("v1", "Namespace", None),  # its Pod Security labels
     *(
         Kind("admissionregistration.k8s.io/v1", k, None)
         for k in ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")

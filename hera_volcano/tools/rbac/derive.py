@@ -12,7 +12,7 @@ from hera_volcano.tools.job_policy import JobPolicy
 from hera_volcano.tools.rbac import coverage
 from hera_volcano.tools.rbac.manifests import service_account as checked_account
 from hera_volcano.tools.rbac.need import Manifest, Need, Rule
-from hera_volcano.tools.rbac.roles import role_and_binding, token_secret, writes_covered
+from hera_volcano.tools.rbac.roles import role_and_binding, token_secret
 from hera_volcano.tools.rbac.submitters import submitter, submitter_objects
 from hera_volcano.tools.rbac.templates import Where, template_needs
 from hera_volcano.tools.rbac.workflows import WorkflowView, read
@@ -84,6 +84,8 @@ def rbac_for(
     for (ns, account_ns, sa), needs in sorted(by_scope.items()):
         reasons = coverage.uncovered(needs, job_policy is not None, allowed)
         objects += _account_objects(ns, account_ns, sa, needs, service_accounts, job_policy, objects, reasons)
+    # The Pod Security labels of each namespace a policy binds in, first: one apply labels it before its pods come.
+    objects[:0] = policies.namespaces([ns for (ns, _, _), needs in by_scope.items() if _policed(needs)], job_policy)
     if subjects:
         kinds = {view.kind for view in views}
         extra = [*(TEMPLATES if "WorkflowTemplate" in kinds else ()), *(CRONS if "CronWorkflow" in kinds else ())]
@@ -123,7 +125,13 @@ def _account_objects(
     objects = [obj for obj in role if obj not in earlier]
     if any(need.executor_token for need in needs) and token_secret(account_ns, sa) not in earlier:
         objects.append(token_secret(account_ns, sa))
-    if job_policy is not None and writes_covered(needs):
+    if job_policy is not None and _policed(needs):
         accounts = {a for need in needs for a in need.pod_accounts} | ({sa} if ns == account_ns else set())
-        objects += policies.job_policy(ns, sa, account_ns, accounts, job_policy)
+        objects += policies.job_policy(ns, sa, account_ns, accounts, job_policy, _policed(needs))
     return objects
+
+
+def _policed(needs: list[Need]) -> set[tuple[str, str]]:
+    """The kinds the policy covers that the needs let the account create or change (and so choose what pods do)."""
+    changes = {(n.group, n.resource) for n in needs if {"create", "update", "patch"} & set(n.verbs)}
+    return changes & policies.COVERED

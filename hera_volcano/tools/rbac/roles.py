@@ -7,7 +7,6 @@ import hashlib
 from collections.abc import Iterable, Mapping
 
 from hera_volcano.kube import names
-from hera_volcano.tools.job_policy import COVERED
 from hera_volcano.tools.rbac import coverage
 from hera_volcano.tools.rbac.need import RBAC_API, Manifest, Need, Rule, order
 
@@ -76,9 +75,3 @@ def token_secret(namespace: str, account: str) -> Manifest:
             "annotations": {"kubernetes.io/service-account.name": account},
         },
     }
-
-
-def writes_covered(needs: Iterable[Need]) -> bool:
-    """Whether the needs let the account create or change objects the admission policy checks (Volcano Jobs:
-    whose pods run as the account their template names)."""
-    return any((n.group, n.resource) in COVERED and coverage.WRITES & set(n.verbs) for n in needs)
