@@ -813,8 +813,9 @@ def test_a_write_of_a_kind_the_policy_checks_is_granted_with_that_kinds_policy(
 def test_a_write_of_a_kind_no_policy_checks_is_refused_naming_the_template_and_the_kind(
     head: str, plural_name: str, group: str, action: str
 ) -> None:
-    """``create`` on StatefulSets, DaemonSets, ReplicaSets, Workflows... would let the account run pods as any account of the
-    namespace, privileged, with any Secret: refused, with the way to allow it, with or without a policy."""
+    """``create`` on StatefulSets, DaemonSets, ReplicaSets, Workflows... would let the account run pods as any
+    account of the namespace, privileged, with any Secret: refused, with the way to allow it, with or without a
+    policy."""
     text = f"{plural_name}.{group}" if group else plural_name
     for kwargs in ({}, {"job_policy": None}):
         with pytest.raises(ValidationError) as e:
