@@ -334,6 +334,14 @@ def job_policy(
     return objects
 
 
+#: The namespace holds more than these objects (Argo, the workflows, their data): GitOps tools that sync ``rbac/``
+#: must never prune or delete it with them (Argo CD's and Flux's own annotations; ``kubectl delete -f`` obeys none).
+_KEEP_NAMESPACE: Final = {
+    "argocd.argoproj.io/sync-options": "Prune=false,Delete=false",
+    "kustomize.toolkit.fluxcd.io/prune": "disabled",
+}
+
+
 def pod_security(namespace: str, policy: JobPolicy) -> dict[str, object]:
     """The Namespace with the Pod Security labels: enforce ``policy.enforced()`` at :data:`rules.PSA_VERSION` (the
     version the policy's rules mirror), warn and audit at ``policy.pod_security`` of the newest version (so what an
@@ -347,7 +355,8 @@ def pod_security(namespace: str, policy: JobPolicy) -> dict[str, object]:
         f"{PSA_LABEL}audit": level,
         f"{PSA_LABEL}audit-version": "latest",
     }
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace, "labels": labels}}
+    metadata = {"name": namespace, "labels": labels, "annotations": dict(_KEEP_NAMESPACE)}
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": metadata}
 
 
 def namespaces(policed: Iterable[str], policy: JobPolicy | None) -> list[dict[str, object]]:

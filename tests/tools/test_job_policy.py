@@ -275,6 +275,10 @@ def test_the_namespace_gets_pod_security_labels_first_pinned_to_the_version_the_
         "pod-security.kubernetes.io/audit": "baseline",
         "pod-security.kubernetes.io/audit-version": "latest",
     }
+    # GitOps tools that sync the RBAC never prune or delete the namespace (it holds Argo and the workflows).
+    annotations = namespace["metadata"]["annotations"]
+    assert annotations["argocd.argoproj.io/sync-options"] == "Prune=false,Delete=false"
+    assert annotations["kustomize.toolkit.fluxcd.io/prune"] == "disabled"
     restricted = rbac_for(training(), job_policy=JobPolicy(pod_security="restricted"))[0]
     assert restricted["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
     assert all(o["kind"] != "Namespace" for o in rbac_for(training(), job_policy=JobPolicy(pod_security=None)))
