@@ -71,9 +71,17 @@ def sources(paths: Sequence[str]) -> list[str | LintFinding]:
 
 
 def _lint(source: str, allow_unknown: bool) -> list[LintFinding]:
-    if source == STDIN:
-        return lint_bytes(c.read_stdin(), STDIN_NAME, allow_unknown=allow_unknown)
-    return lint_file(source, allow_unknown=allow_unknown)
+    """The findings of one file; whatever goes wrong inside lint is one error finding for it, so one file never
+    stops a run over many (nor prints a traceback)."""
+    name = STDIN_NAME if source == STDIN else source
+    try:
+        if source == STDIN:
+            return lint_bytes(c.read_stdin(), STDIN_NAME, allow_unknown=allow_unknown)
+        return lint_file(source, allow_unknown=allow_unknown)
+    except c.UsageError:
+        raise
+    except Exception as e:  # MemoryError, RecursionError, a bug: reported, the other files still linted
+        return [LintFinding(name, "[0]", "error", f"lint failed on this file: {type(e).__name__}: {e}")]
 
 
 def main(argv: Sequence[str]) -> int:
