@@ -38,6 +38,8 @@ CLI_TARGET = 1.10
 SCALING_TARGET = 11.0
 EMIT_TARGET = 0.5
 LINT_TARGET = 3.0
+BOMB_SECONDS = 5.0
+BOMB_MIB = 300
 HEAVY = ("hera.workflows", "kubernetes", "argo_workflows")
 
 
@@ -263,6 +265,8 @@ def child(argv: Sequence[str]) -> None:
         result = child_files(rest[0])
     elif kind == "lint":
         result = child_lint(rest[0])
+    elif kind == "bomb":
+        result = child_bomb(rest[0])
     else:
         raise SystemExit(f"unknown child {kind!r}")
     sys.stdout.write(json.dumps(result) + "\n")
@@ -483,6 +487,72 @@ def bench_lint(r: Runner) -> list[list[str]]:
     ]
 
 
+def _measured(args: Sequence[str], env: dict[str, str]) -> tuple[float, float, int, str, str]:
+    """Wall time, peak RSS (MiB) and exit code of one command (``wait4``: its own rusage, not all children's)."""
+    start = time.perf_counter()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(args, stdout=out, stderr=err, env=env, cwd=ROOT)
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - start
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return seconds, usage.ru_maxrss / 1024, process.returncode, out.read().decode(), err.read().decode()
+
+
+def child_bomb(path: str) -> dict[str, Any]:
+    """``lint_file`` of one file in a fresh interpreter: its own time, and the process's peak RSS after it."""
+    import resource
+
+    from hera_volcano.tools.lint import lint_file
+
+    start = time.perf_counter()
+    found = lint_file(path)
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, "findings": len(found), "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
+
+
+def bench_bombs(r: Runner) -> list[list[str]]:
+    """``hera-volcano lint`` (and ``submit --dry-run``) on the hostile files of ``tests/bombs.py`` and the inputs that
+    crashed them (``tests/tools/test_lint_crashes.py``), beside lint on a bundled workflow: the whole command's time
+    and peak RSS, ``lint_file``'s own time, the lines it printed."""
+    sys.path.insert(0, str(ROOT))
+    from tests.bombs import BOMBS
+    from tests.tools.test_lint_crashes import CRASHES
+
+    cli = [sys.executable, "-m", "hera_volcano"]
+    bundled = ROOT / "workflows" / "volcano-mpi-hello.yaml"
+    _measured([*cli, "lint", str(bundled)], r.env)  # fills the bytecode cache
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="hera-volcano-bombs-") as directory:
+        files = {"bundled volcano-mpi-hello.yaml": bundled}
+        texts = {f"bomb {k}": f() for k, f in BOMBS.items()}
+        texts.update({f"crash {k}": t for k, t in CRASHES.items() if t not in texts.values()})
+        for name, text in texts.items():
+            files[name] = Path(directory, name.replace(" ", "-") + ".yaml")
+            files[name].write_text(text, encoding="utf-8", errors="surrogatepass")
+        runs = [("lint", name, path) for name, path in files.items()]
+        runs.append(("submit --dry-run", "bomb string-alias", files["bomb string-alias"]))
+        for command, name, path in runs:
+            seconds, mib, code, out, err = _measured([*cli, *command.split(), str(path)], r.env)
+            lines = len(out.splitlines()) if command == "lint" else len(err.splitlines())
+            own = f"; `lint_file` {r.child('bomb', str(path))['seconds']:.2f} s" if command == "lint" else ""
+            refused = "expand this YAML past" in out + err
+            ok = seconds < BOMB_SECONDS and mib < BOMB_MIB and "Traceback" not in err
+            string = name.startswith("bomb string")
+            printed = f"{lines} line{'s' if lines != 1 else ''}" + (" (refused: past the budget)" if refused else "")
+            rows.append(
+                [
+                    "7",
+                    f"`{command}` {name} ({path.stat().st_size / 1000:,.0f} KB)",
+                    f"{seconds:.2f} s, peak RSS {mib:.0f} MiB{own}; exit {code}, {printed}",
+                    f"< {BOMB_SECONDS:.0f} s, < {BOMB_MIB} MiB" + (", one line" if string else ""),
+                    verdict(ok and (not string or (lines == 1 and refused))),
+                ]
+            )
+    return rows
+
+
 #: Issue 33's targets for the rendered bundled workflows, in KB (1000 bytes).
 SIZE_TARGETS = {"mpi_hello": 12, "pytorch_hello": 12, "data_pipeline": 24}
 
@@ -534,7 +604,7 @@ def main(argv: Sequence[str]) -> int:
     rows: list[list[str]] = []
     with tempfile.TemporaryDirectory(prefix="hera-volcano-pycache-") as cache:
         r = Runner(cache)
-        for bench in (bench_cli, bench_import, bench_render, bench_emit, bench_lint, bench_sizes):
+        for bench in (bench_cli, bench_import, bench_render, bench_emit, bench_lint, bench_sizes, bench_bombs):
             rows += bench(r)
             print(f"  {bench.__name__} done ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
     lines = [*header, f"Total benchmark time {time.perf_counter() - started:.0f} s.", "", *table(rows)]

@@ -106,7 +106,7 @@ def gjson_string(value: object) -> str:
     if isinstance(value, float):
         # Go's FormatFloat(f, 'f', -1, 64): shortest round-trip digits, never an exponent.
         return format(Decimal(repr(value)).normalize(), "f")
-    return json.dumps(value, separators=(",", ":"))
+    return json.dumps(value, separators=(",", ":"), default=str, skipkeys=True)
 
 
 def _go_int(text: str) -> int | None:

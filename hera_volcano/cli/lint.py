@@ -82,10 +82,18 @@ def sources(paths: Sequence[str]) -> list[str | LintFinding]:
 
 
 def _lint(source: str, allow_unknown: bool, client: Client | None) -> list[LintFinding]:
+    """The findings of one file; whatever goes wrong inside lint is one error finding for it, so one file never
+    stops a run over many (nor prints a traceback). The API server's failures (``--server``) end the run."""
     server = None if client is None else client.dry_run
-    if source == STDIN:
-        return lint_bytes(c.read_stdin(), STDIN_NAME, allow_unknown=allow_unknown, server=server)
-    return lint_file(source, allow_unknown=allow_unknown, server=server)
+    name = STDIN_NAME if source == STDIN else source
+    try:
+        if source == STDIN:
+            return lint_bytes(c.read_stdin(), STDIN_NAME, allow_unknown=allow_unknown, server=server)
+        return lint_file(source, allow_unknown=allow_unknown, server=server)
+    except (c.UsageError, ClusterError):
+        raise
+    except Exception as e:  # MemoryError, RecursionError, a bug: reported, the other files still linted
+        return [LintFinding(name, "[0]", "error", f"lint failed on this file: {type(e).__name__}: {e}")]
 
 
 def _client(args: argparse.Namespace) -> Client | None:

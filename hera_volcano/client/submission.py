@@ -53,7 +53,10 @@ def workflow_body(workflow: object, kinds: tuple[str, ...] = ("Workflow",)) -> d
         raise ValidationError("kind", f"must be {' or '.join(kinds)}, not {kind!r}{hint}")
     if data.get("apiVersion") != API_VERSION:
         raise ValidationError("apiVersion", f"must be {API_VERSION}, not {data.get('apiVersion')!r}")
-    body: dict[str, Any] = json.loads(json.dumps(data, default=_unserializable))
+    try:
+        body: dict[str, Any] = json.loads(json.dumps(data, default=_unserializable))
+    except (TypeError, ValueError) as e:  # a key JSON has no form for (``!!binary``): one line, no traceback
+        raise ValidationError("workflow", f"is not plain data (JSON): {e}") from None
     meta = as_map(body.get("metadata"))
     if not meta.get("name") and not meta.get("generateName"):
         raise ValidationError("metadata", "needs a name or a generateName")
@@ -156,8 +159,8 @@ def with_parameters(body: dict[str, Any], parameters: Mapping[str, object]) -> d
     ValidationError."""
     texts = _texts(parameters)
     check_parameters(body, texts)
-    for parameter in _arguments(body).get("parameters") or []:
-        if isinstance(parameter, dict) and parameter.get("name") in texts:
+    for parameter in as_list(_arguments(body).get("parameters")):
+        if isinstance(parameter, dict) and isinstance(parameter.get("name"), str) and parameter["name"] in texts:
             parameter["value"] = texts[parameter["name"]]
             parameter.pop("valueFrom", None)
     return body
@@ -175,7 +178,7 @@ def _arguments(body: Mapping[str, Any]) -> Mapping[str, Any]:
 def template_parameters(template: Mapping[str, Any]) -> set[str]:
     """The parameter names a WorkflowTemplate (or Workflow, or CronWorkflow) declares (``spec.arguments``)."""
     parameters = _arguments(template).get("parameters")
-    return {str(p["name"]) for p in parameters or [] if isinstance(p, Mapping) and "name" in p}
+    return {str(p["name"]) for p in as_list(parameters) if isinstance(p, Mapping) and "name" in p}
 
 
 def check_parameters(template: Mapping[str, Any], parameters: Mapping[str, object]) -> None:

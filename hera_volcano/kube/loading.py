@@ -12,7 +12,7 @@ import re
 import types
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, TypeVar
+from typing import Any, Final, NoReturn, TypeVar
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -27,13 +27,19 @@ _GO_STRINGS: Final = frozenset({"tag:yaml.org,2002:timestamp"})
 _BASE_60: Final = frozenset({"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"})
 _T = TypeVar("_T")
 _LoaderBase: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-#: More nodes than any real manifest has (a 3000-job pipeline is under a million), far fewer than an alias bomb.
-MAX_EXPANDED_NODES: Final = 5_000_000
-#: Nodes a character of YAML may expand to: real files have under one (the bundled workflows, 0.005), an alias or
-#: merge bomb millions; so lint and submit take time and memory linear in their input.
-NODES_PER_CHARACTER: Final = 100
-#: What the smallest file may expand to.
-MIN_EXPANDED_NODES: Final = 10_000
+KIB: Final = 1024
+MIB: Final = 1024 * KIB
+#: Bytes a character of YAML may stand for, counting every text parsed (its characters) and what its documents
+#: stand for once aliases and merge keys are expanded (a node: one byte plus its scalar's characters). A file
+#: without aliases costs under twice its size (the bundled workflows 1.8, their manifests parsed again by lint up to
+#: 7), an alias bomb millions of times it: so lint and submit take time and memory linear in their input, whoever
+#: walks or serializes what they read.
+BYTES_PER_CHARACTER: Final = 16
+#: What the smallest file may stand for.
+MIN_EXPANDED_BYTES: Final = 512 * KIB
+#: What any file may stand for: more than a plain 60 MB file (a 3000-job pipeline is 1.4 MB), 1/32 of a bomb of
+#: 100 KiB aliased 40,000 times.
+MAX_EXPANDED_BYTES: Final = 128 * MIB
 
 
 def _resolvers_by_first_character(
@@ -55,8 +61,9 @@ class _Loader(_LoaderBase):  # type: ignore[misc,valid-type,unused-ignore]
     #: Where repeated keys are reported (None: not looked for), and the index of the document being built.
     duplicates: list[DuplicateKey] | None = None
     document = 0
-    #: How many nodes the stream may stand for (:func:`node_limit`), and how many are left for its next documents.
-    limit = remaining = MAX_EXPANDED_NODES
+    #: What the stream may stand for, shared with the other texts of one input; what is left of it for this document.
+    budget: Budget
+    remaining = 0
 
     def resolve(self, kind: type[Node], value: object, implicit: tuple[bool, bool]) -> str:
         """PyYAML's resolution without its per-call list building (safe loaders have no path resolvers)."""
@@ -78,30 +85,36 @@ class _Loader(_LoaderBase):  # type: ignore[misc,valid-type,unused-ignore]
 
     def construct_document(self, node: Node) -> object:
         sizes: dict[int, int] = {}
+        self.remaining = self.budget.remaining
         data = self._build(node, {}, sizes)
-        self.remaining -= sizes.get(id(node), 1)
+        self._sized(node, data, _cost(node, sizes), sizes)  # a document of one long scalar
+        self.budget.remaining -= _cost(node, sizes)
         self.constructed_objects.clear()
         self.recursive_objects.clear()
         self.deep_construct = False
         return data
 
     def _build(self, node: Node, memo: dict[int, object], sizes: dict[int, int]) -> object:
-        """Build ``node``; ``sizes`` holds how many nodes each one stands for once aliases and merge keys are
-        expanded, so that a few hundred bytes of nested aliases (a "billion laughs") are refused instead of blowing up
-        whoever walks the result."""
+        """Build ``node``; ``sizes`` holds how many bytes each collection stands for once aliases and merge keys are
+        expanded (:func:`_cost`), checked after each child, so that a few hundred bytes of nested aliases (a "billion
+        laughs") or a long string aliased many times are refused before the work that would expand them."""
         cls, tag = node.__class__, node.tag
         if cls is ScalarNode:
             return node.value if tag == _STR_TAG else self.construct_object(node, deep=True)
         known = memo.get(id(node))
-        if known is not None:
-            return known  # an alias (possibly of a node being built: recursive data)
+        if known is not None:  # an alias
+            if id(node) not in sizes:
+                self._recursive(node)  # of a node being built
+            return known
         size = 1
         if cls is SequenceNode and tag == _SEQ_TAG:
             items: list[object] = []
             memo[id(node)] = items
             for child in node.value:
                 items.append(self._build(child, memo, sizes))
-                size += sizes.get(id(child), 1)
+                size += _cost(child, sizes)
+                if size > self.remaining:
+                    self._refuse(node)
             return self._sized(node, items, size, sizes)
         if cls is MappingNode and tag == _MAP_TAG:
             mapping: dict[object, object] = {}
@@ -124,12 +137,14 @@ class _Loader(_LoaderBase):  # type: ignore[misc,valid-type,unused-ignore]
                     mapping[key] = self._build(value_node, memo, sizes)
                 except TypeError:
                     break  # an unhashable key: PyYAML's constructor reports it
-                size += sizes.get(id(value_node), 1)
+                size += _cost(key_node, sizes) + _cost(value_node, sizes)
+                if size > self.remaining:
+                    self._refuse(node)
             else:
                 if merged:
                     size += self._merge(node, mapping, merged, memo, sizes)
                 return self._sized(node, mapping, size, sizes)
-        self._sized(node, None, _node_size(node, sizes), sizes)  # counted before PyYAML's constructor expands it
+        self._sized(node, None, self._node_size(node, sizes), sizes)  # counted before PyYAML's constructor expands it
         data = self.construct_object(node, deep=True)
         memo[id(node)] = data
         return data
@@ -143,7 +158,7 @@ class _Loader(_LoaderBase):  # type: ignore[misc,valid-type,unused-ignore]
         sizes: dict[int, int],
     ) -> int:
         """Put in ``mapping`` the entries of the maps its merge keys (``<<``) name that it does not set itself (the
-        first map named wins), keeping those first as ``yaml.safe_load`` does; the nodes they stand for."""
+        first map named wins), keeping those first as ``yaml.safe_load`` does; the bytes they stand for."""
         sources: list[Node] = []
         for value_node in merged:
             children = value_node.value if isinstance(value_node, SequenceNode) else [value_node]
@@ -165,7 +180,7 @@ class _Loader(_LoaderBase):  # type: ignore[misc,valid-type,unused-ignore]
                 raise yaml.constructor.ConstructorError(
                     "while constructing a mapping", node.start_mark, "expected a mapping for merging", source.start_mark
                 )
-            size += sizes.get(id(source), 1)
+            size += _cost(source, sizes)
             self._sized(node, entries, size, sizes)  # refused before copying more than the budget allows
             for key, value in data.items():
                 entries.setdefault(key, value)
@@ -184,15 +199,56 @@ class _Loader(_LoaderBase):  # type: ignore[misc,valid-type,unused-ignore]
 
     def _sized(self, node: Node, data: _T, size: int, sizes: dict[int, int]) -> _T:
         if size > self.remaining:
-            raise yaml.constructor.ConstructorError(
-                None,
-                None,
-                f"aliases and merge keys (<<) expand this YAML past {self.limit:,} nodes"
-                f" ({NODES_PER_CHARACTER} a character of it, at most {MAX_EXPANDED_NODES:,})",
-                node.start_mark,
-            )
+            self._refuse(node)
         sizes[id(node)] = size
         return data
+
+    def _node_size(self, node: Node, sizes: dict[int, int]) -> int:
+        """The bytes ``node`` stands for with aliases expanded (:func:`_cost`), for the nodes PyYAML's constructor
+        builds (tagged ones: ``!!omap``, ``!!set``...); each node is counted once (``sizes``), and the count stops
+        once past the budget."""
+        known = sizes.get(id(node))
+        if known == 0:
+            self._recursive(node)
+        if known is not None:
+            return known
+        if node.__class__ is ScalarNode:
+            return _cost(node, sizes)
+        sizes[id(node)] = 0  # being counted
+        children = node.value if isinstance(node, SequenceNode) else [n for pair in node.value for n in pair]
+        size = 1
+        for child in children:
+            size += self._node_size(child, sizes)
+            if size > self.remaining:
+                self._refuse(node)
+        sizes[id(node)] = size
+        return size
+
+    def _recursive(self, node: Node) -> NoReturn:
+        raise yaml.constructor.ConstructorError(
+            None,
+            None,
+            "an alias inside the node it names (recursive data): Kubernetes' and Argo's decoders refuse it",
+            node.start_mark,
+        )
+
+    def _refuse(self, node: Node) -> NoReturn:
+        raise yaml.constructor.ConstructorError(None, None, _past(self.budget.limit), node.start_mark)
+
+
+def _past(limit: int) -> str:
+    return (
+        f"aliases and merge keys (<<) expand this YAML past {limit:,} bytes ({BYTES_PER_CHARACTER} a character of it,"
+        f" at least {MIN_EXPANDED_BYTES:,}, at most {MAX_EXPANDED_BYTES:,})"
+    )
+
+
+def _cost(node: Node, sizes: Mapping[int, int]) -> int:
+    """The bytes ``node`` stands for once aliases are expanded: a scalar one plus its characters, a collection one
+    plus its children's (``sizes``, where it is built)."""
+    if node.__class__ is ScalarNode:
+        return 1 + len(node.value)
+    return sizes.get(id(node), 1)
 
 
 def _first_lines(node: Node) -> dict[tuple[str, object], int]:
@@ -203,24 +259,24 @@ def _first_lines(node: Node) -> dict[tuple[str, object], int]:
     return lines
 
 
-def _node_size(node: Node, sizes: dict[int, int]) -> int:
-    """How many nodes ``node`` stands for with aliases expanded, for the nodes PyYAML's constructor builds (tagged
-    ones: ``!!omap``, ``!!set``...); each node is counted once (``sizes``), a recursive one as 1 where it recurs."""
-    known = sizes.get(id(node))
-    if known is not None:
-        return known
-    if isinstance(node, ScalarNode):
-        return 1
-    sizes[id(node)] = 1  # where it recurs
-    children = node.value if isinstance(node, SequenceNode) else [n for pair in node.value for n in pair]
-    size = 1 + sum(_node_size(child, sizes) for child in children)
-    del sizes[id(node)]
-    return size
+def byte_limit(text: str) -> int:
+    """How many bytes the documents of ``text`` may stand for, all together, once aliases are expanded."""
+    return min(MAX_EXPANDED_BYTES, MIN_EXPANDED_BYTES + BYTES_PER_CHARACTER * len(text))
 
 
-def node_limit(text: str) -> int:
-    """How many nodes the documents of ``text`` may stand for, all together, once aliases are expanded."""
-    return min(MAX_EXPANDED_NODES, MIN_EXPANDED_NODES + NODES_PER_CHARACTER * len(text))
+class Budget:
+    """The bytes one input may stand for once aliases and merge keys are expanded (:func:`byte_limit` of its text),
+    shared by every text parsed from it: a resource manifest is a string of the file, parsed again once per template
+    that holds it, so a manifest aliased into many templates counts each time against the file's budget."""
+
+    def __init__(self, text: str) -> None:
+        self.limit = self.remaining = byte_limit(text)
+
+    def charge(self, text: str) -> None:
+        """Count ``text``, about to be parsed, or refuse it (a ``yaml.YAMLError``) when it does not fit."""
+        self.remaining -= len(text)
+        if self.remaining < 0:
+            raise yaml.constructor.ConstructorError(None, None, _past(self.limit))
 
 
 @dataclass(frozen=True)
@@ -234,16 +290,17 @@ class DuplicateKey:
     first_line: int
 
 
-def load_all(text: str, duplicates: list[DuplicateKey] | None = None) -> Iterator[Any]:
+def load_all(text: str, duplicates: list[DuplicateKey] | None = None, budget: Budget | None = None) -> Iterator[Any]:
     """Every document of a YAML stream, as ``yaml.safe_load_all`` gives them, about 1.5x faster.
 
     With a ``duplicates`` list, every repeated plain key is appended to it (the document still loads, last value
-    wins, as with ``yaml.safe_load``). Aliases and merge keys may expand the stream to :func:`node_limit` nodes; past
-    that it is a ``yaml.YAMLError``. Merge keys follow the YAML spec (the map's own keys win, then the first map
-    named), as Go's decoder does."""
+    wins, as with ``yaml.safe_load``). Aliases and merge keys may expand the stream to :func:`byte_limit` bytes (or
+    what is left of ``budget``, shared with the other texts of one input); past that it is a ``yaml.YAMLError``.
+    Merge keys follow the YAML spec (the map's own keys win, then the first map named), as Go's decoder does."""
     loader = _Loader(text)
     loader.duplicates = duplicates
-    loader.limit = loader.remaining = node_limit(text)
+    loader.budget = Budget(text) if budget is None else budget
+    loader.budget.charge(text)
     try:
         while loader.check_data():
             yield loader.get_data()
@@ -254,6 +311,8 @@ def load_all(text: str, duplicates: list[DuplicateKey] | None = None) -> Iterato
 
 def describe_error(e: BaseException) -> str:
     """One line for a YAML error: what and where (line, column), for a finding or a CLI message."""
+    if isinstance(e, RecursionError):
+        return "nested too deep to read (Python's recursion limit)"
     if isinstance(e, yaml.MarkedYAMLError):
         text = " ".join(part for part in (e.context, e.problem) if part)
         mark = e.problem_mark or e.context_mark

@@ -339,7 +339,7 @@ def test_an_error_quoting_an_odd_file_name_is_one_line(name: str, tmp_path: Path
 
 @pytest.mark.parametrize("command", [["submit", "--dry-run"], ["rbac"]])
 def test_a_merge_key_bomb_is_one_line(command: list[str], tmp_path: Path) -> None:
-    from tests.kube.test_loading import merge_bomb
+    from tests.bombs import merge_bomb
 
     bomb = tmp_path / "bomb.yaml"
     bomb.write_text("apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: x}\n" + merge_bomb())

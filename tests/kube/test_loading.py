@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import itertools
-
 import pytest
 import yaml
 
-from hera_volcano.kube.loading import DuplicateKey, load_all, node_limit
+from hera_volcano.kube.loading import Budget, DuplicateKey, byte_limit, load_all
+from tests.bombs import BOMBS, merge_bomb, string_alias, tagged
 from tests.steps import within
 
 
@@ -33,20 +32,73 @@ def test_without_a_list_nothing_is_looked_for() -> None:
     assert list(load_all("a: 1\na: 2\n")) == [{"a": 2}]
 
 
-def merge_bomb() -> str:
-    """The security review's shape: each level merges an empty map (so PyYAML's constructor built it, uncounted)
-    and lists the level below ten times; eight levels in under 600 bytes stand for a billion nodes."""
-    levels = "abcdefghi"
-    lines = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
-    lines += [f"{b}: &{b} {{<<: {{}}, k: [{', '.join([f'*{a}'] * 10)}]}}" for a, b in itertools.pairwise(levels)]
-    return "\n".join(lines) + "\n"
-
-
 def test_a_merge_bomb_is_refused_within_a_small_budget() -> None:
     text = merge_bomb()
     assert len(text) <= 609
-    with pytest.raises(yaml.YAMLError, match=r"aliases and merge keys \(<<\) expand this YAML past \d\d,\d\d\d nodes"):
+    refused = r"aliases and merge keys \(<<\) expand this YAML past 532,560 bytes \(16 a character"
+    with pytest.raises(yaml.YAMLError, match=refused):
         within(200_000, lambda: list(load_all(text)))
+
+
+@pytest.mark.parametrize(
+    "name",
+    sorted(
+        set(BOMBS) - {"deep-flow", "deep-blocks", "deep-values", "long-key", "aliased-manifest", "manifest-with-tags"}
+    ),
+)
+def test_every_bomb_is_refused_within_a_budget_of_calls_linear_in_its_size(name: str) -> None:
+    text = BOMBS[name]()
+    with pytest.raises(yaml.YAMLError, match="expand this YAML past"):
+        within(5 * len(text) + 100_000, lambda: list(load_all(text)))
+
+
+def test_an_alias_costs_the_bytes_of_what_it_stands_for() -> None:
+    # Each node costs one byte plus its characters; the text its characters. Counted, never timed.
+    text = "s: &s xxxxxxxxxx\nl: [*s, *s, *s]\n"
+    budget = Budget(text)
+    assert list(load_all(text, budget=budget)) == [{"s": "x" * 10, "l": ["x" * 10] * 3}]
+    mapping = 1 + (1 + 1) + (1 + 10) + (1 + 1) + (1 + 3 * (1 + 10))
+    assert budget.limit - budget.remaining == len(text) + mapping
+    keyed = "k: &k kkkkkkkkkk\nm: {*k : 1}\n"
+    keys = Budget(keyed)
+    list(load_all(keyed, budget=keys))  # a key costs as much as a value
+    assert keys.limit - keys.remaining == len(keyed) + 1 + (2 + 11) + (2 + 1 + 11 + 2)
+
+
+def test_a_long_string_aliased_many_times_stops_the_loader_at_its_budget() -> None:
+    # The issue's file: 222 KB standing for 4 GB. The loader stops after about limit / 100 KiB aliases.
+    text = string_alias()
+    assert 222_000 <= len(text) <= 223_000
+    with pytest.raises(yaml.YAMLError, match=f"expand this YAML past {byte_limit(text):,} bytes") as e:
+        within(len(text), lambda: list(load_all(text)))
+    column = e.value.problem_mark.column  # type: ignore[attr-defined]
+    assert e.value.problem_mark.line == 6  # type: ignore[attr-defined]
+    assert column == 5  # the list, refused while its items are counted
+
+
+def test_the_budget_is_16_bytes_a_character_between_half_a_mebibyte_and_128_mebibytes() -> None:
+    assert byte_limit("") == 512 * 1024
+    assert byte_limit("x" * 1_000_000) == 512 * 1024 + 16_000_000
+    assert byte_limit("x" * 10_000_000) == 128 * 1024 * 1024
+
+
+def test_one_budget_counts_every_text_parsed_from_one_input() -> None:
+    # A manifest is a string of its file, parsed once per template that holds it: each parse draws on the file's.
+    manifest = "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: [" + ", ".join(["*a"] * 100) + "]\n"
+    budget = Budget(manifest * 2)
+    parses = 0
+    with pytest.raises(yaml.YAMLError, match="expand this YAML past"):
+        while True:
+            list(load_all(manifest, budget=budget))
+            parses += 1
+    assert 0 < parses < byte_limit(manifest * 2) // len(manifest)
+
+
+def test_recursive_data_is_refused_as_go_refuses_it() -> None:
+    for text in ("a: &r [*r]\n", "a: &r {k: *r}\n", "a: &r !!omap [k: *r]\n", "a: &r {<<: *r}\n"):
+        with pytest.raises(yaml.YAMLError, match=r"an alias inside the node it names \(recursive data\)"):
+            list(load_all(text))
+    assert list(load_all("a: &a []\nb: [*a, *a]\n")) == [{"a": [], "b": [[], []]}]  # shared, not recursive
 
 
 def test_maps_that_merge_many_times_are_refused_within_a_small_budget() -> None:
@@ -65,14 +117,20 @@ def test_tagged_collections_count_toward_the_limit() -> None:
         within(200_000, lambda: list(load_all("\n".join(lines) + "\n")))
 
 
+def test_a_bomb_inside_a_tag_is_counted_once_a_node_and_stops_at_the_budget() -> None:
+    # Nothing of it passes through the fast constructor: before, each alias was counted again (10**12 steps).
+    with pytest.raises(yaml.YAMLError, match="expand this YAML past"):
+        within(200_000, lambda: list(load_all(tagged())))
+
+
 def test_the_limit_is_for_the_whole_stream_not_each_document() -> None:
-    # One document stands for about 25,700 nodes, under its limit; forty of them, over a million, are not.
+    # One document stands for about 130,000 bytes, under its limit; forty of them, over five million, are not.
     c = "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
     c += "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
-    document = c + f"d: [{', '.join(['*c'] * 22)}]\n"
+    document = c + f"d: [{', '.join(['*c'] * 50)}]\n"
     assert len(list(load_all(document))) == 1
     text = "---\n".join([document] * 40)
-    assert node_limit(text) < 40 * 25_000
+    assert byte_limit(text) < 40 * 130_000
     with pytest.raises(yaml.YAMLError, match="expand this YAML past"):
         list(load_all(text))
 

@@ -799,7 +799,6 @@ def test_non_utf8_is_an_error_finding() -> None:
         "base: &b {x: 1, y: 2}\nmerged: {<<: *b, y: 3}\nlist: [*b, *b]\n",
         "? [1, 2]\n: unhashable\n",
         "a: !!binary aGVsbG8=\nb: !!set {x, y}\nc: !!omap [k: 1]\n",
-        "recursive: &r [*r]\n",
         "=: value-key\n",
         "a: !custom x\n",
         "---\n---\na: 1\n...\n",

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hera_volcano.tools.lint import LintFinding, lint_text
-from tests.kube.test_loading import merge_bomb
+from tests.bombs import merge_bomb
 from tests.steps import within
 from tests.tools.test_lint import JOB, workflow
 

@@ -13,9 +13,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Final
 
-import yaml
-
 from hera_volcano.kube.expansion import safe_shell_form, shell_reads, shell_script
+from hera_volcano.kube.loading import Budget, load_all
 from hera_volcano.shared.findings import Finding, as_list, as_map, warning
 from hera_volcano.tools.lint.context import MANIFEST_SEPARATOR
 
@@ -28,8 +27,11 @@ _TAG: Final = re.compile(r"\{\{.*?\}\}", re.DOTALL)
 _TEMPLATE_CONTAINERS: Final = (("container",), ("containerSet", "containers"), ("initContainers",), ("sidecars",))
 
 
-def check_template_commands(template: Mapping[str, object], path: str) -> Iterator[Finding]:
-    """The containers of an Argo template, and those of the Volcano Job its resource step creates."""
+def check_template_commands(
+    template: Mapping[str, object], path: str, budget: Budget | None = None
+) -> Iterator[Finding]:
+    """The containers of an Argo template, and those of the Volcano Job its resource step creates (its manifest
+    parsed within ``budget``, the file's)."""
     for keys in _TEMPLATE_CONTAINERS:
         found: object = template
         for key in keys:
@@ -42,11 +44,11 @@ def check_template_commands(template: Mapping[str, object], path: str) -> Iterat
     manifest = as_map(template.get("resource")).get("manifest")
     if isinstance(manifest, str) and "{{" in manifest:
         try:
-            job = yaml.safe_load(_TAG.sub(_MARK, manifest))
-        except yaml.YAMLError:
-            return  # the resource's own check reports it
-        if isinstance(job, Mapping):
-            yield from check_job_commands(job, f"{path}.resource.manifest{MANIFEST_SEPARATOR}", _MARK)
+            docs = [d for d in load_all(_TAG.sub(_MARK, manifest), budget=budget) if d is not None]
+        except Exception:  # the resource's own check reports it
+            return
+        if len(docs) == 1 and isinstance(docs[0], Mapping):
+            yield from check_job_commands(docs[0], f"{path}.resource.manifest{MANIFEST_SEPARATOR}", _MARK)
 
 
 def check_job_commands(job: Mapping[str, object], prefix: str = "", fed_by: str = "{{") -> Iterator[Finding]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from hera_volcano.kube.loading import Budget
 from hera_volcano.shared.findings import Finding, as_list, as_map
 from hera_volcano.volcano.schema import QUEUE_API_VERSION, QUEUE_KIND
 
@@ -54,7 +55,7 @@ def stored_templates(docs: Iterable[object]) -> dict[tuple[bool, str], Stored | 
             continue
         kind, metadata = doc.get("kind"), as_map(doc.get("metadata"))
         name, namespace = metadata.get("name"), metadata.get("namespace")
-        if kind not in _STORED_KINDS or not isinstance(name, str) or not name:
+        if not isinstance(kind, str) or kind not in _STORED_KINDS or not isinstance(name, str) or not name:
             continue
         key = (_STORED_KINDS[kind], name)
         own = namespace if isinstance(namespace, str) and namespace else None
@@ -88,6 +89,8 @@ class Source:
     queues: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
     #: Asked of every document after the offline rules (``lint --server``); what it raises ends the run.
     server: ServerCheck | None = None
+    #: What the file may stand for, which the manifests parsed from it share (None: each parse its own).
+    budget: Budget | None = None
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,8 @@ class Workflow:
     stored: StoredTemplates = field(default_factory=dict)
     #: The Volcano Queues of the same stream, by name.
     queues: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    #: What the file may stand for, which the manifests parsed from it share.
+    budget: Budget | None = None
 
     @property
     def runnable(self) -> bool:

@@ -14,7 +14,7 @@ from typing import Final
 
 import yaml
 
-from hera_volcano.kube.loading import DuplicateKey, describe_error, load_all
+from hera_volcano.kube.loading import Budget, DuplicateKey, describe_error, load_all
 from hera_volcano.shared.findings import Finding, error, join
 from hera_volcano.tools.lint.context import ServerCheck, Source, stored_queues, stored_templates
 from hera_volcano.tools.lint.kinds import EXPECTED, check_document, unknown
@@ -67,12 +67,13 @@ def lint_text(
     server: ServerCheck | None = None,
 ) -> list[LintFinding]:
     """Lint every document of a YAML stream (document ``i`` is ``[i]`` in paths), each finding on its line."""
-    source = Source(file, directory, allow_unknown, server=server)
+    budget = Budget(text)  # shared with the manifests parsed from the file
+    source = Source(file, directory, allow_unknown, server=server, budget=budget)
     docs: list[object] = []
     duplicates: list[DuplicateKey] = []
     problem: LintFinding | None = None
     try:
-        for doc in load_all(text, duplicates):
+        for doc in load_all(text, duplicates, budget):
             docs.append(doc)
     except Exception as e:  # PyYAML raises more than YAMLError on odd input (e.g. IndexError for `a: !!int`)
         message = f"not valid YAML: {describe_error(e)}"
@@ -84,10 +85,18 @@ def lint_text(
         found.append(unknown("[0]", message, source))
     locator = Locator(text)  # composes the text only if a finding needs a line
     # A finding about nothing in the file (an empty file) is on its first line.
-    out = [LintFinding(file, f.path, f.severity, f.message, locator.line(f.path) or 1) for f in found]
+    out = [LintFinding(file, f.path, f.severity, f.message, _located(locator, f.path)) for f in found]
     for d, f in zip(duplicates, locator.duplicates(duplicates, lambda document: f"[{document}]"), strict=True):
         out.append(LintFinding(file, f.path, f.severity, f.message, d.line))
     return out if problem is None else [*out, problem]
+
+
+def _located(locator: Locator, path: str) -> int:
+    """The line of ``path``; the first when the locator cannot follow it (the finding matters more than its line)."""
+    try:
+        return locator.line(path) or 1
+    except Exception:
+        return 1
 
 
 def _tab(text: str, e: BaseException) -> bool:
@@ -113,7 +122,10 @@ def lint_documents(docs: Iterable[object], source: Source) -> list[Finding]:
     nesting deep enough to exhaust the stack) is one error finding, so one bad file never stops a run over many.
     ``source.server`` is asked about each document after the offline rules; what it raises ends the run."""
     docs = list(docs)
-    stored, queues = stored_templates(docs), stored_queues(docs)
+    try:
+        stored, queues = stored_templates(docs), stored_queues(docs)
+    except Exception:  # a document too malformed to be a template or a queue: its own check reports it below
+        stored, queues = {}, {}
     if stored or queues:
         source = replace(source, stored=stored, queues=queues)
     found: list[Finding] = []

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Final
 
-from hera_volcano.kube.loading import load_all
+from hera_volcano.kube.loading import Budget, load_all
 from hera_volcano.shared.findings import Finding, as_list, as_map, error
 from hera_volcano.tools.lint.context import MANIFEST_SEPARATOR, Workflow
 from hera_volcano.tools.lint.jobs import is_volcano_job
@@ -29,7 +29,7 @@ def check_job_steps(wf: Workflow, manifests: Mapping[int, str]) -> Iterator[Find
         text = manifests.get(i)
         if text is None or "batch.volcano.sh/" not in text:
             continue
-        job = _one_object(text)
+        job = _one_object(text, wf.budget)
         if job is None or not is_volcano_job(job):
             continue
         at = f"{wf.spec_path}.templates[{i}].resource.manifest{MANIFEST_SEPARATOR}"
@@ -38,14 +38,14 @@ def check_job_steps(wf: Workflow, manifests: Mapping[int, str]) -> Iterator[Find
         for f in (*accountless_api_callers(job), *fits):
             yield Finding(at + f.path, f.severity, f.message)
         name = as_map(template).get("name")
-        if name in looped:
+        if isinstance(name, str) and name in looped:
             yield from _fixed_name_in_loop(as_map(template), at, looped[name])
 
 
-def _one_object(text: str) -> Mapping[str, object] | None:
+def _one_object(text: str, budget: Budget | None) -> Mapping[str, object] | None:
     """The manifest's one object; None when it is not one mapping (the resource rules report that)."""
     try:
-        docs = [d for d in load_all(text) if d is not None]
+        docs = [d for d in load_all(text, budget=budget) if d is not None]
     except Exception:  # reported by the resource rules, which parse it first
         return None
     return docs[0] if len(docs) == 1 and isinstance(docs[0], Mapping) else None

@@ -33,7 +33,7 @@ def _workflow_parameters(text: str) -> list[str]:
 def _undeclared(spec: Mapping[str, object], path: str, declared: set[str]) -> Iterator[tuple[str, str]]:
     """``(path, name)`` of each workflow parameter ``spec`` reads that is not in ``declared``."""
     # One C-speed serialisation tells whether the walk is needed at all.
-    if "workflow.parameters" not in json.dumps(spec, default=str):
+    if "workflow.parameters" not in json.dumps(spec, default=str, skipkeys=True):
         return
     if declared:
         declared = {*declared, "json"}  # Argo's {{workflow.parameters.json}}: all of them as one JSON object
@@ -72,7 +72,7 @@ def check_workflow_parameters(wf: Workflow) -> Iterator[Finding]:
 
 def check_input_references(template: Mapping[str, object], path: str) -> Iterator[Finding]:
     """``{{inputs.parameters.X}}`` in a template must name one of its inputs (Argo: "failed to resolve")."""
-    if "inputs.parameters." not in json.dumps(template, default=str):
+    if "inputs.parameters." not in json.dumps(template, default=str, skipkeys=True):
         return
     declared = _declared(template.get("inputs"))
     for at, name in references(template, path, "inputs.parameters.", _INPUT_PARAMETER.findall):

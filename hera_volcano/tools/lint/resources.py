@@ -9,7 +9,7 @@ from typing import Any, Final
 
 import yaml
 
-from hera_volcano.kube.loading import DuplicateKey, describe_error, load_all
+from hera_volcano.kube.loading import Budget, DuplicateKey, describe_error, load_all
 from hera_volcano.shared.findings import Finding, as_list, as_map, error, warning
 from hera_volcano.tools.lint.conditions import Conditions, check_job_conditions, parse_conditions
 from hera_volcano.tools.lint.context import MANIFEST_SEPARATOR, Workflow
@@ -57,7 +57,7 @@ def check_resource(template: Mapping[str, Any], path: str, wf: Workflow, manifes
     whole_placeholder = isinstance(raw, str) and _WHOLE_PLACEHOLDER.fullmatch(raw.strip()) is not None
     if manifest is not None and not json_patch and not whole_placeholder:
         # A JSON patch is a list of operations; a manifest that is one placeholder is only known at run time.
-        obj, findings = _manifest_object(manifest, f"{at}.manifest")
+        obj, findings = _manifest_object(manifest, f"{at}.manifest", wf.budget)
         yield from findings
     if obj is not None and is_volcano_job(obj):
         yield from _check_volcano_step(obj, resource, at, wf, conditions)
@@ -82,12 +82,12 @@ def _has_deadline(template: Mapping[str, Any], wf: Workflow) -> bool:
     )
 
 
-def _manifest_object(text: str, path: str) -> tuple[Mapping[str, Any] | None, list[Finding]]:
+def _manifest_object(text: str, path: str, budget: Budget | None) -> tuple[Mapping[str, Any] | None, list[Finding]]:
     """The one object a manifest holds (parsed after sample substitution, as Argo parses it after its own); a key
     written twice is an error, as kubectl decodes the object strictly."""
     duplicates: list[DuplicateKey] = []
     try:
-        docs = [d for d in load_all(text, duplicates) if d is not None]
+        docs = [d for d in load_all(text, duplicates, budget) if d is not None]
     except (yaml.YAMLError, ValueError, OverflowError, RecursionError) as e:
         return None, [error(path, f"is not valid YAML once placeholders are substituted: {describe_error(e)}")]
     if len(docs) != 1:

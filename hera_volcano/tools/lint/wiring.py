@@ -50,7 +50,11 @@ def role(template: Mapping[str, object]) -> tuple[bool, str, int] | None:
     labels = as_map(as_map(template.get("metadata")).get("labels"))
     if template.get("resource") is not None and isinstance(labels.get(JOB_LABEL), str) and labels[JOB_LABEL]:
         return False, str(labels[JOB_LABEL]), 0
-    env = {e.get("name"): e.get("value") for e in map(as_map, as_list(as_map(template.get("container")).get("env")))}
+    env = {
+        e["name"]: e.get("value")
+        for e in map(as_map, as_list(as_map(template.get("container")).get("env")))
+        if isinstance(e.get("name"), str)
+    }
     identity = JobIdentity.from_selector(env.get(Settings.JOB_SELECTOR))
     if identity is None or not identity.job:
         return None

@@ -80,7 +80,9 @@ def _lint_workflow(doc: Mapping[str, object], kind: str, source: Source) -> Iter
         yield error(spec_path, "is required: a mapping")
         return
     defaults = as_map(spec.get("templateDefaults"))
-    wf = Workflow(kind, metadata, spec, spec_path, templates_by_name(spec), defaults, source.stored, source.queues)
+    wf = Workflow(
+        kind, metadata, spec, spec_path, templates_by_name(spec), defaults, source.stored, source.queues, source.budget
+    )
     yield from _check_entrypoint(wf)
     yield from _check_templates(wf)
     yield from check_workflow_volumes(spec, spec_path)
@@ -195,7 +197,7 @@ def _check_template(template: Mapping[str, object], path: str, wf: Workflow, man
     elif kind == "resource":
         yield from check_resource(template, path, wf, manifest)
         yield from check_raw_tags(template, path)
-    yield from check_template_commands(template, path)
+    yield from check_template_commands(template, path, wf.budget)
     yield from check_template_mounts(template, path)
     yield from check_template_calls(template, path)
 
