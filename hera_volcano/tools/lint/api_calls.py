@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
+from hera_volcano.kube.loading import Budget
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.findings import Finding, as_map, error, warning
 from hera_volcano.tools.lint.context import MANIFEST_SEPARATOR
@@ -17,14 +18,15 @@ from hera_volcano.tools.rbac.pods import CALLS_ANNOTATION, parse_calls, undeclar
 from hera_volcano.tools.rbac.templates import pod_containers, task_containers
 
 
-def check_template_calls(template: Mapping[str, object], path: str) -> Iterator[Finding]:
-    """An Argo template's pod, and the pods of the Volcano Job its resource step creates."""
+def check_template_calls(template: Mapping[str, object], path: str, budget: Budget | None = None) -> Iterator[Finding]:
+    """An Argo template's pod, and the pods of the Volcano Job its resource step creates (its manifest read within
+    the file's ``budget``)."""
     yield from _pod(template, pod_containers(template), path, "on the template")
     resource = as_map(template.get("resource"))
     if not isinstance(resource.get("manifest"), str):
         return
     try:
-        objects = manifest_objects(resource, f"{path}.resource.manifest")
+        objects = manifest_objects(resource, f"{path}.resource.manifest", budget)
     except ValidationError:
         return  # the resource's own check reports it
     for obj in objects:

@@ -199,7 +199,7 @@ def _check_template(template: Mapping[str, object], path: str, wf: Workflow, man
         yield from check_raw_tags(template, path)
     yield from check_template_commands(template, path, wf.budget)
     yield from check_template_mounts(template, path)
-    yield from check_template_calls(template, path)
+    yield from check_template_calls(template, path, wf.budget)
 
 
 def _check_limits(template: Mapping[str, object], path: str, kind: str) -> Iterator[Finding]:

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 
 from hera_volcano.kube import names
-from hera_volcano.kube.loading import describe_error, load_all
+from hera_volcano.kube.loading import Budget, describe_error, load_all
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.findings import as_list, as_map
 from hera_volcano.shared.placeholders import substitute_text
@@ -80,8 +80,12 @@ def flag_needs(resource: Mapping[str, object], field: str) -> Call | None:
     return kind[0], kind[1], tuple(verbs)
 
 
-def manifest_objects(resource: Mapping[str, object], field: str) -> list[Mapping[str, object]]:
-    """The objects a resource step acts on; anything we cannot read is an error, never a Role that grants too little."""
+def manifest_objects(
+    resource: Mapping[str, object], field: str, budget: Budget | None = None
+) -> list[Mapping[str, object]]:
+    """The objects a resource step acts on; anything we cannot read is an error, never a Role that grants too little.
+    ``budget``: what the file it came from may still expand to (lint's), so a manifest aliased many times costs
+    once."""
     manifest = resource.get("manifest")
     if manifest is None and resource.get("manifestFrom") is not None:
         raise ValidationError(f"{field}From", f"the manifest comes from an artifact, {BY_HAND}")
@@ -91,7 +95,7 @@ def manifest_objects(resource: Mapping[str, object], field: str) -> list[Mapping
         raise ValidationError(field, "must be the object's YAML, as a string")
     try:
         text = substitute_text(manifest, {"workflow.namespace": WORKFLOW_NAMESPACE}, RUN_TIME)
-        docs = [d for d in load_all(text) if d is not None]
+        docs = [d for d in load_all(text, budget=budget) if d is not None]
     except Exception as e:  # yaml.YAMLError and friends: report, don't trace
         raise ValidationError(field, f"manifest is not YAML: {describe_error(e)}") from None
     if not all(isinstance(d, Mapping) for d in docs):
