@@ -122,10 +122,33 @@ def _literal(text: str, executor: bool) -> str:
     return "'" + "".join(out) + "'"
 
 
+def _pod_literal(text: str) -> str:
+    """``text`` with every ``$`` the kubelet leaves as it is (neither ``$$`` nor part of a ``$(NAME)``) written
+    ``$$``: the same text at the pod, and no lone ``$`` for a value joined after it to complete (``price$`` then a
+    value ``(HOME)`` would read HOME, then ``$(X)`` would read X)."""
+    out, i = [], 0
+    while i < len(text):
+        if text[i] != "$":
+            out.append(text[i])
+            i += 1
+        elif text.startswith("$$", i):
+            out.append("$$")
+            i += 2
+        elif text.startswith("$(", i) and ")" in text[i + 2 :]:
+            end = text.index(")", i + 2) + 1
+            out.append(text[i:end])
+            i = end
+        else:
+            out.append("$$")
+            i += 1
+    return "".join(out)
+
+
 def embedded(text: str, field: str, *, dollars: int, executor: bool) -> str | Placeholder:
     """A string holding parameter tags among other text (``job-{{inputs.parameters.i}}``) as one expression that
     joins them, written as one text scalar; a string without parameter tags stays as it is. The literal parts keep
-    their meaning at the pod (their ``$`` doubled only for argoexec's expansion, with ``executor``)."""
+    their meaning at the pod, each on its own (:func:`_pod_literal` where the kubelet expands, ``dollars`` above 1;
+    their ``$`` doubled for argoexec's expansion, with ``executor``)."""
     tags = list(_TAG.finditer(text))
     values = [_RAW.fullmatch(t.group(1)) for t in tags]
     if not any(values):
@@ -137,15 +160,16 @@ def embedded(text: str, field: str, *, dollars: int, executor: bool) -> str | Pl
             f"joins a parameter with {other} in one string: Argo would paste them raw; pass the whole text as one"
             " parameter (Placeholder.input)",
         )
+    literal = _pod_literal if dollars == MAX_DOLLARS else str
     parts, last = [], 0
     for tag, value in zip(tags, values, strict=True):
         assert value is not None
         if tag.start() > last:
-            parts.append(_literal(text[last : tag.start()], executor))
+            parts.append(_literal(literal(text[last : tag.start()]), executor))
         parts.append(_read(value.group(1), value.group(2), dollars))
         last = tag.end()
     if last < len(text):
-        parts.append(_literal(text[last:], executor))
+        parts.append(_literal(literal(text[last:]), executor))
     return Placeholder("=" + _no_braces(f"sprig.quote({' + '.join(parts)})"), text, quoted=False)
 
 
