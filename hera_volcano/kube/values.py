@@ -37,6 +37,15 @@ _TAG: Final = re.compile(r"\{\{\s*(.*?)\s*\}\}", re.DOTALL)
 _LITERAL_SAFE: Final = re.compile(r"[A-Za-z0-9 _.,:/=+@%-]")
 
 
+class Exact(str):
+    """A text known when the workflow is built that a process must get as it is (a Python program's arguments, as
+    JSON), bound into a manifest as a job's own argument: :func:`in_manifest` writes its ``$`` doubled in a pod's
+    command, arguments and env values, so that the kubelet expands nothing, as the expression of a Pipeline's
+    parameter does. Elsewhere it is an ordinary string."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True)
 class Value:
     """A parameter read at run time: ``ROOT.parameters.NAME`` written as ``kind``, its ``$`` doubled ``dollars``
@@ -191,6 +200,8 @@ def in_manifest(data: object) -> object:
         dollars = 1 + _pod_field(path)
         if isinstance(node, Placeholder):
             return placeholder(node, dollars=dollars)
+        if isinstance(node, Exact):
+            return node.replace("$", "$$") if dollars == MAX_DOLLARS else str(node)
         if isinstance(node, str) and "{{" in node and type(node) is str:
             return embedded(node, ".".join(path), dollars=dollars, executor=True)
         if isinstance(node, Mapping):
