@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from hera_volcano.shared.errors import ValidationError
-from hera_volcano.shared.placeholders import Placeholder
+from hera_volcano.shared.placeholders import Placeholder, Verbatim
 
 Kind = Literal["text", "integer", "json"]
 KINDS: Final = ("text", "integer", "json")
@@ -202,8 +202,9 @@ def in_manifest(data: object) -> object:
             return placeholder(node, dollars=dollars)
         if isinstance(node, Exact):
             return node.replace("$", "$$") if dollars == MAX_DOLLARS else str(node)
-        if isinstance(node, str) and "{{" in node and type(node) is str:
-            return embedded(node, ".".join(path), dollars=dollars, executor=True)
+        if isinstance(node, str) and not isinstance(node, Verbatim):
+            text = str.__str__(node)  # a str subclass (a StrEnum's member) is its text, read as any other
+            return embedded(text, ".".join(path), dollars=dollars, executor=True) if "{{" in text else text
         if isinstance(node, Mapping):
             return {k: walk(v, (*path, str(k))) for k, v in node.items()}
         if isinstance(node, list | tuple):
