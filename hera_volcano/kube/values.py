@@ -159,6 +159,8 @@ def embedded(text: str, field: str, *, dollars: int, executor: bool) -> str | Pl
     their meaning at the pod, each on its own (:func:`_pod_literal` where the kubelet expands, ``dollars`` above 1;
     their ``$`` doubled for argoexec's expansion, with ``executor``)."""
     tags = list(_TAG.finditer(text))
+    if text.count("{{") != len(tags):
+        raise ValidationError(field, "holds '{{' that no '}}' closes, on which Argo fails the step at run time")
     values = [_RAW.fullmatch(t.group(1)) for t in tags]
     if not any(values):
         return text
@@ -202,6 +204,8 @@ def in_manifest(data: object) -> object:
             return placeholder(node, dollars=dollars)
         if isinstance(node, Exact):
             return node.replace("$", "$$") if dollars == MAX_DOLLARS else str(node)
+        if isinstance(node, str) and "\x00" in node:
+            raise ValidationError(".".join(path), "holds NUL, which no Kubernetes string or argument can hold")
         if isinstance(node, str) and not isinstance(node, Verbatim):
             text = str.__str__(node)  # a str subclass (a StrEnum's member) is its text, read as any other
             return embedded(text, ".".join(path), dollars=dollars, executor=True) if "{{" in text else text

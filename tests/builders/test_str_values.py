@@ -1,10 +1,12 @@
 """A string is a string whatever its class: a ``str`` subclass or a ``StrEnum`` member given to a builder renders as
 its text (it used to end in a YAML error, or a ``str()`` of the member's name); any other Enum member is refused
-naming the field."""
+naming the field. NUL and an unclosed ``{{`` in a job are refused naming the field (Kubernetes and Argo would
+fail at run time)."""
 
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Callable
 
 import pytest
@@ -81,3 +83,26 @@ def test_yaml_writes_a_str_subclass_as_its_text_and_refuses_another_enum_member(
     assert hv.to_yaml({"a": Text("x"), "b": Mixed.account}) == "a: x\nb: runner\n"
     with pytest.raises(hv.ValidationError, match="Enum member"):
         hv.to_yaml({"a": Plain.VALUE})
+
+
+@pytest.mark.parametrize(
+    ("pod", "field"),
+    [
+        (hv.PodSettings(annotations={"note": "a\x00b"}), "spec.tasks.0.template.metadata.annotations.note"),
+        (hv.PodSettings(env={"A": "a\x00b"}), "spec.tasks.0.template.spec.containers.0.env.0.value"),
+    ],
+)
+def test_nul_in_a_job_is_refused_naming_the_field(pod: hv.PodSettings, field: str) -> None:
+    with pytest.raises(hv.ValidationError, match="^" + re.escape(field) + ": holds NUL"):
+        manifest(pod=pod)
+
+
+def test_nul_in_a_command_is_refused_naming_the_field() -> None:
+    with pytest.raises(hv.ValidationError, match=r"containers\.0\.command\.1: holds NUL"):
+        manifest(program=hv.Program.command(["echo", "a\x00b"]))
+
+
+@pytest.mark.parametrize("text", ["{{x", "a {{ b", "{{workflow.name}} {{"])
+def test_an_unclosed_tag_is_refused_naming_the_field(text: str) -> None:
+    with pytest.raises(hv.ValidationError, match=r"annotations\.note: holds '\{\{' that no '\}\}' closes"):
+        manifest(pod=hv.PodSettings(annotations={"note": text}))
