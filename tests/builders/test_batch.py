@@ -132,6 +132,7 @@ def test_settings_are_checked_naming_the_field(kwargs: dict[str, Any], field: st
 def test_function_arguments_arrive_exactly_under_job_template_as_in_a_pipeline(text: str) -> None:
     """A batch job's function arguments are its own argument: bound into its manifest (job_template) or passed as a
     Pipeline's parameter, the process gets the same JSON, ``$$`` and ``$(VAR)`` as they are."""
+    from hera_volcano.pods.launcher import LaunchSettings
     from tests.builders import podsim
     from tests.builders.userfuncs import echo
 
@@ -140,7 +141,7 @@ def test_function_arguments_arrive_exactly_under_job_template_as_in_a_pipeline(t
 
     def launcher_args(manifest: str, given: dict[str, str]) -> object:
         _, env = podsim.process(podsim.container(podsim.parse(manifest, given), "main"), plugin)
-        return json.loads(env["HERA_VOLCANO_ARGS"])
+        return json.loads(env[LaunchSettings.ARGS])
 
     alone = launcher_args(str(job_template(job, name="run").manifest), {})
     workflow = Pipeline([PipelineJob("a", job, follow_logs=False)]).workflow("p", cleanup=False).to_dict()
