@@ -33,18 +33,11 @@ def _undeclared(spec: Mapping[str, object], path: str, declared: set[str]) -> It
 
 def check_workflow_parameters(wf: Workflow) -> Iterator[Finding]:
     """A workflow parameter read anywhere in a Workflow must be a declared argument: Argo refuses the Workflow
-    ("failed to resolve"), or for an expression fails the step when it runs. A WorkflowTemplate must declare the
-    ones it reads too (without a value, each submission gives one): ``argo submit --from`` without ``-p`` fails
-    it at run time. A Workflow that runs a template linted with it is judged with the template's arguments."""
+    ("failed to resolve"), or for an expression fails the step when it runs. A WorkflowTemplate's may come from the
+    Workflow that runs it (``workflowTemplateRef`` and its arguments, ``argo submit --from ... -p``): judged with
+    that Workflow when both are linted together."""
     ref = as_map(wf.spec.get("workflowTemplateRef"))
     if not wf.runnable:
-        for at, name in _undeclared(wf.spec, wf.spec_path, _declared(wf.spec.get("arguments"))):
-            yield error(
-                at,
-                f"{{{{workflow.parameters.{name}}}}} is not declared in {wf.spec_path}.arguments.parameters: a"
-                f" submission of this {wf.kind} that does not give it fails at run time; declare it (without a value"
-                " to have each submission give one)",
-            )
         return
     if not ref:
         for at, name in _undeclared(wf.spec, wf.spec_path, _declared(wf.spec.get("arguments"))):
