@@ -25,6 +25,21 @@ _OUTPUT_SOURCES: Final = ("path", "jsonPath", "parameter", "expression")
 #: What YAML 1.2 (Argo's Go decoder) reads as a number although PyYAML's YAML 1.1 keeps it a string, or the reverse.
 _NUMBERISH: Final = re.compile(r"[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9]*)?)([eE][-+]?[0-9]+)?|0[xXoObB][0-9a-fA-F_]+")
 
+_WORKFLOW_PARAMETER: Final = re.compile(r"\{\{\s*workflow\.parameters\.([^{}\s]+?)\s*\}\}")
+#: An Argo expression, and a workflow parameter read in one (``workflow.parameters.x`` or ``['x']``).
+_EXPRESSION: Final = re.compile(r"\{\{=(.*?)\}\}", re.DOTALL)
+_IN_EXPRESSION: Final = re.compile(r"\bworkflow\.parameters(?:\.([a-zA-Z_][a-zA-Z0-9_]*)|\[['\"]([^'\"]+)['\"]\])")
+
+
+def workflow_parameters(text: str) -> list[str]:
+    """The workflow parameters a string reads: in ``{{workflow.parameters.X}}`` and in expressions ``{{=...}}``
+    (lint judges a Workflow by it; :meth:`hera_volcano.Pipeline.workflow` its own)."""
+    found = _WORKFLOW_PARAMETER.findall(text)
+    for expression in _EXPRESSION.findall(text):
+        found += [a or b for a, b in _IN_EXPRESSION.findall(expression)]
+    return found
+
+
 #: How an argument without a value is judged: ``optional`` in a WorkflowTemplate's own ``spec.arguments``;
 #: ``submitted`` in a Workflow's (``argo submit -p NAME=VALUE`` may still supply it); ``required`` in a step or task.
 Values = Literal["optional", "submitted", "required"]

@@ -17,6 +17,7 @@ from hera_volcano.builders.pod import PodSettings
 from hera_volcano.builders.program import Launch, Program, check_command_env, check_env, with_launcher
 from hera_volcano.builders.program import check as check_program
 from hera_volcano.builders.settings import JobSettings, checked
+from hera_volcano.kube import values
 from hera_volcano.kube.images import check_image
 from hera_volcano.shared import checks
 from hera_volcano.shared.placeholders import Placeholder
@@ -87,8 +88,9 @@ def batch_job(
         if own_command is None:
             given["command"] = list(program.argv or ())
     else:
-        # The JSON itself: the manifest's expression doubles its $ for the kubelet (hera_volcano.kube.values).
-        given[FUNC_ARGS] = program.launch.args.replace("$$", "$")
+        # The JSON itself, exact: the manifest's expression doubles its $ for the kubelet in a Pipeline, and bound
+        # into this job's own manifest so does Exact (hera_volcano.kube.values).
+        given[FUNC_ARGS] = values.Exact(program.launch.args.replace("$$", "$"))
     given.update({"replicas": replicas, "min-available": min_available or replicas})
     job = replace(
         job, arguments=given, deadline=shared["deadline"], start_limit=shared["start_limit"], retry=shared["retry"]

@@ -19,6 +19,7 @@ from hera_volcano.argo.defaults import EXECUTOR_ACCOUNT, NAMESPACE, SERVICE_ACCO
 from hera_volcano.argo.job_dag import JOB_OUTPUTS
 from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
 from hera_volcano.argo.limits import MAX_DAG_TASKS
+from hera_volcano.argo.parameters import workflow_parameters
 from hera_volcano.builders.pipeline_entries import PipelineJob, PipelineStep, StepOutput, encode_argument
 from hera_volcano.builders.pod import apply_settings
 from hera_volcano.builders.workspace import Workspace
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 MAX_WORKFLOW_PREFIX = 57
 _INPUT = "inputs.parameters."
 #: An input read inside an expression (``{{=replace(sprig.quote(inputs.parameters['lr']), ...)}}``): at run time.
+_PARAMETER_NAME = re.compile(r"[-a-zA-Z0-9_]+")
 _RUNTIME_INPUT = re.compile(r"inputs\.parameters\['([-a-zA-Z0-9_]+)'\]")
 #: The input that gives each job's pods their label (the entry's name) unless the entry names its own label.
 LABEL_INPUT = "job"
@@ -542,6 +544,7 @@ class Pipeline:
         template: bool = False,
         as_steps: bool = False,
         cleanup: bool = True,
+        arguments: Mapping[str, str] | None = None,
     ) -> Workflow:
         """A whole Workflow (``generateName: NAME-``) or WorkflowTemplate ``NAME`` running the pipeline, in
         ``namespace`` as ``service_account`` (by default the dedicated account ``hera-volcano rbac`` creates).
@@ -555,7 +558,12 @@ class Pipeline:
         :param template: a WorkflowTemplate instead of a Workflow.
         :param as_steps: Steps instead of a DAG.
         :param cleanup: add the exit handler that deletes the jobs of a workflow that did not Succeed.
+        :param arguments: the workflow's parameters and their values (``argo submit -p NAME=VALUE`` overrides one):
+            each ``Placeholder.workflow_parameter`` the jobs read must be one of them (Argo fails to resolve any
+            other when the workflow runs).
         """
+        from hera.workflows import Parameter
+
         from hera_volcano.argo.workflows import workflow
 
         names.check("name", name, names.dns1123_label)  # it also names the entry template: no dots
@@ -570,8 +578,14 @@ class Pipeline:
             self._check_template_name(DELETE_JOBS)
             if name in (CLEANUP, DELETE_JOBS):
                 raise ValidationError("name", f"{name!r} names the exit handler's template; choose another name")
+        given = _workflow_arguments(arguments)
         with workflow(
-            name=name, template=template, namespace=namespace, service_account=service_account, entrypoint=name
+            name=name,
+            template=template,
+            namespace=namespace,
+            service_account=service_account,
+            entrypoint=name,
+            arguments=[Parameter(name=k, value=v) for k, v in given.items()],
         ) as w:
             if as_steps:
                 self.steps(name)
@@ -579,7 +593,29 @@ class Pipeline:
                 self.dag(name)
             if cleanup:
                 w.on_exit = cleanup_on_failure()
+        undeclared = sorted({p for s in _strings(w.to_dict()) for p in workflow_parameters(s)} - {*given, "json"})
+        if undeclared:
+            raise ValidationError(
+                "arguments",
+                f"the jobs read {{{{workflow.parameters.{undeclared[0]}}}}}, which the workflow does not declare"
+                f" (Argo fails to resolve it when it runs): pass arguments={{{undeclared[0]!r}: VALUE}}",
+            )
         return w
+
+
+def _workflow_arguments(arguments: object) -> dict[str, str]:
+    """A workflow's parameters: Argo's names, values Argo carries as they are."""
+    if arguments is None:
+        return {}
+    if not isinstance(arguments, Mapping):
+        raise ValidationError("arguments", "must be a mapping of parameter names to values")
+    for key, value in arguments.items():
+        if not isinstance(key, str) or not _PARAMETER_NAME.fullmatch(key):
+            raise ValidationError("arguments", f"{key!r} is not an Argo parameter name (letters, digits, '_', '-')")
+        if not isinstance(value, str):
+            raise ValidationError(f"arguments.{key}", "must be a string")
+        carried(f"arguments.{key}", value)
+    return {str.__str__(k): str.__str__(v) for k, v in arguments.items()}
 
 
 def _follower_name(job: str, quiet: bool = False) -> str:

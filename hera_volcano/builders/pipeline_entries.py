@@ -96,7 +96,7 @@ def encode_argument(value: object, field: str, *, placeholder: Placeholder | Non
         raise ValidationError(field, f"must be {kind}")
     for item in value if isinstance(value, list) else [value]:
         carried(field, str(item))
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return str(value) if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 @dataclass(frozen=True)

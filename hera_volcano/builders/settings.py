@@ -138,7 +138,7 @@ def _optional_name(field: str, value: object) -> str | None:
     if value is None:
         return None
     names.check(field, value, names.dns1123_subdomain)
-    return str(value)
+    return str.__str__(value) if isinstance(value, str) else str(value)  # a StrEnum's member: its value
 
 
 def _working_dir(value: object) -> str | None:

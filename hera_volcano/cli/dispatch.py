@@ -51,6 +51,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args[0] in ("-h", "--help"):
         return run(PROG, lambda _: _print(help_text()), [])
     if args[0] == "--version":
+        if len(args) > 1:
+            say(f"{PROG}: error: --version takes no arguments (got {args[1]!r})")
+            return USAGE_ERROR
         return run(PROG, lambda _: _print(f"{PROG} {__version__}\n"), [])
     command, rest = args[0], args[1:]
     if command not in COMMANDS:

@@ -12,6 +12,7 @@ import contextlib
 import json
 import re
 from collections.abc import Iterator, Mapping
+from enum import Enum
 from typing import Any, Final
 
 import yaml
@@ -164,7 +165,14 @@ def _unordered(dumper: yaml.SafeDumper, data: object) -> yaml.Node:
     raise ValidationError("objects", "a set has no order, so its YAML would differ between runs: use a sorted list")
 
 
+def _enum(dumper: yaml.SafeDumper, data: object) -> yaml.Node:
+    raise ValidationError("objects", f"{data!r} is an Enum member, which YAML cannot write: pass its value")
+
+
 _Dumper.add_representer(str, _str)
+# A str subclass (a StrEnum's member) is its text; any other Enum member is refused (str subclasses are met first).
+_Dumper.add_multi_representer(str, lambda dumper, data: _str(dumper, str.__str__(data)))
+_Dumper.add_multi_representer(Enum, _enum)
 _Dumper.add_representer(Verbatim, lambda dumper, data: _str(dumper, str(data)))
 _Dumper.add_representer(dict, _dict)
 _Dumper.add_representer(Placeholder, _placeholder_text)

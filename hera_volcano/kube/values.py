@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from hera_volcano.shared.errors import ValidationError
-from hera_volcano.shared.placeholders import Placeholder
+from hera_volcano.shared.placeholders import Placeholder, Verbatim
 
 Kind = Literal["text", "integer", "json"]
 KINDS: Final = ("text", "integer", "json")
@@ -45,6 +45,15 @@ _RAW: Final = re.compile(
 _TAG: Final = re.compile(r"\{\{\s*(.*?)\s*\}\}", re.DOTALL)
 #: What Go's quoting leaves as it is and an expr string literal may hold unescaped.
 _LITERAL_SAFE: Final = re.compile(r"[A-Za-z0-9 _.,:/=+@%-]")
+
+
+class Exact(str):
+    """A text known when the workflow is built that a process must get as it is (a Python program's arguments, as
+    JSON), bound into a manifest as a job's own argument: :func:`in_manifest` writes its ``$`` doubled in a pod's
+    command, arguments and env values, so that the kubelet expands nothing, as the expression of a Pipeline's
+    parameter does. Elsewhere it is an ordinary string."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True)
@@ -165,13 +174,37 @@ def _literal(text: str, executor: bool) -> str:
     return "'" + "".join(out) + "'"
 
 
+def _pod_literal(text: str) -> str:
+    """``text`` with every ``$`` the kubelet leaves as it is (neither ``$$`` nor part of a ``$(NAME)``) written
+    ``$$``: the same text at the pod, and no lone ``$`` for a value joined after it to complete (``price$`` then a
+    value ``(HOME)`` would read HOME, then ``$(X)`` would read X)."""
+    out, i = [], 0
+    while i < len(text):
+        if text[i] != "$":
+            out.append(text[i])
+            i += 1
+        elif text.startswith("$$", i):
+            out.append("$$")
+            i += 2
+        elif text.startswith("$(", i) and ")" in text[i + 2 :]:
+            end = text.index(")", i + 2) + 1
+            out.append(text[i:end])
+            i = end
+        else:
+            out.append("$$")
+            i += 1
+    return "".join(out)
+
+
 def embedded(text: str, field: str, *, dollars: int, executor: bool) -> str | Placeholder:
     """A string holding tags of values a submitter sets among other text (``job-{{inputs.parameters.i}}``) as one
     expression that joins them, written as one text scalar; a string holding only Argo's own variables
     (``{{workflow.name}}``) stays as it is, and one holding any other variable is refused (:func:`raw_problem`). The
-    literal parts keep their meaning at the pod (their ``$`` doubled only for argoexec's expansion, with
-    ``executor``)."""
+    literal parts keep their meaning at the pod, each on its own (:func:`_pod_literal` where the kubelet expands,
+    ``dollars`` above 1; their ``$`` doubled for argoexec's expansion, with ``executor``)."""
     tags = list(_TAG.finditer(text))
+    if text.count("{{") != len(tags):
+        raise ValidationError(field, "holds '{{' that no '}}' closes, on which Argo fails the step at run time")
     values = [_RAW.fullmatch(t.group(1)) for t in tags]
     for tag, value in zip(tags, values, strict=True):
         problem = None if value is not None else raw_problem(tag.group(1))
@@ -186,15 +219,16 @@ def embedded(text: str, field: str, *, dollars: int, executor: bool) -> str | Pl
             f"joins a parameter with {other} in one string: Argo would paste them raw; pass the whole text as one"
             " parameter (Placeholder.input)",
         )
+    literal = _pod_literal if dollars == MAX_DOLLARS else str
     parts, last = [], 0
     for tag, value in zip(tags, values, strict=True):
         assert value is not None
         if tag.start() > last:
-            parts.append(_literal(text[last : tag.start()], executor))
+            parts.append(_literal(literal(text[last : tag.start()]), executor))
         parts.append(_read(*_referenced(value.groups()), dollars))
         last = tag.end()
     if last < len(text):
-        parts.append(_literal(text[last:], executor))
+        parts.append(_literal(literal(text[last:]), executor))
     return Placeholder("=" + _no_braces(f"sprig.quote({' + '.join(parts)})"), text, quoted=False)
 
 
@@ -269,8 +303,13 @@ def in_manifest(data: object) -> object:
             if problem is not None:
                 raise ValidationError(".".join(path), f"holds {node}, {problem}")
             return placeholder(node, dollars=dollars)
-        if isinstance(node, str) and "{{" in node and type(node) is str:
-            return embedded(node, ".".join(path), dollars=dollars, executor=True)
+        if isinstance(node, Exact):
+            return node.replace("$", "$$") if dollars == MAX_DOLLARS else str(node)
+        if isinstance(node, str) and "\x00" in node:
+            raise ValidationError(".".join(path), "holds NUL, which no Kubernetes string or argument can hold")
+        if isinstance(node, str) and not isinstance(node, Verbatim):
+            text = str.__str__(node)  # a str subclass (a StrEnum's member) is its text, read as any other
+            return embedded(text, ".".join(path), dollars=dollars, executor=True) if "{{" in text else text
         if isinstance(node, Mapping):
             return {k: walk(v, (*path, str(k))) for k, v in node.items()}
         if isinstance(node, list | tuple):

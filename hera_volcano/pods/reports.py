@@ -19,12 +19,18 @@ MAX_LINE = 4096
 RESERVED = frozenset({"job-name", "job-phase"})
 #: What starts an Argo tag (written so that this text holds none: it runs in pods as it is).
 TAG_START = "{" * 2
-#: Characters that some readers take for line breaks, which JSON would leave as they are.
-SEPARATORS = ("\x85", "\u2028", "\u2029")
+#: Characters that some readers take for line breaks, which JSON would leave as they are (NEL is a C1 control:
+#: :func:`unsayable`).
+SEPARATORS = ("\u2028", "\u2029")
 
 
 class ReportError(ValueError):
-    """A name or value that cannot be reported, and why: one line for the log."""
+    """A name or value that cannot be reported, and why: one line for the log. ``output`` is the output's name when
+    that name is one a report may carry (the follower fails the step naming it), else empty."""
+
+    def __init__(self, message: str, output: str = "") -> None:
+        super().__init__(message)
+        self.output = output
 
 
 def is_name(name: object) -> bool:
@@ -33,21 +39,26 @@ def is_name(name: object) -> bool:
 
 
 def parse_line(line: str) -> tuple[str, str] | None:
-    """``(name, value)`` of a report line (a trailing carriage return is not part of the value), else None."""
+    """``(name, value)`` of a report line (a trailing carriage return is not part of the value); None for a line that
+    is no report (another prefix, no ``=``, a name no report may carry). A report line that :func:`format_line` would
+    not have written raises ReportError: the reader keeps exactly what the writer may write, so that a line printed by
+    the job itself cannot pass the next template a tag to substitute."""
     if not line.startswith(PREFIX):
         return None
     name, sep, value = line[len(PREFIX) :].removesuffix("\r").partition("=")
-    if not sep or not is_name(name) or len(line.encode("utf-8")) > MAX_LINE:
+    if not sep or not is_name(name):
         return None
+    line_of(name, value)
     return name, value
 
 
 def unsayable(char: str) -> bool:
-    """What the quoting of Argo, when it passes a value on, writes as an escape JSON lacks (the node fails)."""
+    """What the quoting of Argo, when it passes a value on, writes as an escape JSON lacks (the node fails), and the
+    C1 controls, which a job's manifest cannot hold (the step errors, or NEL arrives dropped)."""
     code = ord(char)
     return (
         (code < 0x20 and char not in "\t\n\r\b\f" and code != 0)
-        or code == 0x7F
+        or 0x7F <= code <= 0x9F
         or (code > 0xFFFF and not char.isprintable())
     )
 
@@ -60,12 +71,35 @@ def value_text(name: str, value: object) -> str:
     try:
         text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as e:
-        raise ReportError("output " + repr(name) + " is not a JSON value: " + str(e)) from None
+        raise ReportError("output " + repr(name) + " is not a JSON value: " + str(e), name) from None
     for char in SEPARATORS:  # inside JSON strings only: escaped, no reader splits the line there
         text = text.replace(char, "\\u" + format(ord(char), "04x"))
     # Only ever inside a JSON string: the same value, written so that Argo passes it on unchanged.
     text = text.replace(TAG_START, "{\\u007b")
     return "".join(json.dumps(char)[1:-1] if unsayable(char) else char for char in text)
+
+
+def line_of(name: str, text: str) -> str:
+    """The report line of ``name`` with the value's ``text``; ReportError names the rule the text breaks. The one
+    rule of writer and reader: no two opening braces (an Argo tag or expression), no NUL or control character Argo
+    cannot pass on, one line of valid Unicode, at most MAX_LINE bytes."""
+    if TAG_START in text or "\x00" in text or any(unsayable(char) for char in text):
+        raise ReportError(
+            "output " + repr(name) + ": the value holds two opening braces (an Argo tag or expression), NUL or a"
+            " control character, which Argo cannot pass on unchanged (the next template would substitute the tag or"
+            " fail)",
+            name,
+        )
+    if "\n" in text or "\r" in text:
+        raise ReportError("output " + repr(name) + ": the value must be one line (report a path for larger data)", name)
+    line = PREFIX + name + "=" + text
+    try:
+        size = len(line.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ReportError("output " + repr(name) + ": the value is not valid Unicode text", name) from None
+    if size > MAX_LINE:
+        raise ReportError("output " + repr(name) + ": the report line is over " + str(MAX_LINE) + " bytes", name)
+    return line
 
 
 def format_line(name: object, value: object) -> str:
@@ -75,19 +109,4 @@ def format_line(name: object, value: object) -> str:
         raise ReportError("output name " + repr(name) + ": letters, digits, _ and - only, 1 to 63 of them")
     if name in RESERVED:
         raise ReportError("output name " + repr(name) + " is reserved (the name and phase of the job)")
-    text = value_text(name, value)
-    if TAG_START in text or "\x00" in text or any(unsayable(char) for char in text):
-        raise ReportError(
-            "output " + repr(name) + ": the value holds two opening braces, NUL or a control character, which Argo"
-            " cannot pass on unchanged (the next template would substitute the tag or fail)"
-        )
-    if "\n" in text or "\r" in text:
-        raise ReportError("output " + repr(name) + ": the value must be one line (report a path for larger data)")
-    line = PREFIX + name + "=" + text
-    try:
-        size = len(line.encode("utf-8"))
-    except UnicodeEncodeError:
-        raise ReportError("output " + repr(name) + ": the value is not valid Unicode text") from None
-    if size > MAX_LINE:
-        raise ReportError("output " + repr(name) + ": the report line is over " + str(MAX_LINE) + " bytes")
-    return line
+    return line_of(name, value_text(name, value))

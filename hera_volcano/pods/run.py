@@ -5,7 +5,8 @@ within ``DRAIN`` seconds of the job's end (:mod:`hera_volcano.pods.follow` decid
 It waits on two watches (the jobs, and the pods of the jobs and of their steps), never by polling, so a gang that
 waits hours to be scheduled costs no requests. Without ``OUTPUTS`` it exits 0 (a log follower must not fail a
 workflow) unless the start limit ended the job; with ``OUTPUTS`` it exits 1 unless the job Completed and rank 0
-reported every one of them, writing each to ``OUTPUT_DIR``. :mod:`hera_volcano.pods.entry` starts it.
+reported every one of them by the rules of :mod:`hera_volcano.pods.reports` (a line they refuse fails it, naming the
+output and the rule), writing each to ``OUTPUT_DIR``. :mod:`hera_volcano.pods.entry` starts it.
 
 Everything variable arrives in environment variables: ``JOB_SELECTOR`` and ``POD_SELECTOR`` (label selectors),
 ``TASK`` and ``CONTAINER`` (empty: the job's lead task, and the container of its name), ``NODE_NAME`` (the
@@ -68,7 +69,7 @@ from hera_volcano.pods.kubeapi import (
     Watcher,
     transient,
 )
-from hera_volcano.pods.reports import PREFIX, parse_line
+from hera_volcano.pods.reports import PREFIX, ReportError, parse_line
 
 #: The API calls the follower makes, as RBAC names them: (group, resource, verbs). ``hera_volcano.tools.rbac``
 #: grants exactly these to the service account a follower runs as.
@@ -339,6 +340,8 @@ class FollowLogs:
         self._closed = threading.Event()
         self._store = Store(("jobs", "pods", "workflow") if workflow else ("jobs", "pods"))
         self._values: dict[str, str] = {}
+        #: Names whose report line the rules refused, each with the rule: no later line of the job undoes it.
+        self._refused: dict[str, str] = {}
         self._cursors: dict[tuple[str, str], LineCursor] = {}
         self._streaming: _Streaming | None = None
         self._refresh: str | None = None
@@ -381,10 +384,21 @@ class FollowLogs:
             return False
         self.say(text)
         if text.startswith(PREFIX):
-            parsed = parse_line(text)
-            if parsed is not None:
-                self._values[parsed[0]] = parsed[1]
+            self.keep(text)
         return True
+
+    def keep(self, text: str) -> None:
+        """Keep a report line's value (the last one wins). A line the launcher would not have written (a tag for the
+        next template to substitute, a control character, ...) keeps nothing: its name is refused for the rest of
+        the job, so the step fails naming it rather than pass on an earlier value or none."""
+        try:
+            parsed = parse_line(text)
+        except ReportError as e:
+            self._refused.setdefault(e.output, str(e))
+            self._values.pop(e.output, None)
+            return
+        if parsed is not None and parsed[0] not in self._refused:
+            self._values[parsed[0]] = parsed[1]
 
     def changed(self) -> None:
         self._store.changed.set()
@@ -461,6 +475,7 @@ class FollowLogs:
         match step:
             case Forget():
                 self._values.clear()
+                self._refused.clear()
             case ShowInit():
                 self._show_init(step)
             case Stream():
@@ -630,22 +645,23 @@ class FollowLogs:
         missing = [name for name in self.settings.outputs if name not in self._values]
         if missing and pod is not None:
             for line in self._lines(pod.name, self.follower.followed, LogQuery(timestamps=True)) or []:
-                parsed = parse_line(split_timestamp(line)[1])
-                if parsed is not None:
-                    self._values[parsed[0]] = parsed[1]
+                self.keep(split_timestamp(line)[1])
             missing = [name for name in self.settings.outputs if name not in self._values]
         if self._values:
             os.makedirs(self.settings.output_dir, exist_ok=True)
             for name, value in self._values.items():
                 with open(os.path.join(self.settings.output_dir, name), "w", encoding="utf-8") as f:
                     f.write(value)
+        refused = [name for name in missing if name in self._refused]
+        for name in refused:
+            self.say(f"The job's rank 0 reported a value that is refused, {self._refused[name]}")
+        missing = [name for name in missing if name not in self._refused]
         if missing:
             self.say(
                 f"The job's rank 0 reported no value for: {' '.join(missing)} (a line '{PREFIX}NAME=VALUE' on its"
                 " output, which a function's returned dict prints)"
             )
-            return 1
-        return 0
+        return 1 if missing or refused else 0
 
 
 def read_log(

@@ -3,6 +3,7 @@ jobs of a pipeline that agree on the rest share one template."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -125,3 +126,27 @@ def test_settings_are_checked_naming_the_field(kwargs: dict[str, Any], field: st
     with pytest.raises(ValidationError) as e:
         batch_job(image="x:1", **kwargs)
     assert e.value.field == field
+
+
+@pytest.mark.parametrize("text", ["x$$y", "$(VC_TASK_INDEX)", "$(HOME) $z $", "it's {{x}}"])
+def test_function_arguments_arrive_exactly_under_job_template_as_in_a_pipeline(text: str) -> None:
+    """A batch job's function arguments are its own argument: bound into its manifest (job_template) or passed as a
+    Pipeline's parameter, the process gets the same JSON, ``$$`` and ``$(VAR)`` as they are."""
+    from hera_volcano.pods.launcher import LaunchSettings
+    from tests.builders import podsim
+    from tests.builders.userfuncs import echo
+
+    job = batch_job(image="img", program=Program.function(echo, args={"a": text}))
+    plugin = {"VC_TASK_INDEX": "0", "HOME": "/root"}
+
+    def launcher_args(manifest: str, given: dict[str, str]) -> object:
+        _, env = podsim.process(podsim.container(podsim.parse(manifest, given), "main"), plugin)
+        return json.loads(env[LaunchSettings.ARGS])
+
+    alone = launcher_args(str(job_template(job, name="run").manifest), {})
+    workflow = Pipeline([PipelineJob("a", job, follow_logs=False)]).workflow("p", cleanup=False).to_dict()
+    templates = {t["name"]: t for t in workflow["spec"]["templates"]}
+    [task] = [t for t in templates["p"]["dag"]["tasks"] if t["name"] == "a"]
+    given = {f"inputs.parameters.{p['name']}": p["value"] for p in task["arguments"]["parameters"]}
+    in_pipeline = launcher_args(templates[task["template"]]["resource"]["manifest"], given)
+    assert alone == in_pipeline == {"a": text}

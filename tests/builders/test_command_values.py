@@ -62,6 +62,15 @@ def test_a_placeholder_in_a_batch_command_arrives_byte_for_byte(text: str) -> No
     assert argv_of(job, "main", {"inputs.parameters.lr": text}) == ["echo", text, f"[{text}]"]
 
 
+@pytest.mark.parametrize("text", ["(RANK)", "$(RANK)", "$$(RANK)", "(HOME)", "x", ""])
+def test_a_literal_ending_in_a_dollar_joined_to_a_value_reads_no_variable(text: str) -> None:
+    """The literal's last ``$`` is a ``$`` at the pod: it does not join the value's ``(RANK)`` or ``$`` into a
+    variable the kubelet expands; what the literal means on its own (``$$`` is ``$``, ``$(RANK)`` expands) stays."""
+    program = command("echo", f"price${LR}", f"a$$b${LR}", f"$(RANK)$({LR}", f"{LR}$")
+    argv = argv_of(hv.batch_job(image="img", program=program), "main", {"inputs.parameters.lr": text}, {"RANK": "0"})
+    assert argv == ["echo", f"price${text}", f"a$b${text}", f"0$({text}", f"{text}$"]
+
+
 def test_batch_commands_with_values_share_a_template_in_a_pipeline_and_take_step_outputs() -> None:
     jobs = [
         hv.PipelineJob(

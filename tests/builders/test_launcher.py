@@ -117,6 +117,8 @@ CASES: list[tuple[Any, Any]] = [
     ("bell", "\x07"),
     ("plane-16", "\U0010fffd"),
     ("json-controls", ["a\x7f\x07\U0010fffd b"]),  # JSON: written as escapes, the same value
+    ("nel", "a\x85b"),  # a C1 control: a job's manifest cannot hold it
+    ("json-nel", ["a\x85\x9fb"]),
 ]
 
 
@@ -126,6 +128,7 @@ def expected(name: str, value: Any) -> str | None:
     if not isinstance(value, str):
         text = text.replace("\u2028", "\\u2028").replace("{{", "{\\u007b")
         text = text.replace("\x7f", "\\u007f").replace("\U0010fffd", "\\udbff\\udffd")
+        text = text.replace("\x85", "\\u0085").replace("\x9f", "\\u009f")
     try:
         return reports.format_line(name, text)
     except ValueError:

@@ -329,3 +329,35 @@ def test_a_pipelines_own_steps_get_no_api_token_unless_they_ask() -> None:
     assert templates["own"]["automountServiceAccountToken"] is True and "executor" not in templates["own"]
     with pytest.raises(ValidationError, match="api_token: must be True or False"):
         PipelineStep("x", step("x"), api_token="yes")  # type: ignore[arg-type]
+
+
+def _reading_who(**workflow: Any) -> Any:
+    from hera_volcano import Placeholder, batch_job
+
+    who = Placeholder.workflow_parameter("who", "x")
+    job = batch_job(image="busybox:1.37.0", program=Program.command(["echo", who]))
+    return Pipeline([PipelineJob("a", job)]).workflow("p", **workflow)
+
+
+@pytest.mark.parametrize("template", [False, True])
+def test_a_workflow_parameter_the_jobs_read_must_be_declared(template: bool) -> None:
+    with pytest.raises(ValidationError, match=r"^arguments: the jobs read \{\{workflow\.parameters\.who\}\}, which"):
+        _reading_who(template=template)
+    with pytest.raises(ValidationError, match=r"^arguments: the jobs read \{\{workflow\.parameters\.who\}\}"):
+        _reading_who(template=template, arguments={"other": "1"})
+    spec = _reading_who(template=template, arguments={"who": "me"}).to_dict()["spec"]
+    assert spec["arguments"] == {"parameters": [{"name": "who", "value": "me"}]}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"who": "{{workflow.name}}"}, r"^arguments\.who: holds '\{\{'"),
+        ({"who": 1}, r"^arguments\.who: must be a string"),
+        ({"bad name": "x"}, r"^arguments: 'bad name' is not an Argo parameter name"),
+        (["who"], r"^arguments: must be a mapping"),
+    ],
+)
+def test_workflow_arguments_are_checked(arguments: Any, message: str) -> None:
+    with pytest.raises(ValidationError, match=message):
+        _reading_who(arguments=arguments)

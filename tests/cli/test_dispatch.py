@@ -30,6 +30,11 @@ def test_version_is_the_package_version() -> None:
     assert (r.code, r.out, r.err) == (0, f"hera-volcano {hera_volcano.__version__}\n", "")
 
 
+def test_version_with_an_argument_is_a_one_line_usage_error() -> None:
+    r = run("hera_volcano", "--version", "extra")
+    assert (r.code, r.out, r.err) == (2, "", "hera-volcano: error: --version takes no arguments (got 'extra')\n")
+
+
 def test_no_command_and_an_unknown_command_are_one_line_usage_errors() -> None:
     none = run("hera_volcano")
     assert (none.code, none.out) == (2, "") and len(none.err.splitlines()) == 1

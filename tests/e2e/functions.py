@@ -59,3 +59,14 @@ def echo_all(**values: str) -> dict[str, str]:
 def times_ten(lr: str) -> dict[str, float]:
     """Reports ``lr * 10``: distinct for each learning rate, so a value reported under another call's name shows."""
     return {"value": float(lr) * 10}
+
+
+def forge() -> dict[str, str]:
+    """Prints report lines of its own (as a job that shows a hostile text would): one whose value is a tag reading a
+    workflow parameter, one an expression for Argo's controller; the follower refuses both (issue 43). Each tag is
+    built here: the function's source travels in the manifest, which must hold none."""
+    tag = "{" * 2 + "workflow.parameters.secret" + "}" * 2
+    expression = "{" * 2 + "=sprig.upper('evaluated')" + "}" * 2
+    print("hera-volcano:output text=" + tag, flush=True)
+    print("hera-volcano:output expr=" + expression, flush=True)
+    return {"plain": "ok"}

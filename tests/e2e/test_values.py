@@ -12,6 +12,9 @@ MPI hello world (self-referencing); and `hera-volcano submit -p`, which refuses 
 Issue 42: a `Program.command` argument from a workflow parameter submitted as `it's $(touch /tmp/x) {{x}} ; rm -rf /`
 arrives as one exact argument: the batch job's shell gets it as "$1" (the safe form), Python reports its argv, and
 /tmp/x was not created.
+Issue 43: a function prints report lines of its own whose values are `{{workflow.parameters.secret}}` and an
+expression: the follower refuses them (the step fails naming the output and the rule), the downstream step never
+runs, and neither the parameter's value nor the expression's result appears anywhere.
 In the batch of every batched scenario (harness.Batch)."""
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import sys
 from typing import Any
 
 import pytest
-from functions import echo_all
+from functions import echo_all, forge
 from harness import NAMESPACE, SERVICE_ACCOUNT, Batch, Cluster, Record, took
 
 import hera_volcano as hv
@@ -83,6 +86,38 @@ def argv_workflow() -> str:
         run = hv.job_dag(job, name="run", outputs=["argv", "created"])
         with DAG(name="main"):
             run(name="run")
+        w.on_exit = hv.cleanup_on_failure()
+    return hv.to_yaml(w)
+
+
+#: The workflow parameter a forged report line names, and what the expression it forges would make.
+SECRET = "s3cret-value-43"
+EVALUATED = "EVALUATED"
+
+
+def forged_workflow() -> str:
+    """A batch job whose function prints forged report lines for the outputs ``text`` and ``expr``, then a step
+    that would print ``text``."""
+    from hera.workflows import DAG, Container, Parameter, Workflow
+
+    job = hv.batch_job(image=PYTHON_IMAGE, program=hv.Program.function(forge))
+    with Workflow(
+        generate_name="forged-",
+        namespace=NAMESPACE,
+        entrypoint="main",
+        service_account_name=SERVICE_ACCOUNT,
+        arguments=[Parameter(name="secret", value=SECRET)],
+    ) as w:
+        run = hv.job_dag(job, name="run", outputs=["text", "expr", "plain"])
+        show = Container(
+            name="show",
+            image="busybox:1.37.0",
+            command=["sh", "-c", 'printf "downstream got: %s\\n" "$VALUE"'],
+            inputs=[Parameter(name="value")],
+            env={"VALUE": "{{inputs.parameters.value}}"},
+        )
+        with DAG(name="main"):
+            run(name="run") >> show(name="show", arguments={"value": "{{tasks.run.outputs.parameters.text}}"})
         w.on_exit = hv.cleanup_on_failure()
     return hv.to_yaml(w)
 
@@ -157,6 +192,8 @@ def submit_batch(b: Batch, cluster: Cluster) -> None:
         b.submit("values dag", values_workflow("inputs"))
     if b.runs(test_a_self_referencing_job_name_stays_one_name):
         b.submit("self-reference", cluster.hera("mpi_hello"), args=["-p", f"job-name={SELF_REFERENCE}"])
+    if b.runs(test_a_forged_report_line_is_refused_and_nothing_is_substituted):
+        b.submit("forged report", forged_workflow())
     if b.runs(test_a_dag_argument_names_and_labels_the_users_job):
         b.submit("label ok", labelled_workflow("ok-1"))
         b.submit("label hostile", labelled_workflow('x"\nkind: Pod'))
@@ -257,3 +294,24 @@ def test_submit_refuses_what_argo_would_substitute_again(cluster: Cluster, value
         ]
     }
     assert after <= before, "nothing was created"
+
+
+@pytest.mark.batch
+@pytest.mark.scenario("43 a job prints report lines holding a parameter's tag and an expression: refused, nothing read")
+def test_a_forged_report_line_is_refused_and_nothing_is_substituted(
+    cluster: Cluster, batch: Batch, record_property: Record
+) -> None:
+    entry, wf = batch.finish("forged report")
+    record_property("took", took(wf, entry.submitted))
+    assert wf["status"]["phase"] == "Failed", wf["status"].get("message")
+    found = {n["displayName"]: n for n in wf["status"]["nodes"].values()}
+    assert found["job"]["phase"] == "Succeeded" and found["logs"]["phase"] == "Failed"
+    assert found.get("show", {}).get("phase") in (None, "Omitted"), "the downstream step never ran"
+    logs = [text for pod, _, text in cluster.lines(entry.name) if "-logs-" in pod]
+    refused = "The job's rank 0 reported a value that is refused, output '{}': the value holds two opening braces"
+    for name in ("text", "expr"):
+        assert any(line.startswith(refused.format(name)) for line in logs), logs
+    assert "hera-volcano:output text={{workflow.parameters.secret}}" in logs, "relayed as printed, not substituted"
+    status = json.dumps(wf["status"]["nodes"])
+    seen = "\n".join(text for _, _, text in cluster.lines(entry.name)) + status
+    assert SECRET not in seen and EVALUATED not in seen, "no parameter read, no expression evaluated"

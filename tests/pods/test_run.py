@@ -145,6 +145,67 @@ def test_a_value_rank_0_did_not_report_fails_the_follower_naming_it(world: World
     assert f.lines[-1].startswith("The job's rank 0 reported no value for: model ")
 
 
+FORGED = "hera-volcano:output loss={{workflow.parameters.secret}}"
+REFUSAL = (
+    "The job's rank 0 reported a value that is refused, output 'loss': the value holds two opening braces (an Argo tag"
+)
+
+
+@pytest.mark.parametrize(
+    "reports",
+    [
+        [FORGED],
+        ["hera-volcano:output loss=0.5", FORGED],
+        [FORGED, "hera-volcano:output loss=0.5"],
+        ["hera-volcano:output loss={{=sprig.env('HOME')}}"],
+    ],
+    ids=["alone", "after-a-value", "before-a-value", "expression"],
+)
+def test_a_report_line_the_launcher_would_refuse_fails_the_follower_naming_the_output_and_rule(
+    world: World, tmp_path: Path, reports: list[str]
+) -> None:
+    world.put(JOBS, job("j-1", "Running"))
+    f = Following(world, outputs=("loss", "model"), output_dir=str(tmp_path))
+    stream = running_master(world, *reports, "hera-volcano:output model=/ws/m")
+    f.wait_line("model=/ws/m")
+    complete(world, stream)
+    assert f.exit() == 1, "neither a tag for the next step nor another line's value: the step fails"
+    assert f.lines[-1].startswith(REFUSAL), f.lines
+    assert {p.name: p.read_text() for p in tmp_path.iterdir()} == {"model": "/ws/m"}
+
+
+def test_a_refused_line_of_a_name_that_is_no_output_changes_nothing(world: World, tmp_path: Path) -> None:
+    world.put(JOBS, job("j-1", "Running"))
+    f = Following(world, outputs=("loss",), output_dir=str(tmp_path))
+    stream = running_master(world, "hera-volcano:output other={{=1}}", "hera-volcano:output loss=0.5")
+    f.wait_line("loss=0.5")
+    complete(world, stream)
+    assert f.exit() == 0
+    assert {p.name: p.read_text() for p in tmp_path.iterdir()} == {"loss": "0.5"}
+
+
+def test_a_log_follower_without_outputs_never_fails_on_a_refused_line(world: World) -> None:
+    world.put(JOBS, job("j-1", "Running"))
+    f = Following(world)
+    stream = running_master(world, FORGED)
+    f.wait_line(FORGED)
+    complete(world, stream)
+    assert f.exit() == 0
+
+
+def test_a_refused_line_read_again_from_the_whole_log_fails_the_follower(world: World, tmp_path: Path) -> None:
+    world.put(JOBS, job("j-1", "Running"))
+    world.logs[(MASTER, "mpimaster")] = logged(FORGED)
+    world.fault("log", PODS, End(after=0), End(after=0))  # the stream and the read again after it show nothing
+    f = Following(world, outputs=("loss",), output_dir=str(tmp_path))
+    world.put(PODS, pod(MASTER, "j-1"))
+    f.wait_line(f"=== logs of {MASTER}")
+    world.put(JOBS, job("j-1", "Completed"))
+    assert f.exit() == 1, f.lines
+    assert f.lines[-1].startswith(REFUSAL)
+    assert not list(tmp_path.iterdir())
+
+
 @pytest.mark.parametrize("outputs", [(), ("loss",)])
 def test_a_failed_job_fails_only_a_follower_with_values_to_give(world: World, tmp_path: Path, outputs: Any) -> None:
     world.put(JOBS, job("j-1", "Running"))
@@ -372,3 +433,21 @@ def test_a_failing_watch_is_reported_and_the_follower_recovers(world: World) -> 
     complete(world, stream)
     assert f.exit() == 0
     assert any("watch jobs" in r and "ServiceUnavailable" in r for r in f.reported), f.reported
+
+
+def test_a_refused_line_of_a_failed_attempt_does_not_fail_the_next_attempt(world: World, tmp_path: Path) -> None:
+    world.put(PODS, step("wf-run-job-a", "wf.main.run.job(0)"))
+    world.put(JOBS, job("j-a", "Running", step="wf-run-job-a"))
+    first = running_master(world, FORGED, "then it broke", name="j-a-mpimaster-0", job_name="j-a")
+    f = Following(world, node="wf.main.run.logs", step_retries=1, outputs=("loss",), output_dir=str(tmp_path))
+    f.wait_line("then it broke")
+    first.end()
+    world.put(JOBS, job("j-a", "Failed", step="wf-run-job-a"))
+    world.put(PODS, step("wf-run-job-a", "wf.main.run.job(0)", "Failed"))
+    world.put(PODS, step("wf-run-job-b", "wf.main.run.job(1)", created=5))
+    world.put(JOBS, job("j-b", "Running", step="wf-run-job-b", created=5))
+    second = running_master(world, "hera-volcano:output loss=0.5", name="j-b-mpimaster-0", job_name="j-b", created=5)
+    f.wait_line("loss=0.5")
+    complete(world, second, "j-b-mpimaster-0", "j-b", step="wf-run-job-b", created=5)
+    assert f.exit() == 0, f.lines
+    assert (tmp_path / "loss").read_text() == "0.5"

@@ -8,26 +8,15 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Final
 
+from hera_volcano.argo.parameters import workflow_parameters
 from hera_volcano.shared.findings import Finding, as_list, as_map, entry, error
 from hera_volcano.tools.lint.context import Workflow
 
-_WORKFLOW_PARAMETER: Final = re.compile(r"\{\{\s*workflow\.parameters\.([^{}\s]+?)\s*\}\}")
-#: An Argo expression, and a workflow parameter read in one (``workflow.parameters.x`` or ``['x']``).
-_EXPRESSION: Final = re.compile(r"\{\{=(.*?)\}\}", re.DOTALL)
-_IN_EXPRESSION: Final = re.compile(r"\bworkflow\.parameters(?:\.([a-zA-Z_][a-zA-Z0-9_]*)|\[['\"]([^'\"]+)['\"]\])")
 _INPUT_PARAMETER: Final = re.compile(r"\{\{\s*inputs\.parameters\.([^{}\s]+?)\s*\}\}")
 
 
 def _declared(holder: object) -> set[str]:
     return {str(p["name"]) for p in as_list(as_map(holder).get("parameters")) if isinstance(p, Mapping) and "name" in p}
-
-
-def _workflow_parameters(text: str) -> list[str]:
-    """The workflow parameters a string reads: in ``{{workflow.parameters.X}}`` and in expressions ``{{=...}}``."""
-    found = _WORKFLOW_PARAMETER.findall(text)
-    for expression in _EXPRESSION.findall(text):
-        found += [a or b for a, b in _IN_EXPRESSION.findall(expression)]
-    return found
 
 
 def _undeclared(spec: Mapping[str, object], path: str, declared: set[str]) -> Iterator[tuple[str, str]]:
@@ -38,7 +27,7 @@ def _undeclared(spec: Mapping[str, object], path: str, declared: set[str]) -> It
     if declared:
         declared = {*declared, "json"}  # Argo's {{workflow.parameters.json}}: all of them as one JSON object
     yield from (
-        (at, n) for at, n in references(spec, path, "workflow.parameters", _workflow_parameters) if n not in declared
+        (at, n) for at, n in references(spec, path, "workflow.parameters", workflow_parameters) if n not in declared
     )
 
 
