@@ -52,7 +52,7 @@ spec:
         metadata:
           generateName: train-
         spec:
-          queue: "{{workflow.parameters.queue}}"
+          queue: {{=replace(sprig.quote(replace(workflow.parameters['queue'], '$', '$$')), '\\x7b', '\\\\x7b')}}
           tasks:
           - name: main
             replicas: 1

@@ -1011,12 +1011,16 @@ def test_rendered_gitops_folders_lint_clean() -> None:
     assert (r.code, r.out) == (0, ""), r.out
 
 
-def test_upstream_examples_lint_with_warnings_only(upstream: Path) -> None:
+def test_upstream_examples_lint_with_warnings_and_their_raw_tags(upstream: Path) -> None:
+    """Volcano's examples paste submitted values raw into their jobs (issue 43: errors, with the safe form); the
+    rest of what lint says of them are warnings."""
     r = run("hera_volcano.lint", "--format", "json", str(upstream))
-    assert r.code == 0, r.out
+    assert r.code == 1, r.out
     found = [LintFinding(**d) for d in json.loads(r.out)["findings"]]
     assert found, "the upstream examples have known weaknesses the linter should warn about"
-    assert {f.severity for f in found} == {"warning"}
+    errors = [f for f in found if f.severity == "error"]
+    assert errors and all("a value the submitter sets, which Argo pastes raw" in f.message for f in errors), errors
+    assert {f.severity for f in found} == {"warning", "error"}
     assert any(f.path.endswith("resource.failureCondition") and "Terminated" in f.message for f in found)
 
 
