@@ -3,7 +3,7 @@
 An annotation-fed value: a batch job reads ``{{workflow.annotations.team}}`` into a pod annotation and an
 environment variable, and the Workflow is submitted with that annotation set to a value that would end a string
 and add ``hostNetwork`` and another ``serviceAccountName`` to the pod spec were it pasted raw (quotes, line breaks,
-``{{workflow.name}}``, ``$(HOME)``). The job's pod spec has no added field and the value arrives exactly.
+braces, ``$(HOME)``). The job's pod spec has no added field and the value arrives exactly.
 
 A mapping-key parameter is refused when the job is built (tests/argo/test_submitter_tags.py): nothing is rendered,
 so nothing can be submitted, and no scenario is needed for it; this module checks the refusal comes before any
@@ -22,9 +22,10 @@ import hera_volcano as hv
 #: This module's batched workflow runs about this long under CI's batch (one small batch job).
 BATCH_WAITS = 60
 PYTHON_IMAGE = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"  # python3, as built for the test cluster
-#: Were it pasted raw into the manifest: ends the string, adds two fields to the pod spec, and holds an Argo tag and
-#: a kubelet variable.
-HOSTILE = "x\"'\n        hostNetwork: true\n        serviceAccountName: other\n        y: '{{workflow.name}} $(HOME) $$"
+#: Were it pasted raw into the manifest: ends the string, adds two fields to the pod spec, and holds braces and a
+#: kubelet variable. (Argo itself expands a variable it knows, `{{workflow.name}}`, inside a submitted annotation as
+#: it does inside a submitted parameter (seen on this cluster, docs/security.md), before any expression reads it.)
+HOSTILE = "x\"'\n        hostNetwork: true\n        serviceAccountName: other\n        y: '{ not-a-tag }} $(HOME) $$"
 #: Python reporting its variable TEAM ('{' escaped: a report holds no Argo tag).
 REPORT_TEAM = (
     "import json, os\nprint('hera-volcano:output team=' + json.dumps(os.environ['TEAM']).replace('{', '\\\\u007b'))\n"
