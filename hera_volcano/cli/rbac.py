@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from hera_volcano.argo.defaults import NAMESPACE, SERVICE_ACCOUNT
@@ -71,6 +71,31 @@ def add_rbac_options(p: argparse._ActionsContainer) -> list[str]:
         help="also what the hera-volcano client needs for NAME: a service account, system:serviceaccount:NS:NAME,"
         " user:NAME or group:NAME (repeatable)",
     )
+    _add_policy_options(add)
+    add(
+        "--allow-uncovered",
+        action="append",
+        default=[],
+        metavar="RESOURCE[.GROUP]",
+        help="grant writes of RESOURCE (statefulsets.apps, daemonsets.apps) though no admission policy checks what"
+        " those objects hold; the Role says so on its rule (repeatable; default: such a write is refused)",
+    )
+    add(
+        "--no-admission-policy",
+        action="store_true",
+        help="leave out the ValidatingAdmissionPolicy that pins what the workflows' Volcano Jobs may hold"
+        " (Kubernetes < 1.30, or a policy of your own)",
+    )
+    add(
+        "--no-cluster-reads",
+        action="store_true",
+        help="leave out the read-only ClusterRole for nodes and queues that explain uses (--submitter)",
+    )
+    return [action.dest for action in added]
+
+
+def _add_policy_options(add: Callable[..., None]) -> None:
+    """What the admission policy and Pod Security allow beyond their defaults (:class:`JobPolicy`)."""
     add(
         "--allow-service-account",
         action="append",
@@ -119,26 +144,6 @@ def add_rbac_options(p: argparse._ActionsContainer) -> list[str]:
         default="baseline",
         help="the Pod Security level the namespace enforces (default baseline; none: no Namespace object)",
     )
-    add(
-        "--allow-uncovered",
-        action="append",
-        default=[],
-        metavar="RESOURCE[.GROUP]",
-        help="grant writes of RESOURCE (statefulsets.apps, daemonsets.apps) though no admission policy checks what"
-        " those objects hold; the Role says so on its rule (repeatable; default: such a write is refused)",
-    )
-    add(
-        "--no-admission-policy",
-        action="store_true",
-        help="leave out the ValidatingAdmissionPolicy that pins what the workflows' Volcano Jobs may hold"
-        " (Kubernetes < 1.30, or a policy of your own)",
-    )
-    add(
-        "--no-cluster-reads",
-        action="store_true",
-        help="leave out the read-only ClusterRole for nodes and queues that explain uses (--submitter)",
-    )
-    return [action.dest for action in added]
 
 
 def _job_policy(args: argparse.Namespace) -> JobPolicy | None:
