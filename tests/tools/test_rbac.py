@@ -878,3 +878,18 @@ def test_cli_allow_uncovered(tmp_path: Path) -> None:
     assert allowed.code == 0, allowed.err
     [role] = [o for o in yaml.safe_load_all(allowed.out) if o["kind"] == "Role"]
     assert any(k.startswith("hera-volcano/uncovered-") for k in role["metadata"]["annotations"])
+
+
+@pytest.mark.parametrize(
+    ("allowance", "rule"),
+    [
+        ("daemonsets.apps", "daemonsets.apps: no workflow given writes it"),  # the workflow writes StatefulSets
+        ("statefulset.apps", "statefulset.apps: no workflow given writes it"),  # a typo of the plural
+        ("pods", "pods: hera-volcano's admission policy checks it"),  # covered: needs no allowance
+    ],
+)
+def test_an_allowance_that_allows_nothing_is_refused_not_kept(allowance: str, rule: str) -> None:
+    sets = "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: x\n"
+    with pytest.raises(ValidationError) as e:
+        rbac_for(wf([resource("create", sets)]), allow_uncovered=["statefulsets.apps", allowance])
+    assert e.value.field == "allow_uncovered[1]" and e.value.rule.startswith(rule), e.value

@@ -60,6 +60,21 @@ def uncovered(needs: Iterable[Need], policy: bool, allowed: frozenset[Rule]) -> 
     return reasons
 
 
+def check_used(values: Sequence[str], granted: Iterable[Rule], policy: bool) -> None:
+    """Each ``allow_uncovered`` entry must allow a write the workflows make: one that allows nothing (a typo, a kind
+    no workflow writes, a kind the policy checks anyway) is a ValidationError, not an allowance silently kept."""
+    used = set(granted)
+    for i, text in enumerate(values):
+        key = parse_resource(text, f"allow_uncovered[{i}]")
+        if key in used:
+            continue
+        if policy and key in COVERED:
+            why = "hera-volcano's admission policy checks it, so its writes need no allowance"
+        else:
+            why = "no workflow given writes it (create, update or patch), so it would allow nothing"
+        raise ValidationError(f"allow_uncovered[{i}]", f"{resource_text(*key)}: {why}")
+
+
 def _refusal(what: str, key: Rule, policy: bool) -> str:
     """Why a write is refused, and how to grant it deliberately."""
     covers = ", ".join(sorted(resource_text(*k) for k in COVERED)) if policy else "nothing: job_policy=None"

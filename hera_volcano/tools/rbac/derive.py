@@ -81,9 +81,12 @@ def rbac_for(
             scope = (need.namespace or view.namespace, need.account_namespace or view.namespace, need.service_account)
             by_scope.setdefault(scope, []).append(need)
     objects: list[Manifest] = []
+    granted: set[Rule] = set()
     for (ns, account_ns, sa), needs in sorted(by_scope.items()):
         reasons = coverage.uncovered(needs, job_policy is not None, allowed)
+        granted.update(reasons)
         objects += _account_objects(ns, account_ns, sa, needs, service_accounts, job_policy, objects, reasons)
+    coverage.check_used(allow_uncovered, granted, job_policy is not None)
     # The Pod Security labels of each namespace a policy binds in, first: one apply labels it before its pods come.
     objects[:0] = policies.namespaces([ns for (ns, _, _), needs in by_scope.items() if _policed(needs)], job_policy)
     if subjects:
