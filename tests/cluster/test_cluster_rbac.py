@@ -198,11 +198,15 @@ def _volcano_job(name: str, **pod: Any) -> dict[str, Any]:
 REFUSED: tuple[tuple[str, dict[str, Any], str], ...] = (
     ("other-account", {"serviceAccountName": "argo-server"}, "service account other than"),
     ("deprecated-field", {"serviceAccount": "argo-server"}, "service account other than"),
-    ("privileged", {"container": {"securityContext": {"privileged": True}}}, "privileged container"),
+    (
+        "privileged",
+        {"container": {"securityContext": {"privileged": True}}},
+        "privileged or Windows HostProcess container",
+    ),
     (
         "privileged-init",
         {"initContainers": [{"name": "i", "image": "busybox:1.37.0", "securityContext": {"privileged": True}}]},
-        "privileged container",
+        "privileged or Windows HostProcess container",
     ),
     ("host-path", {"volumes": [{"name": "root", "hostPath": {"path": "/"}}]}, "hostPath volume"),
     ("host-network", {"hostNetwork": True}, "network, PID or IPC namespace"),
