@@ -50,9 +50,10 @@ var kinds = map[string]func() any{
 	"rbac.authorization.k8s.io/v1 RoleBinding":        func() any { return new(rbacv1.RoleBinding) },
 	"rbac.authorization.k8s.io/v1 ClusterRole":        func() any { return new(rbacv1.ClusterRole) },
 	"rbac.authorization.k8s.io/v1 ClusterRoleBinding": func() any { return new(rbacv1.ClusterRoleBinding) },
-	"v1 ServiceAccount":                               func() any { return new(corev1.ServiceAccount) },
-	"v1 Secret":                                       func() any { return new(corev1.Secret) },
-	"v1 ConfigMap":                                    func() any { return new(corev1.ConfigMap) },
+	"v1 Namespace":      func() any { return new(corev1.Namespace) },
+	"v1 ServiceAccount": func() any { return new(corev1.ServiceAccount) },
+	"v1 Secret":         func() any { return new(corev1.Secret) },
+	"v1 ConfigMap":      func() any { return new(corev1.ConfigMap) },
 	"admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy": func() any {
 		return new(admissionv1.ValidatingAdmissionPolicy)
 	},
