@@ -75,7 +75,7 @@ def layer(module: str) -> int:
 
 def test_every_layer_is_a_subpackage_and_nothing_else_stands_beside_them() -> None:
     top = {m for m in modules() if m.count(".") == 1 and m.split(".")[1] not in LAYERS}
-    assert top == ENTRY_POINTS | RUNTIME_FACES, "only the python -m entry points and the runtime stand beside the layers"
+    assert top == ENTRY_POINTS | RUNTIME_FACES, "only the python -m entry points and the runtime beside the layers"
     assert {f"{PACKAGE}.{name}" for name in LAYERS} <= set(modules())
 
 

@@ -147,5 +147,6 @@ def _mounts(mounts: Sequence[Any], mount: Mapping[str, object], field: str) -> l
     if not there:
         return [*mounts, dict(mount)]
     if dict(as_map(there[0])) != dict(mount):
-        raise ValidationError(f"{field}.volumeMounts[{mount['mountPath']}]", "mounts another volume at the checkpoints' path")
+        at = f"{field}.volumeMounts[{mount['mountPath']}]"
+        raise ValidationError(at, "mounts another volume at the checkpoints' path")
     return list(mounts)
