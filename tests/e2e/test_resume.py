@@ -131,6 +131,6 @@ def test_an_argo_retry_resumes_from_the_first_attempts_checkpoints(
     assert wf["status"]["phase"] == "Succeeded", seen
     got = outputs(wf)
     assert int(got["resumed_at"]) == 5 and float(got["value"]) == UNINTERRUPTED, (got, seen)
-    assert len(cluster.recorder.jobs_of(entry.name)) == 2, "the retry made a new Volcano job"
-    out = cluster.logs(entry.name)
-    assert "RuntimeError: the first attempt fails on purpose after step 4" in out, out
+    jobs = cluster.recorder.jobs_of(entry.name)
+    assert len(jobs) == 2, f"the retry made a new Volcano job: {jobs}"
+    assert sorted("Terminated" in cluster.recorder.phases(j) for j in jobs) == [False, True], seen
