@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from hera_volcano.argo.job_dag import job_dag as job_dag
     from hera_volcano.argo.job_template import job_template as job_template
     from hera_volcano.builders.batch import batch_job as batch_job
+    from hera_volcano.builders.checkpoints import Checkpoints as Checkpoints
     from hera_volcano.builders.mpi import mpi_job as mpi_job
     from hera_volcano.builders.pipeline import Pipeline as Pipeline
     from hera_volcano.builders.pipeline_entries import PipelineJob as PipelineJob
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
 # Each public name and the module it lives in.
 _PUBLIC = {
     "ArgoRetry": "hera_volcano.volcano.step",
+    "Checkpoints": "hera_volcano.builders.checkpoints",
     "Client": "hera_volcano.client.runs",
     "ClusterError": "hera_volcano.shared.errors",
     "Cron": "hera_volcano.client.runs",

@@ -27,6 +27,8 @@ ENTRY_POINTS = frozenset(
     f"{PACKAGE}.{name}"
     for name in ("__main__", "mpi_hello", "pytorch_hello", "data_pipeline", "steps", "dag", "rbac", "lint")
 )
+#: Modules a user's function imports inside itself, in a pod too: faces that only re-export the ground floor.
+RUNTIME_FACES = frozenset({f"{PACKAGE}.runtime"})
 CLI = f"{PACKAGE}.cli"
 #: The ground floor: code that runs in pods.
 POD_CODE = f"{PACKAGE}.pods"
@@ -73,7 +75,7 @@ def layer(module: str) -> int:
 
 def test_every_layer_is_a_subpackage_and_nothing_else_stands_beside_them() -> None:
     top = {m for m in modules() if m.count(".") == 1 and m.split(".")[1] not in LAYERS}
-    assert top == ENTRY_POINTS, "only the python -m entry points stand beside the layers"
+    assert top == ENTRY_POINTS | RUNTIME_FACES, "only the python -m entry points and the runtime beside the layers"
     assert {f"{PACKAGE}.{name}" for name in LAYERS} <= set(modules())
 
 
@@ -127,6 +129,16 @@ def test_only_the_command_line_edge_imports_the_cli() -> None:
         if target == CLI or target.startswith(CLI + ".")
     ]
     assert not outside, "\n".join(outside)
+
+
+def test_the_runtime_only_re_exports_the_code_pods_run() -> None:
+    """A function's runtime is made in a pod from the pods' modules alone (the launcher), so its face may hold nothing
+    of its own: re-exports of ``hera_volcano.pods`` only."""
+    for module in RUNTIME_FACES:
+        assert imports(module) and all(t.startswith(POD_CODE + ".") for t in imports(module)), module
+        body = ast.parse(modules()[module].read_text()).body
+        own = [n for n in body if not isinstance(n, ast.ImportFrom | ast.Expr | ast.Assign)]
+        assert not own, f"{module} defines code of its own: put it in {POD_CODE}"
 
 
 def test_entry_points_only_call_into_the_cli() -> None:

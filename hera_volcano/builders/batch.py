@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
 from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
-from hera_volcano.builders import gang
+from hera_volcano.builders import checkpoints, gang
 from hera_volcano.builders.pod import PodSettings
 from hera_volcano.builders.program import Launch, Program, check_command_env, check_env, with_launcher
 from hera_volcano.builders.program import check as check_program
@@ -95,6 +95,7 @@ def batch_job(
     job = replace(
         job, arguments=given, deadline=shared["deadline"], start_limit=shared["start_limit"], retry=shared["retry"]
     )
+    job = checkpoints.mounted(job, shared["checkpoints"])
     if isinstance(shared["queue"], Queue):  # the shared shape names the queue only: check its own gang here
         check_fits_queue(job.bound_data(), shared["queue"])
     return job

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hera_volcano.builders import gang
+from hera_volcano.builders.checkpoints import Checkpoints
 from hera_volcano.builders.pod import PodSettings, apply_settings, check_settings
 from hera_volcano.builders.program import Launch, Program, check_command_env, check_env, with_launcher
 from hera_volcano.builders.program import check as check_program
@@ -15,6 +16,7 @@ from hera_volcano.builders.settings import JobSettings, checked, job
 from hera_volcano.kube import pod_scripts
 from hera_volcano.kube.images import PYTHON_IMAGE, check_image
 from hera_volcano.pods import program as pods_program
+from hera_volcano.pods.checkpoints import CheckpointSettings
 from hera_volcano.pods.workers import WAIT_COMMAND, WaitSettings
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
@@ -112,7 +114,7 @@ def mpi_job(
         check_env({"pod": roles["pod"], "master_pod": roles[MASTER], "worker_pod": roles[WORKER]})
     check_command_env(program, {"pod": roles["pod"], "master_pod": roles[MASTER]})  # the master's command
     pods = _Pods(image, shared["working_dir"], port)
-    forwarded = _forwarded(launch, roles["pod"], roles[MASTER])
+    forwarded = _forwarded(launch, roles["pod"], roles[MASTER], shared["checkpoints"])
     master = pods.master(
         _master_script(mpi_plugin, workers * slots_per_worker, slots_per_worker, port, forwarded),
         ranks_run,
@@ -171,11 +173,14 @@ def _check_shape(
     checks.integer("port", port, minimum=1, maximum=65535)
 
 
-def _forwarded(launch: Launch | None, pod: PodSettings | None, master_pod: PodSettings | None) -> list[str]:
+def _forwarded(
+    launch: Launch | None, pod: PodSettings | None, master_pod: PodSettings | None, checkpoints: Checkpoints | None
+) -> list[str]:
     """The variables ``mpiexec`` passes on to every rank (sshd starts them with a clean environment): the
-    launcher's and those of ``pod.env`` and ``master_pod.env``."""
+    launcher's, those of ``pod.env`` and ``master_pod.env``, and the checkpoints' directory."""
     launch_env = [] if launch is None else launch.env()
     names = [*(e["name"] for e in launch_env), *(pod.env if pod else ()), *(master_pod.env if master_pod else ())]
+    names += CheckpointSettings.NAMES if checkpoints is not None else ()
     return list(dict.fromkeys(names))
 
 

@@ -209,9 +209,13 @@ class Pipeline:
         if self.workspace is None:
             return shape.job
         settings = self.workspace.add_to()
+        volume = self.workspace.pod_volume().volume()
         tasks = []
         for task in shape.job.tasks:
             template = pod_template_to_dict(task.template)
+            if volume in as_list(as_map(template.get("spec")).get("volumes")):  # its checkpoints mounted it already
+                tasks.append(task)
+                continue
             containers = as_list(as_map(template.get("spec")).get("containers"))
             main = str(as_map(containers[0]).get("name", "")) if containers else ""
             tasks.append(replace(task, template=apply_settings(template, main, settings)))

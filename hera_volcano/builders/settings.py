@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import Final, TypedDict
 
 from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
+from hera_volcano.builders import checkpoints as checkpoints_setting
+from hera_volcano.builders.checkpoints import Checkpoints
 from hera_volcano.builders.pod import PodSettings, check_settings
 from hera_volcano.kube import names
 from hera_volcano.shared import checks
@@ -54,6 +56,10 @@ class JobSettings(TypedDict, total=False):
     pod: PodSettings | None
     """:class:`hera_volcano.PodSettings` for every pod of the job (resources, env, volumes, placement, a patch);
     a builder's per-role settings (``master_pod``, ``worker_pod``...) apply on top of them."""
+    checkpoints: Checkpoints | None
+    """:class:`hera_volcano.Checkpoints`: a claim mounted in every pod of the job, and the directory of this run of
+    this job on it given to the program (the same across Volcano restarts and Argo retries; another for another run,
+    another job, another iteration of a loop), which ``hera_volcano.runtime`` reads."""
 
 
 #: Every key of :class:`JobSettings`, in the order they are declared.
@@ -79,6 +85,7 @@ def checked(given: Mapping[str, object], builder: str, *, working_dir: str | Non
         start_limit=_seconds("start_limit", given.get("start_limit", DEFAULT_START_LIMIT)),
         retry=_retry(given.get("retry")),
         pod=check_settings("pod", given.get("pod")),
+        checkpoints=checkpoints_setting.check(given.get("checkpoints")),
     )
 
 
@@ -92,8 +99,8 @@ def job(
     policies: Sequence[Policy],
 ) -> VolcanoJob:
     """The job of a gang builder: its shape (``tasks``, ``plugins``, ``policies``, the ``lead`` task its follower
-    streams, and how many pods start together) with the shared settings."""
-    return VolcanoJob(
+    streams, and how many pods start together) with the shared settings (the checkpoints in every pod)."""
+    made = VolcanoJob(
         name=settings["name"],
         generate_name=settings["generate_name"],
         min_available=min_available,
@@ -108,6 +115,7 @@ def job(
         plugins=plugins,
         tasks=tasks,
     )
+    return checkpoints_setting.mounted(made, settings["checkpoints"])
 
 
 def _name(value: object) -> str | Placeholder | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from hera_volcano.builders.checkpoints import Checkpoints
 from hera_volcano.builders.pod import PodSettings, PodVolume
 from hera_volcano.shared.errors import ValidationError
 
@@ -53,6 +54,14 @@ class Workspace:
                     f"has the name or the mount path of the workspace ({self.name!r} at {self.path}): choose others",
                 )
         return replace(settings, volumes=(*settings.volumes, self.pod_volume(read_only=read_only)))
+
+    def checkpoints(self, folder: str = "checkpoints") -> Checkpoints:
+        """Checkpoints on the workspace (a job's ``checkpoints=``): the workspace mounted in every pod of the job as it
+        is (a :class:`Pipeline` with this workspace mounts it once), the runs' directories under ``folder``.
+
+        :param folder: the folder of the workspace under which each run of each job gets its directory.
+        """
+        return Checkpoints(self.claim, self.path, self.name, folder)
 
     def hera_volume(self, *, read_only: bool = False) -> ExistingVolume:
         """The workspace for an ordinary step: ``Container(..., volumes=[workspace.hera_volume()])`` declares the

@@ -14,6 +14,10 @@ with the inputs or the report.
 
 The report lines are written by the rules of :mod:`hera_volcano.pods.reports`, which the pods' ConfigMap holds joined
 with this file (:func:`hera_volcano.pods.program.launcher_source`). Neither has a dollar sign or a double brace.
+
+What a function imports inside itself from hera-volcano (``import hera_volcano.runtime``) the launcher makes from the
+file beside it in the ConfigMap (:data:`RUNTIME_FILE`, the runtime's modules joined as they are), unless
+hera_volcano itself is importable (a local run, an image that installs it): :func:`install_runtime`.
 """
 
 from __future__ import annotations
@@ -40,6 +44,11 @@ RANK_VARIABLES = {
 }
 #: The roles of a TensorFlow job in the order of their global ranks (the chief is rank 0; without one, worker 0 is).
 TF_ROLES = ("chief", "worker", "ps", "evaluator")
+
+
+#: The runtime's file beside the launcher's in the pods' ConfigMap, and the module it becomes for the function.
+RUNTIME_FILE = "hera_volcano_runtime.py"
+RUNTIME_MODULE = "hera_volcano.runtime"
 
 
 class LaunchError(Exception):
@@ -254,6 +263,29 @@ def run(spec: dict[str, object], args: dict[str, object], source: str | None) ->
     return function(**args)
 
 
+def install_runtime(launcher_file: str) -> None:
+    """Make ``import hera_volcano.runtime`` (and ``from hera_volcano import runtime``) give the function the runtime
+    of :data:`RUNTIME_FILE` beside ``launcher_file``: as the module ``hera_volcano.runtime`` of a package
+    ``hera_volcano`` that holds nothing else. Nothing to do without that file (the launcher imported from the
+    package) or where hera_volcano is importable (its own runtime is the same code)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(launcher_file)), RUNTIME_FILE)
+    package_name = RUNTIME_MODULE.partition(".")[0]
+    if not os.path.isfile(path) or package_name in sys.modules or importlib.util.find_spec(package_name) is not None:
+        return
+    with open(path, encoding="utf-8") as f:
+        code = compile(f.read(), path, "exec", dont_inherit=True)
+    package = types.ModuleType(package_name)
+    package.__path__ = []  # a package, whose only module is the runtime
+    module = types.ModuleType(RUNTIME_MODULE)
+    module.__file__ = path
+    setattr(package, RUNTIME_MODULE.partition(".")[2], module)
+    sys.modules[package_name] = package
+    sys.modules[RUNTIME_MODULE] = module
+    exec(code, module.__dict__)
+
+
 def user_frames(tb: types.TracebackType | None) -> types.TracebackType | None:
     """The traceback from the first frame of user code on (the frames of the launcher say nothing)."""
     own = user_frames.__code__.co_filename
@@ -272,6 +304,7 @@ def main(argv: list[str]) -> None:
         fail(str(e))
     what = next(str(spec[k]) for k in ("function", "script", "module") if k in spec)
     try:
+        install_runtime(__file__)
         result = run(spec, args, settings.source)
     except LaunchError as e:
         fail(str(e))

@@ -20,10 +20,15 @@ from functools import cache
 from importlib import resources
 from typing import Final, Literal
 
+from hera_volcano.pods.launcher import RUNTIME_FILE
+
 #: The modules of the program, each after those it imports.
 MODULES = ("labels", "reports", "kubeapi", "follow", "run", "workers", "entry")
 #: The modules of the launcher of function jobs, joined the same way (it runs in the job's own image).
 LAUNCHER_MODULES = ("reports", "launcher")
+#: The modules of a function's runtime (``hera_volcano.runtime`` re-exports them), joined into the file the launcher
+#: makes that module from (:data:`hera_volcano.pods.launcher.RUNTIME_FILE`).
+RUNTIME_MODULES = ("checkpoints",)
 #: The program's first line, and its bootstrap's: for people reading a pod; nothing recognises a pod by it.
 TITLE: Final = "# hera-volcano log follower: hera_volcano/pods"
 #: The annotation on the pod template of each of our pods that runs the program, its value the part it runs: the log
@@ -82,8 +87,9 @@ def source() -> str:
     return _joined(TITLE, MODULES)
 
 
-#: Where a pod mounts the program's ConfigMap, and the files it holds: the follower's and the MPI wait's program, and
-#: the launcher of function jobs (:mod:`hera_volcano.pods.launcher`, run as it is in the job's own image).
+#: Where a pod mounts the program's ConfigMap, and the files it holds: the follower's and the MPI wait's program, the
+#: launcher of function jobs (:mod:`hera_volcano.pods.launcher`, run as it is in the job's own image) and, beside it,
+#: the runtime it gives the function (:func:`runtime_source`).
 MOUNT_DIR: Final = "/etc/hera-volcano"
 PROGRAM_FILE: Final = "follower.py"
 LAUNCHER_FILE: Final = "launch_function.py"
@@ -99,12 +105,18 @@ def launcher_source() -> str:
 
 
 @cache
+def runtime_source() -> str:
+    """The runtime a function imports as ``hera_volcano.runtime`` in a pod: :data:`RUNTIME_MODULES` joined."""
+    return _joined("# hera-volcano runtime: hera_volcano/pods", RUNTIME_MODULES)
+
+
+@cache
 def config_map_name() -> str:
     """``hera-volcano-follower-DIGEST``: the digest is the version; another version, another name. It is taken over
     what the files are made from (the modules as they are, and this one, which joins them), not the joined files: every
     render names the ConfigMap, and joining parses each module (a quarter of the CLI's own time)."""
     digest = hashlib.sha256()
-    for name in (*MODULES, "launcher", "program"):
+    for name in dict.fromkeys((*MODULES, *LAUNCHER_MODULES, *RUNTIME_MODULES, "program")):
         digest.update(module_source(name).encode() + b"\0")
     return _PREFIX + digest.hexdigest()[:12]
 
@@ -132,7 +144,7 @@ def config_map(namespace: str) -> dict[str, object]:
             "namespace": namespace,
             "labels": {"app.kubernetes.io/name": "hera-volcano", "app.kubernetes.io/component": "log-follower"},
         },
-        "data": {PROGRAM_FILE: source(), LAUNCHER_FILE: launcher_source()},
+        "data": {PROGRAM_FILE: source(), LAUNCHER_FILE: launcher_source(), RUNTIME_FILE: runtime_source()},
     }
 
 

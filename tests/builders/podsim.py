@@ -15,6 +15,7 @@ Only the substitution forms hera-volcano writes are simulated; anything else fai
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -28,6 +29,7 @@ from typing import Any
 
 import yaml
 
+from hera_volcano.pods import launcher
 from hera_volcano.pods import program as pods_program
 from hera_volcano.shared.placeholders import WORKFLOW_SAMPLES
 
@@ -87,7 +89,8 @@ def _unquote(literal: str) -> str:
 
 def evaluate(expression: str, scope: Mapping[str, str]) -> Any:
     """The few expr forms (calls, string literals, ``a.b['c']``, ``+``) with the functions Argo offers that
-    hera-volcano uses: ``replace``, ``toJson``, ``asInt``, ``sprig.quote``, ``sprig.mustFromJson``."""
+    hera-volcano uses: ``replace``, ``toJson``, ``asInt``, ``sprig.quote``, ``sprig.mustFromJson``,
+    ``sprig.sha256sum``."""
     tokens = [(m.group(1), m.group(2), m.group(3)) for m in _TOKEN.finditer(expression) if m.group(0).strip()]
     at = 0
 
@@ -154,6 +157,8 @@ def _call(name: str, args: list[Any]) -> Any:
         return go_quote(args[0])
     if name == "sprig.mustFromJson":
         return json.loads(args[0])
+    if name == "sprig.sha256sum":  # sprig: the hex digest of the string's bytes
+        return hashlib.sha256(str(args[0]).encode()).hexdigest()
     raise AssertionError(f"a function the simulation does not know: {name}")
 
 
@@ -299,13 +304,21 @@ sys.exit(max(codes))
 
 def launcher_file() -> Path:
     """The launcher's file as the pods' ConfigMap holds it (:func:`hera_volcano.pods.program.launcher_source`: the
-    launcher joined with the report rules), written once per version."""
-    path = Path(tempfile.gettempdir()) / f"hera-volcano-{pods_program.config_map_name()}-{os.getuid()}.py"
-    if not path.is_file() or path.read_text(encoding="utf-8") != pods_program.launcher_source():
-        partial = path.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(pods_program.launcher_source(), encoding="utf-8")
-        partial.replace(path)
-    return path
+    launcher joined with the report rules), with the runtime it gives functions beside it, as the ConfigMap's files
+    are: written once per version, in a folder of that version's own."""
+    folder = Path(tempfile.gettempdir()) / f"hera-volcano-{pods_program.config_map_name()}-{os.getuid()}"
+    folder.mkdir(exist_ok=True)
+    files = {
+        pods_program.LAUNCHER_FILE: pods_program.launcher_source(),
+        launcher.RUNTIME_FILE: pods_program.runtime_source(),
+    }
+    for name, text in files.items():
+        path = folder / name
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            partial = path.with_suffix(f".{os.getpid()}.tmp")
+            partial.write_text(text, encoding="utf-8")
+            partial.replace(path)
+    return folder / pods_program.LAUNCHER_FILE
 
 
 def fakes(directory: Path) -> Path:

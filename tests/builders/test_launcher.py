@@ -20,6 +20,7 @@ import hera_volcano as hv
 from hera_volcano.builders import program
 from hera_volcano.pods import launcher, reports
 from hera_volcano.pods import program as pods_program
+from hera_volcano.pods.checkpoints import CheckpointSettings
 from hera_volcano.pods.launcher import LaunchError, LaunchSettings
 from tests.builders import podsim, userfuncs
 
@@ -332,6 +333,43 @@ def test_a_module_runs_as_main_from_the_image(tmp_path: Path) -> None:
     assert lines(result) == [f'__main__ {package / "train.py"} {{"a": "b"}}']
     missing = launch("", run={"module": "pkg.absent"}, env=env, cwd=tmp_path)
     assert failure(missing) == "hera-volcano: pkg.absent raised ImportError"
+
+
+def test_the_function_imports_the_runtime_the_config_map_ships_beside_the_launcher(tmp_path: Path) -> None:
+    """hera_volcano is not importable in the pod: both import forms give the function the runtime made from the file
+    beside the launcher (the same code as ``hera_volcano.runtime`` here), and nothing else of the package."""
+    source = """\
+    def f():
+        import hera_volcano.runtime
+        from hera_volcano import runtime
+        with runtime.save_checkpoint(4) as folder:
+            open(folder + "/w", "w").close()
+        try:
+            import hera_volcano.builders
+        except ImportError:
+            other = "absent"
+        step = runtime.latest_checkpoint().step
+        return {"same": runtime is hera_volcano.runtime, "file": runtime.__file__, "step": step, "other": other}
+    """
+    env = {"VC_TASK_INDEX": "0", CheckpointSettings.DIRECTORY: str(tmp_path / "run")}
+    result = launch(source, env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert lines(result) == [
+        "hera-volcano:output same=true",
+        f"hera-volcano:output file={podsim.launcher_file().parent / launcher.RUNTIME_FILE}",
+        "hera-volcano:output step=4",
+        "hera-volcano:output other=absent",
+    ]
+    assert pods_program.runtime_source().count("def latest_checkpoint(") == 1, "one implementation, joined as it is"
+
+
+def test_a_script_finds_the_runtime_and_without_checkpoints_fails_saying_why(tmp_path: Path) -> None:
+    source = "from hera_volcano import runtime\nruntime.checkpoint_dir()\n"
+    result = launch(source, run={"script": "train.py"}, cwd=tmp_path)
+    assert failure(result) == "hera-volcano: train.py raised CheckpointError"
+    assert f"CheckpointError: {CheckpointSettings.DIRECTORY} is not set: give the job checkpoints=" in (
+        result.stderr.decode()
+    )
 
 
 def test_the_settings_a_builder_writes_are_those_the_launcher_reads() -> None:

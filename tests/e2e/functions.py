@@ -70,3 +70,41 @@ def forge() -> dict[str, str]:
     print("hera-volcano:output text=" + tag, flush=True)
     print("hera-volcano:output expr=" + expression, flush=True)
     return {"plain": "ok"}
+
+
+def resumable_sum(steps: int, fail_first_attempt: bool = False) -> dict[str, object] | None:
+    """A training run on a PyTorch gang (gloo, CPU): at each step the ranks all-reduce ``(step + 1) * (rank + 1)``
+    and add it to a running value, rank 0 checkpoints it (``hera_volcano.runtime``), each step about a second. It
+    resumes from the latest checkpoint and reports the step it resumed at; uninterrupted, the value is
+    ``world_size * (world_size + 1) / 2 * steps * (steps + 1) / 2``. With ``fail_first_attempt``, a run that found
+    no checkpoint fails on purpose after step 4 (the Argo retry's first attempt)."""
+    import json
+    import time
+
+    import torch
+    import torch.distributed as dist
+
+    from hera_volcano import runtime
+
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    latest = runtime.latest_checkpoint()
+    start, value = 0, 0.0
+    if latest is not None:
+        with open(latest.path + "/state.json") as f:
+            start, value = latest.step + 1, float(json.load(f)["value"])
+    print(f"rank {rank}: resuming at step {start} from {runtime.checkpoint_dir()}", flush=True)
+    for step in range(start, steps):
+        contribution = torch.tensor([float((step + 1) * (rank + 1))])
+        dist.all_reduce(contribution)
+        value += float(contribution.item())
+        if rank == 0:
+            with runtime.save_checkpoint(step) as folder, open(folder + "/state.json", "w") as f:
+                json.dump({"value": value}, f)
+        print(f"rank {rank}: step {step} value {value}", flush=True)
+        dist.barrier()
+        if fail_first_attempt and latest is None and step == 4:
+            raise RuntimeError("the first attempt fails on purpose after step 4")
+        time.sleep(1)
+    dist.destroy_process_group()
+    return {"resumed_at": start, "value": value} if rank == 0 else None

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from hera_volcano.pods.checkpoints import CheckpointSettings
 from hera_volcano.pods.launcher import LaunchSettings
 from hera_volcano.pods.workers import WaitSettings
 
@@ -51,6 +52,7 @@ class Contract:
 CONTRACTS = (
     Contract(WaitSettings, tests=("tests/pods/test_workers.py",)),
     Contract(LaunchSettings, tests=("tests/builders/test_launcher.py",)),
+    Contract(CheckpointSettings, tests=("tests/pods/test_checkpoints.py",)),
 )
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from hera_volcano.pods import program
+from hera_volcano.pods import launcher, program
 from hera_volcano.pods.run import Settings
 from hera_volcano.pods.workers import WaitSettings
 from tests.pods.https_server import Reply, Request, Server, serving
@@ -126,19 +126,25 @@ def test_without_its_config_map_the_follower_fails_at_once_naming_it(tmp_path: P
 def test_the_config_map_holds_the_program_under_a_name_that_changes_with_it(monkeypatch: pytest.MonkeyPatch) -> None:
     made = program.config_map("team-a")
     assert made["metadata"]["namespace"] == "team-a" and made["metadata"]["name"] == program.config_map_name()
-    assert made["data"] == {program.PROGRAM_FILE: program.source(), program.LAUNCHER_FILE: program.launcher_source()}
+    assert made["data"] == {
+        program.PROGRAM_FILE: program.source(),
+        program.LAUNCHER_FILE: program.launcher_source(),
+        launcher.RUNTIME_FILE: program.runtime_source(),
+    }
     assert program.is_config_map_name(program.config_map_name()) and not program.is_config_map_name("other")
     # Any module the files are made from, or the code that joins them, changed by one character: another name.
     original, read = program.config_map_name(), program.module_source
     names = set()
-    for changed in (*program.MODULES, "launcher", "program"):
+    every = tuple(dict.fromkeys((*program.MODULES, *program.LAUNCHER_MODULES, *program.RUNTIME_MODULES, "program")))
+    assert "checkpoints" in every, "the runtime's modules are part of the version"
+    for changed in every:
         monkeypatch.setattr(program, "module_source", lambda name, c=changed: read(name) + ("#" if name == c else ""))
         program.config_map_name.cache_clear()
         names.add(program.config_map_name())
     monkeypatch.setattr(program, "module_source", read)
     program.config_map_name.cache_clear()
     assert program.config_map_name() == original
-    assert len(names) == len(program.MODULES) + 2 and original not in names
+    assert len(names) == len(every) and original not in names
 
 
 def start(server: Server, tmp_path: Path, *argv: str, **env: str) -> subprocess.Popen[str]:
