@@ -391,7 +391,8 @@ def _tensorflow(
     lead = tasks[flags["chief"] if "chief" in counts else flags["worker"]]
     env, notes = _env(lead.container, given)
     cluster = {role: [f"{LOOPBACK}:{free_port()}" for _ in range(n)] for role, n in sorted(counts.items())}
-    ranks, launcher = [], False
+    ranks: list[Rank] = []
+    launcher = False
     for role in (r for r in TF_ROLES if r in counts):
         for index in range(counts[role]):
             config = {"cluster": cluster, "task": {"type": role, "index": index}}
