@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections.abc import Sequence
@@ -42,7 +43,8 @@ def main(argv: Sequence[str]) -> int:
     p.add_argument("--timeout", type=c.duration, metavar="DURATION", help="stop every process after 90s, 15m, 2h...")
     args = p.parse_args(argv)
     arguments = c.key_values(args.argument, "-a/--argument")
-    job = module_job(args.job)
+    with contextlib.redirect_stdout(sys.stderr):  # what the module prints as it loads: stdout is the report's
+        job = module_job(args.job)
     from hera_volcano.client.local import run_local
     from hera_volcano.shared.errors import LocalRunError
 
