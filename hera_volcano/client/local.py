@@ -111,17 +111,17 @@ def run_plan(plan: local_plan.LocalPlan, *, timeout: float | None, output: IO[st
         tail.start()
         started: list[_Process] = []
         try:
-            started = _start_mpi(plan, folder, base) if mpi else _start(plan, folder, base)
+            (_start_mpi if mpi else _start)(plan, folder, base, started)
             failed = _wait(started, None if timeout is None else time.monotonic() + timeout)
         finally:
             _stop(started, folder if mpi else None)
             tail.close()
-        if failed == "timeout":
+        if isinstance(failed, str):
             raise LocalRunError(
                 f"the run outlasted its timeout ({timeout:g} s): every process was stopped", timed_out=True
             )
         if failed is not None:
-            raise _failure(failed, plan, tail, mpi)
+            raise _failure(failed, tail, mpi)
         return _report(Path(folder, "0.out"))
 
 
@@ -136,23 +136,15 @@ class _Process:
     popen: subprocess.Popen[bytes]
 
 
-def _start(plan: local_plan.LocalPlan, folder: str, base: Mapping[str, str]) -> list[_Process]:
-    """Each rank in a process group of its own, its output in ``folder/RANK.out`` and ``.err``."""
-    started: list[_Process] = []
-    try:
-        for rank in plan.ranks:
-            with (
-                open(Path(folder, f"{rank.rank}.out"), "wb") as out,
-                open(Path(folder, f"{rank.rank}.err"), "wb") as err,
-            ):
-                started.append(_Process(rank.rank, _popen(rank.argv, {**base, **rank.env}, out, err, rank.rank)))
-    except LocalRunError:
-        _stop(started, None)
-        raise
-    return started
+def _start(plan: local_plan.LocalPlan, folder: str, base: Mapping[str, str], started: list[_Process]) -> None:
+    """Each rank in a process group of its own, its output in ``folder/RANK.out`` and ``.err``; each process is in
+    ``started`` as soon as it runs (to be stopped whatever happens next)."""
+    for rank in plan.ranks:
+        with open(Path(folder, f"{rank.rank}.out"), "wb") as out, open(Path(folder, f"{rank.rank}.err"), "wb") as err:
+            started.append(_Process(rank.rank, _popen(rank.argv, {**base, **rank.env}, out, err, rank.rank)))
 
 
-def _start_mpi(plan: local_plan.LocalPlan, folder: str, base: Mapping[str, str]) -> list[_Process]:
+def _start_mpi(plan: local_plan.LocalPlan, folder: str, base: Mapping[str, str], started: list[_Process]) -> None:
     """``mpiexec`` (Open MPI's), starting every rank."""
     mpiexec = shutil.which("mpiexec")
     if mpiexec is None:
@@ -162,7 +154,7 @@ def _start_mpi(plan: local_plan.LocalPlan, folder: str, base: Mapping[str, str])
         raise LocalRunError(f"{mpiexec} is not Open MPI's mpiexec: {OPEN_MPI.partition(': ')[2]}")
     argv = local_plan.mpiexec_command(mpiexec, plan, folder, root=os.geteuid() == 0)
     with open(Path(folder, "mpiexec.out"), "wb") as out, open(Path(folder, "mpiexec.err"), "wb") as err:
-        return [_Process(None, _popen(argv, {**base, **plan.ranks[0].env}, out, err, None))]
+        started.append(_Process(None, _popen(argv, {**base, **plan.ranks[0].env}, out, err, None)))
 
 
 def _popen(
@@ -218,9 +210,8 @@ def _signal(group: int, signum: int) -> None:
         os.killpg(group, signum)
 
 
-def _failure(failed: _Process | str, plan: local_plan.LocalPlan, tail: _Tail, mpi: bool) -> LocalRunError:
+def _failure(failed: _Process, tail: _Tail, mpi: bool) -> LocalRunError:
     """The error of a failed run: the rank that failed first, its status and its last error lines."""
-    assert isinstance(failed, _Process)
     rank, code = failed.rank, failed.popen.returncode
     if mpi:
         said = _MPI_FAILED.search(" ".join(tail.last("mpiexec")))

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
@@ -138,12 +137,6 @@ def mpiexec_command(mpiexec: str, plan: LocalPlan, outputs: str, *, root: bool) 
         *("/bin/sh", "-c", script, "sh", outputs),
         *first.argv,
     ]
-
-
-def shown(argv: Sequence[str]) -> str:
-    """A command as a shell would read it (the launcher's code as ``…``), for a person."""
-    boot = pods_program.launcher_bootstrap()
-    return " ".join("'<launcher>'" if arg == boot else shlex.quote(arg) for arg in argv)
 
 
 # ---------------------------------------------------------------------------------------------- the arguments

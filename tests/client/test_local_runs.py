@@ -142,3 +142,18 @@ def test_bad_settings_are_validation_errors() -> None:
         with pytest.raises(hv.ValidationError) as e:
             hv.run_local(job, **settings)  # type: ignore[arg-type]
         assert e.value.field == field
+
+
+def test_without_open_mpi_an_mpi_job_says_what_to_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no mpiexec on it
+    job = hv.mpi_job(image="mpi", program=hv.Program.function(localfuncs.mpi_sum, args={"scale": 1}), workers=2)
+    with pytest.raises(hv.LocalRunError) as e:
+        hv.run_local(job, output=io.StringIO())
+    assert "install Open MPI (Debian and Ubuntu: apt-get install openmpi-bin python3-mpi4py" in str(e.value)
+
+
+def test_a_command_that_is_not_there_fails_naming_it() -> None:
+    job = hv.batch_job(image="python:3.11-slim", program=hv.Program.command(["no-such-program", "--x"]), replicas=2)
+    with pytest.raises(hv.LocalRunError) as e:
+        hv.run_local(job, output=io.StringIO())
+    assert str(e.value) == "rank 0 cannot start no-such-program: No such file or directory"
