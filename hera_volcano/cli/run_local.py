@@ -38,7 +38,7 @@ def main(argv: Sequence[str]) -> int:
     p.add_argument(
         "--python",
         metavar="PATH",
-        help=f"the interpreter that runs a Python program, such as one with torch or mpi4py ({sys.executable})",
+        help="the interpreter of a Python program, one with torch or mpi4py, say (default: the one running this)",
     )
     p.add_argument("--timeout", type=c.duration, metavar="DURATION", help="stop every process after 90s, 15m, 2h...")
     args = p.parse_args(argv)

@@ -157,3 +157,17 @@ def test_a_command_that_is_not_there_fails_naming_it() -> None:
     with pytest.raises(hv.LocalRunError) as e:
         hv.run_local(job, output=io.StringIO())
     assert str(e.value) == "rank 0 cannot start no-such-program: No such file or directory"
+
+
+def test_a_report_line_the_follower_would_refuse_fails_the_run_naming_the_output() -> None:
+    forged = "print('hera-volcano:output ok=1'); print('hera-volcano:output x=a' + chr(123) * 2 + 'b')"
+    job = hv.batch_job(image="python:3.11-slim", program=hv.Program.command(["python3", "-c", forged]))
+    with pytest.raises(hv.LocalRunError) as e:
+        hv.run_local(job, output=io.StringIO())
+    assert str(e.value).startswith("rank 0's report: output 'x': the value holds two opening braces")
+
+
+def test_a_command_reports_as_the_launcher_does() -> None:
+    said = "print('hera-volcano:output loss=0.5'); print('hera-volcano:output loss=0.25'); print('other')"
+    job = hv.batch_job(image="python:3.11-slim", program=hv.Program.command(["python3", "-c", said]))
+    assert hv.run_local(job, output=io.StringIO()) == {"loss": "0.25"}, "the last value of a name, as the follower"
