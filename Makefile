@@ -39,11 +39,15 @@ check: $(STAMP) debian-tools
 unit: $(STAMP) debian-tools
 	$(VENV)/bin/pytest tests --ignore=tests/cluster --ignore=tests/e2e -n auto
 
-# Debian's shellcheck (the pod scripts, in check) and zsh (the completion script's test), installed when missing.
+# Debian's shellcheck (the pod scripts, in check) and zsh (the completion script's test), and for the local runs'
+# tests Open MPI, mpi4py and a CPU PyTorch (into the system python3, which those tests run ranks with), installed
+# when missing.
+DEBIAN_PACKAGES := shellcheck zsh openmpi-bin python3-mpi4py python3-torch
 debian-tools:
-	@missing=""; for tool in shellcheck zsh; do command -v $$tool >/dev/null || missing="$$missing $$tool"; done; \
+	@missing=""; for package in $(DEBIAN_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$package"; done; \
 	if [ -n "$$missing" ]; then echo "installing Debian's$$missing" >&2; \
-		apt-get update -qq >&2 && apt-get install -y -qq $$missing >&2; fi
+		apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >&2; fi
 
 ## conformance: Argo's own validators (Go) on every rendered file, and the tests that hold lint to them (marked go)
 conformance: $(STAMP)

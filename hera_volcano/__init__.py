@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from hera_volcano.builders.settings import JobSettings as JobSettings
     from hera_volcano.builders.tensorflow import tensorflow_job as tensorflow_job
     from hera_volcano.builders.workspace import Workspace as Workspace
+    from hera_volcano.client.local import run_local as run_local
     from hera_volcano.client.result import Result as Result
     from hera_volcano.client.runs import Client as Client
     from hera_volcano.client.runs import Cron as Cron
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from hera_volcano.client.runs import RunSummary as RunSummary
     from hera_volcano.kube.emit import to_yaml as to_yaml
     from hera_volcano.shared.errors import ClusterError as ClusterError
+    from hera_volcano.shared.errors import LocalRunError as LocalRunError
     from hera_volcano.shared.errors import ValidationError as ValidationError
     from hera_volcano.shared.placeholders import Placeholder as Placeholder
     from hera_volcano.tools.job_policy import JobPolicy as JobPolicy
@@ -63,6 +65,7 @@ _PUBLIC = {
     "Cron": "hera_volcano.client.runs",
     "JobPolicy": "hera_volcano.tools.job_policy",
     "JobSettings": "hera_volcano.builders.settings",
+    "LocalRunError": "hera_volcano.shared.errors",
     "Pipeline": "hera_volcano.builders.pipeline",
     "PipelineJob": "hera_volcano.builders.pipeline_entries",
     "PipelineStep": "hera_volcano.builders.pipeline_entries",
@@ -92,6 +95,7 @@ _PUBLIC = {
     "pytorch_job": "hera_volcano.builders.pytorch",
     "program_for": "hera_volcano.tools.program",
     "rbac_for": "hera_volcano.tools.rbac",
+    "run_local": "hera_volcano.client.local",
     "tensorflow_job": "hera_volcano.builders.tensorflow",
     "to_yaml": "hera_volcano.kube.emit",
     "torchrun": "hera_volcano.builders.pytorch",

@@ -6,6 +6,8 @@ A block's info string says what it is and who runs it:
 - ```` ```python offline ````: prints Kubernetes objects (YAML) the unit tests run and lint, but the end-to-end suite
   does not submit (its images or volumes are not in the test cluster).
 - ```` ```python cluster ````: talks to a cluster (``hv.Client``); compiled here, run by tests/e2e/test_client.py.
+- ```` ```python local ````: runs a job on this machine (``hv.run_local``); the unit tests run it and compare what it
+  prints with the ```` ```text output ```` block after it.
 - ```` ```sh ````: shell commands; each ``hera-volcano ...`` or ``python -m hera_volcano...`` in them must parse, and
   those that need no cluster run (tests/test_docs.py).
 - ```` ```yaml file=NAME ````: a file the ``sh`` blocks of the same page use (written where they run).

@@ -35,6 +35,7 @@ KNOWN_INFO = {
     ("python",),
     ("python", "offline"),
     ("python", "cluster"),
+    ("python", "local"),
     ("sh",),
     ("text",),
     ("text", "output"),
@@ -114,6 +115,24 @@ def test_cluster_examples_compile_and_are_left_to_the_end_to_end_suite() -> None
     for block in cluster:
         compile(block.text, block.where, "exec")
         assert "hv.Client(" in block.text, block.where
+
+
+def test_local_examples_run_here_and_print_what_the_page_shows(tmp_path: Path) -> None:
+    """The examples that run a job on this machine (``hv.run_local``) print what the ``text output`` after them
+    shows."""
+    found = 0
+    for page in PAGES:
+        page_blocks = fenced(page)
+        for i, block in enumerate(page_blocks):
+            if block.info != ("python", "local"):
+                continue
+            shown = page_blocks[i + 1] if i + 1 < len(page_blocks) else None
+            assert shown is not None and shown.info == ("text", "output"), f"{block.where}: no text output after it"
+            folder = tmp_path / str(found)
+            folder.mkdir()
+            assert run_python(block, folder) == shown.text, block.where
+            found += 1
+    assert found >= 1
 
 
 # ---- shell commands -----------------------------------------------------------------------------------------------
@@ -315,7 +334,7 @@ def test_commands_parse_and_those_that_need_no_cluster_run(page: Path, tmp_path:
             start = len(shell.ran)
             shell.block(block)
             last = shell.ran[start:]
-        elif block.info == ("text", "output"):
+        elif block.info == ("text", "output") and not (previous and previous.info == ("python", "local")):
             assert previous is not None and previous.info == ("sh",), f"{block.where}: output follows no sh block"
             assert last, f"{block.where}: the sh block before it runs no command here"
             args, out = last[-1]

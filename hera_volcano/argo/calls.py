@@ -18,10 +18,9 @@ from hera.workflows import DAG, Artifact, Parameter, Resource, Step, Task
 from hera.workflows.models import Arguments
 from pydantic import PrivateAttr
 
-from hera_volcano.argo.parameters import CallArguments
+from hera_volcano.argo.parameters import check_arguments
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder
-from hera_volcano.shared.suggestions import did_you_mean
 
 
 def argument_names(arguments: object) -> list[str]:
@@ -60,21 +59,7 @@ def check_call(template: str, inputs: object, arguments: object) -> None:
     """Each argument names an input of ``template``, and every input without a value of its own is given
     (:class:`~hera_volcano.argo.parameters.CallArguments`, the rule lint judges calls by too)."""
     declared = [p for p in inputs if isinstance(p, Parameter) and p.name] if isinstance(inputs, list) else []
-    known = [str(p.name) for p in declared]
-    judged = CallArguments.judge(map(_as_argo, declared), argument_names(arguments))
-    for name in judged.unknown:
-        choices = f"; its inputs are {', '.join(known)}" if known else "; it has no inputs"
-        raise ValidationError(
-            f"arguments.{name}",
-            f"names no input of template {template!r}{did_you_mean(name, known)}{choices}",
-        )
-    if judged.missing:
-        missing = judged.missing
-        raise ValidationError(
-            "arguments",
-            f"must give the input{'s' if len(missing) > 1 else ''} {', '.join(missing)} of template {template!r}:"
-            " it has no default",
-        )
+    check_arguments(f"template {template!r}", [_as_argo(p) for p in declared], argument_names(arguments))
 
 
 @dataclass(frozen=True)

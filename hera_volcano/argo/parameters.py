@@ -11,12 +11,14 @@ and lint judge a call.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.findings import Finding, error, warning
 from hera_volcano.shared.placeholders import refusal
+from hera_volcano.shared.suggestions import did_you_mean
 
 _NAME: Final = re.compile(r"[-a-zA-Z0-9_]+")
 #: The ``valueFrom`` sources an argument may use; the others only make sense for a template's outputs.
@@ -153,4 +155,21 @@ class CallArguments:
         return cls(
             unknown=tuple(name for name in given if name not in names),
             missing=tuple(str(p.get("name")) for p in declared if p.get("name") not in given and not has_own_value(p)),
+        )
+
+
+def check_arguments(of: str, inputs: Sequence[Mapping[str, object]], passed: Sequence[str]) -> None:
+    """A call's arguments by :class:`CallArguments` (``of``: what is called, ``template 'train'``), as
+    :class:`ValidationError`: the first argument that names no input (and the closest input), or the inputs
+    without a value of their own that it leaves out."""
+    known = [str(p.get("name")) for p in inputs]
+    judged = CallArguments.judge(inputs, passed)
+    for name in judged.unknown:
+        choices = f"; its inputs are {', '.join(known)}" if known else "; it has no inputs"
+        raise ValidationError(f"arguments.{name}", f"names no input of {of}{did_you_mean(name, known)}{choices}")
+    if judged.missing:
+        missing = judged.missing
+        raise ValidationError(
+            "arguments",
+            f"must give the input{'s' if len(missing) > 1 else ''} {', '.join(missing)} of {of}: it has no default",
         )

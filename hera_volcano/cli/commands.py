@@ -29,6 +29,10 @@ EXIT_CODES: Final[Mapping[str, str]] = {
         "exit codes: 0 the workflow Succeeded or is still running; 1 it Failed or Errored; 2 bad input, or a workflow\n"
         "that is not there; 3 the cluster is unreachable or forbids the request"
     ),
+    "local": (
+        "exit codes: 0 every rank succeeded (rank 0's report on stdout); 1 a rank failed (its rank and last lines on\n"
+        "stderr); 2 bad input (a misspelt argument included); 4 --timeout ran out (every process stopped)"
+    ),
     "submit": (
         "exit codes: 0 submitted (with --wait: Succeeded); 1 it Failed or Errored (--wait); 2 bad input; 3 the\n"
         "cluster is unreachable or forbids the request; 4 --timeout ran out (the workflow keeps running)"
@@ -39,10 +43,10 @@ EXIT_CODES: Final[Mapping[str, str]] = {
 ALL_EXIT_CODES: Final = (
     "exit codes (each command's --help has its own):\n"
     "  0  done; the workflow Succeeded\n"
-    "  1  the workflow Failed or Errored; lint found errors; render --check found drift\n"
+    "  1  the workflow Failed or Errored; a local run's rank failed; lint found errors; render --check found drift\n"
     "  2  bad input (one line on stderr, nothing on stdout, no file touched)\n"
     "  3  the cluster is unreachable, has no usable configuration, refuses the credentials or forbids the request\n"
-    "  4  a --timeout ran out (the workflow keeps running)\n"
+    "  4  a --timeout ran out (the workflow keeps running; run-local stops its processes)\n"
     "  130  interrupted (Ctrl-C): one line on stderr"
 )
 
@@ -232,6 +236,18 @@ COMMANDS: Final[Mapping[str, Command]] = {
         (f"{PROG} delete my-run-x7k2p",),
         "cluster",
     ),
+    "run-local": Command(
+        "hera_volcano.cli.run_local",
+        "main",
+        "local",
+        "Run a job's program on processes of this machine as its pods would, and print rank 0's report",
+        (
+            f"{PROG} run-local train.py:job -a epochs=3",
+            f"{PROG} run-local myproject.jobs:mpi_sum --processes 4 --python /usr/bin/python3",
+            f"{PROG} run-local train.py:job --timeout 10m > report.json",
+        ),
+        "local",
+    ),
     "completion": Command(
         "hera_volcano.cli.completion",
         "main",
@@ -248,6 +264,7 @@ COMMANDS: Final[Mapping[str, Command]] = {
 GROUPS: Final[Mapping[str, str]] = {
     "workflows": "print a bundled workflow",
     "tools": "derive, render and check",
+    "local": "run here",
     "cluster": "run on a cluster (pip install 'hera-volcano[cluster]')",
     "shell": "shell",
 }

@@ -122,6 +122,25 @@ def duration(text: str) -> float:
     return total
 
 
+def key_value(text: str) -> tuple[str, str]:
+    """argparse type for ``KEY=VALUE`` (``submit -p``, ``run-local -a``): the value may hold ``=``; it is taken as
+    text, as argo takes it."""
+    key, eq, value = text.partition("=")
+    if not eq or not key:
+        raise argparse.ArgumentTypeError(f"must be KEY=VALUE, got {text!r}")
+    return key, value
+
+
+def key_values(pairs: Sequence[tuple[str, str]], option: str) -> dict[str, str]:
+    """The ``KEY=VALUE`` pairs of a repeated ``option``, each key once."""
+    found: dict[str, str] = {}
+    for key, value in pairs:
+        if key in found:
+            raise UsageError(f"argument {option}: {key} is given twice")
+        found[key] = value
+    return found
+
+
 class OutputFormat:
     """argparse type for ``-o/--output``: one of ``formats`` (which shell completion offers); with ``files``, what
     looks like a file name (``-o`` once named the file) gets a pointer to ``--output-file``."""

@@ -156,23 +156,6 @@ def _wait_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr while waiting")
 
 
-def _parameter(text: str) -> tuple[str, str]:
-    """argparse type for ``-p KEY=VALUE`` (the value may hold ``=``; it is taken as text, as argo takes it)."""
-    key, eq, value = text.partition("=")
-    if not eq or not key:
-        raise argparse.ArgumentTypeError(f"must be KEY=VALUE, got {text!r}")
-    return key, value
-
-
-def _parameters(pairs: Sequence[tuple[str, str]]) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for key, value in pairs:
-        if key in found:
-            raise c.UsageError(f"argument -p/--parameter: {key} is given twice")
-        found[key] = value
-    return found
-
-
 def _source(text: str) -> tuple[str, str]:
     """What ``--from KIND/NAME`` names: ``("workflowtemplate" or "cronworkflow", NAME)``."""
     kind, slash, name = text.partition("/")
@@ -216,7 +199,7 @@ def _submit_parser() -> c.Parser:
     p.add_argument(
         "-p",
         "--parameter",
-        type=_parameter,
+        type=c.key_value,
         action="append",
         default=[],
         metavar="KEY=VALUE",
@@ -252,7 +235,7 @@ def submit(argv: Sequence[str]) -> int:
     if args.timeout is not None and not (args.wait or args.follow):
         raise c.UsageError("argument --timeout: bounds --wait or --follow; give one of them")
     started = time.monotonic()
-    parameters = _parameters(args.parameter)
+    parameters = c.key_values(args.parameter, "-p/--parameter")
     chosen = chosen_namespace(args)
     if args.source is not None:
         kind, name = _source(args.source)

@@ -4,19 +4,23 @@ whatever their code raises into one line naming the module, the object and the f
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import re
 import sys
 import traceback
 from pathlib import Path
-from types import TracebackType
+from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Final
 
 from hera_volcano.cli import common as c
 from hera_volcano.shared.errors import ValidationError
+from hera_volcano.shared.suggestions import did_you_mean
 from hera_volcano.volcano.queue import Queue
 
 if TYPE_CHECKING:
     from hera.workflows import Workflow
+
+    from hera_volcano.volcano.job import VolcanoJob
 
 _MODULE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 #: How much of the user's call a message quotes.
@@ -71,6 +75,53 @@ def module_workflows(spec: str) -> list[Workflow | Queue]:
             sys.path.remove(here)
 
 
+def module_job(spec: str) -> VolcanoJob:
+    """The VolcanoJob ``NAME`` of a user's module, ``MODULE:NAME``: a file (``train.py``) or a module importable
+    from the current directory (``pkg.train``). The user's code runs here: whatever it raises is one line."""
+    from hera_volcano.volcano.job import VolcanoJob
+
+    module_name, colon, name = spec.rpartition(":")
+    is_file = module_name.endswith(".py") or "/" in module_name
+    if not colon or not name.isidentifier() or not (is_file or _MODULE.fullmatch(module_name)):
+        raise c.UsageError(f"the job must be MODULE:NAME (train.py:job or pkg.train:job), got {spec!r}")
+    folder = str(Path(module_name).resolve().parent) if is_file else str(Path.cwd())
+    sys.path.insert(0, folder)
+    try:
+        try:
+            module = _file_module(Path(module_name)) if is_file else importlib.import_module(module_name)
+        except c.UsageError:
+            raise
+        except (Exception, SystemExit) as e:  # the user's code: any failure is reported as one line
+            raise failure(spec, e, option="") from None
+    finally:
+        if folder in sys.path:
+            sys.path.remove(folder)
+    found = getattr(module, name, None)
+    if isinstance(found, VolcanoJob):
+        return found
+    jobs = [n for n, v in sorted(vars(module).items()) if isinstance(v, VolcanoJob)]
+    if found is None:
+        offered = f"; its jobs are {', '.join(jobs)}" if jobs else "; it has no VolcanoJob"
+        raise c.UsageError(f"{module_name} has no {name}{did_you_mean(name, jobs)}{offered}")
+    raise c.UsageError(
+        f"{spec} is a {type(found).__name__}, not a VolcanoJob (what mpi_job, pytorch_job, tensorflow_job and"
+        " batch_job return)"
+    )
+
+
+def _file_module(path: Path) -> ModuleType:
+    """A Python file run as a module named after it (so ``if __name__ == "__main__":`` does not run)."""
+    if not path.is_file():
+        raise c.UsageError(f"cannot read {path}: no such file")
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    if spec is None or spec.loader is None:
+        raise c.UsageError(f"cannot load {path} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def label(obj: object) -> str:
     """An object as a message names it: its kind and name (``Workflow train-`` for a generateName)."""
     kind = getattr(obj, "kind", None) or type(obj).__name__
@@ -81,10 +132,10 @@ def label(obj: object) -> str:
     return f"{kind} {name}" if name else str(kind)
 
 
-def failure(spec: str, e: BaseException, obj: str | None = None) -> c.UsageError:
-    """What the user's code raised, as one line: the module, where in it (file, line and the call being made,
-    which names the job), the object being built, and the field and rule (or the exception)."""
-    parts = [f"--module {spec}"]
+def failure(spec: str, e: BaseException, obj: str | None = None, *, option: str = "--module") -> c.UsageError:
+    """What the user's code raised, as one line: the module (as ``option`` named it), where in it (file, line and
+    the call being made, which names the job), the object being built, and the field and rule (or the exception)."""
+    parts = [f"{option} {spec}".strip()]
     where = _where(e)
     if where:
         parts.append(where)

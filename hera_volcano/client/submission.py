@@ -84,7 +84,7 @@ def from_template(template: str, parameters: Mapping[str, object], namespace: st
     """A Workflow that runs WorkflowTemplate ``template`` with ``parameters`` (strings, or numbers and booleans,
     which Argo reads as their text), named ``TEMPLATE-xxxxx`` as Argo names it."""
     names.check("template", template, names.dns1123_subdomain)
-    arguments = [{"name": key, "value": text} for key, text in _texts(parameters).items()]
+    arguments = [{"name": key, "value": text} for key, text in parameter_texts(parameters).items()]
     spec: dict[str, Any] = {"workflowTemplateRef": {"name": template}}
     if arguments:
         spec["arguments"] = {"parameters": arguments}
@@ -110,7 +110,7 @@ def from_cron(cron: Mapping[str, Any], parameters: Mapping[str, object], now: da
     meta = as_map(cron.get("metadata"))
     name = str(meta.get("name") or "")
     names.check("cronworkflow", name, names.dns1123_subdomain)
-    check_parameters(cron, _texts(parameters))  # named by the CronWorkflow, not by the run's NAME- prefix
+    check_parameters(cron, parameter_texts(parameters))  # named by the CronWorkflow, not by the run's NAME- prefix
     spec = as_map(cron.get("spec"))
     workflow_spec = json.loads(json.dumps(as_map(spec.get("workflowSpec"))))
     labels = {CRON_WORKFLOW_LABEL: name}
@@ -134,22 +134,22 @@ def from_cron(cron: Mapping[str, Any], parameters: Mapping[str, object], now: da
     return with_parameters(body, parameters) if parameters else body
 
 
-def _texts(parameters: Mapping[str, object]) -> dict[str, str]:
+def parameter_texts(parameters: Mapping[str, object], field: str = "parameters") -> dict[str, str]:
     """Parameter values as the text Argo substitutes: strings, or numbers and booleans as Argo reads them. A value
     Argo cannot carry unchanged (``{{``, NUL: :func:`~hera_volcano.shared.placeholders.refusal`) is refused here,
-    before anything is sent."""
+    before anything is sent (``field``: what a message names, ``parameters`` or a local run's ``arguments``)."""
     if not isinstance(parameters, Mapping):
-        raise ValidationError("parameters", "must be a mapping of parameter names to values")
+        raise ValidationError(field, "must be a mapping of parameter names to values")
     texts = {}
     for key, value in parameters.items():
         if not isinstance(key, str) or not key:
-            raise ValidationError("parameters", f"names must be non-empty strings, not {key!r}")
+            raise ValidationError(field, f"names must be non-empty strings, not {key!r}")
         if isinstance(value, bool):
             texts[key] = "true" if value else "false"
         elif isinstance(value, str | int | float):
-            texts[key] = carried(f"parameters[{key}]", str(value))
+            texts[key] = carried(f"{field}[{key}]", str(value))
         else:
-            raise ValidationError(f"parameters[{key}]", f"must be a string or a number, not {type(value).__name__}")
+            raise ValidationError(f"{field}[{key}]", f"must be a string or a number, not {type(value).__name__}")
     return texts
 
 
@@ -157,7 +157,7 @@ def with_parameters(body: dict[str, Any], parameters: Mapping[str, object]) -> d
     """``body`` (a Workflow or CronWorkflow from :func:`workflow_body`) with the values of some of its declared
     arguments replaced, as ``argo submit FILE -p KEY=VALUE`` does; a parameter it does not declare is a
     ValidationError."""
-    texts = _texts(parameters)
+    texts = parameter_texts(parameters)
     check_parameters(body, texts)
     for parameter in as_list(_arguments(body).get("parameters")):
         if isinstance(parameter, dict) and isinstance(parameter.get("name"), str) and parameter["name"] in texts:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from hera_volcano.kube import values
@@ -85,6 +85,27 @@ def shell_script(argv: Sequence[object]) -> int | None:
                 i += 1
         i += 1
     return i if reads_c and i < len(argv) else None
+
+
+def expand(text: str, defined: Mapping[str, str]) -> str:
+    """What a process gets for ``text`` in its container's command, arguments or an env value: the kubelet writes
+    ``$$`` as ``$`` and ``$(NAME)`` as the value of a variable in ``defined`` (an undefined one, and any other ``$``,
+    stay as they are)."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        if text[i] != "$" or i + 1 == len(text):
+            out.append(text[i])
+            i += 1
+        elif text[i + 1] == "(" and ")" in text[i + 2 :]:
+            end = text.index(")", i + 2)
+            name = text[i + 2 : end]
+            out.append(defined[name] if name in defined else text[i : end + 1])
+            i = end + 1
+        else:  # "$$" is "$"; "$(" never closed, or "$" before anything else, stays
+            out.append("$" if text[i + 1] == "$" else text[i : i + 2])
+            i += 2
+    return "".join(out)
 
 
 def expanded_names(text: str) -> list[str]:

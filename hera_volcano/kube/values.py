@@ -151,14 +151,23 @@ def kind_of(placeholder: Placeholder) -> Kind:
     return "json"
 
 
+def reads(found: Placeholder) -> Value | None:
+    """The parameter a placeholder reads (any form), as the manifest writes it: a simple tag by its sample's kind,
+    an expression by its own; None for other placeholders."""
+    value = parse(found.expression)
+    if value is None or not _RAW.fullmatch(found.expression):
+        return value
+    return Value(value.root, value.name, kind_of(found), value.dollars)
+
+
 def placeholder(found: Placeholder, *, dollars: int, kind: Kind | None = None) -> Placeholder:
     """``found`` (a parameter placeholder in any form) as the one expression for its place; other placeholders
     (Argo's own variables, expressions of your own) are returned as they are."""
-    value = parse(found.expression)
-    if value is None:
+    read = reads(found)
+    if read is None:
         return found
-    written = kind or (kind_of(found) if _RAW.fullmatch(found.expression) else value.kind)
-    encoded = Value(value.root, value.name, written, dollars)
+    value = read if kind is None else Value(read.root, read.name, kind)
+    encoded = Value(value.root, value.name, value.kind, dollars)
     return Placeholder(expression(encoded), found.sample, quoted=False)
 
 

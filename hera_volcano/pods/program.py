@@ -94,6 +94,8 @@ MOUNT_DIR: Final = "/etc/hera-volcano"
 PROGRAM_FILE: Final = "follower.py"
 LAUNCHER_FILE: Final = "launch_function.py"
 _PREFIX: Final = "hera-volcano-follower-"
+#: The variable that names another file for the launcher's bootstrap to run (a local run's copy: ``run_local``).
+LAUNCHER_PATH: Final = "HERA_VOLCANO_LAUNCHER"
 #: The name of the program's ConfigMap, of any version, in a text (a Volcano Job's manifest).
 CONFIG_MAP_NAME: Final = re.compile(re.escape(_PREFIX) + "[0-9a-f]{12}")
 
@@ -195,4 +197,4 @@ def launcher_bootstrap() -> str:
     """What every rank of a function job runs with ``python3 -u -c`` (then its kind): the launcher from the same
     ConfigMap, mounted into the job's pods. It makes no API call: its pods carry no :data:`PROGRAM_ANNOTATION`."""
     first = f"# hera-volcano launcher: runs {LAUNCHER_FILE} of ConfigMap {config_map_name()}"
-    return _bootstrap(first, LAUNCHER_FILE, "HERA_VOLCANO_LAUNCHER")
+    return _bootstrap(first, LAUNCHER_FILE, LAUNCHER_PATH)

@@ -57,3 +57,30 @@ class ClusterError(RuntimeError):
         self.namespace = namespace
         self.user = user
         super().__init__(message)
+
+
+class LocalRunError(RuntimeError):
+    """Raised when a local run of a job (:func:`hera_volcano.run_local`) fails: a rank exited with an error, the run
+    outlasted its timeout, or rank 0's report could not be read. Every process of the run has ended by then.
+
+    :param message: what failed, in one line.
+    :param rank: the rank that failed first (None: none in particular, such as a timeout).
+    :param exit_code: its exit status (a negative number: killed by that signal).
+    :param lines: its last lines of error output, oldest first.
+    :param timed_out: whether the run outlasted its timeout.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        rank: int | None = None,
+        exit_code: int | None = None,
+        lines: tuple[str, ...] = (),
+        timed_out: bool = False,
+    ) -> None:
+        self.rank = rank
+        self.exit_code = exit_code
+        self.lines = lines
+        self.timed_out = timed_out
+        super().__init__(message)

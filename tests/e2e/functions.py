@@ -108,3 +108,34 @@ def resumable_sum(steps: int, fail_first_attempt: bool = False) -> dict[str, obj
         time.sleep(1)
     dist.destroy_process_group()
     return {"resumed_at": start, "value": value} if rank == 0 else None
+
+
+def torch_world_sum(scale: int, tag: str) -> dict[str, object] | None:
+    """An all_reduce with gloo: (1 + ... + world) * scale, the world's size and the tag, from global rank 0 (issue
+    44: the same values on the cluster and in a local run)."""
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo")
+    total = torch.tensor([float(dist.get_rank() + 1) * scale])
+    dist.all_reduce(total)
+    rank, world = dist.get_rank(), dist.get_world_size()
+    dist.destroy_process_group()
+    return {"sum": int(total.item()), "world": world, "tag": tag} if rank == 0 else None
+
+
+def mpi_world_sum(scale: int, tag: str) -> dict[str, object] | None:
+    """An allreduce with mpi4py: (1 + ... + size) * scale, the size and the tag, from rank 0 (issue 44)."""
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    total = comm.allreduce((comm.Get_rank() + 1) * scale)
+    return {"sum": total, "size": comm.Get_size(), "tag": tag} if comm.Get_rank() == 0 else None
+
+
+def replica_value(scale: int, tag: str) -> dict[str, object] | None:
+    """A batch replica's value of its own index, (index + 1) * scale, and the tag, from replica 0 (issue 44)."""
+    import os
+
+    index = int(os.environ["VC_TASK_INDEX"])
+    return {"index": index, "value": (index + 1) * scale, "tag": tag} if index == 0 else None

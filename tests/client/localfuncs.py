@@ -1,0 +1,88 @@
+"""Functions the local-run tests run, as users write them: at a module's top level, importing what they use. Each
+value depends on the world size and the ranks, so a wrong rank or size shows in the report."""
+
+from __future__ import annotations
+
+
+def replica_sum(scale: int, marks: str) -> dict[str, int] | None:
+    """Each batch replica leaves a file named after its index in ``marks``; replica 0 reports the replicas' count
+    (from the files, after waiting for them) and a value of its own index and ``scale``."""
+    import os
+    import time
+    from pathlib import Path
+
+    index = int(os.environ["VC_TASK_INDEX"])
+    Path(marks, str(index)).write_text(os.environ["VK_TASK_INDEX"])
+    if index != 0:
+        return None
+    end = time.monotonic() + 30
+    while len(os.listdir(marks)) < int(os.environ.get("EXPECTED_REPLICAS", "1")) and time.monotonic() < end:
+        time.sleep(0.05)
+    return {"replicas": len(os.listdir(marks)), "value": (index + 1) * scale}
+
+
+def echo_text(text: str) -> dict[str, str]:
+    """Reports the text it was given, as it came."""
+    return {"text": text}
+
+
+def torch_sum(scale: int) -> dict[str, object] | None:
+    """An all_reduce with gloo over every rank: (1 + 2 + ... + world) * scale."""
+    import os
+
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo")
+    total = torch.tensor([float(dist.get_rank() + 1) * scale])
+    dist.all_reduce(total)
+    rank, world = dist.get_rank(), dist.get_world_size()
+    dist.destroy_process_group()
+    if rank != 0:
+        return None
+    return {"sum": int(total.item()), "world": world, "local-rank": int(os.environ["LOCAL_RANK"])}
+
+
+def mpi_sum(scale: int) -> dict[str, int] | None:
+    """An allreduce with mpi4py over every rank: (1 + 2 + ... + size) * scale."""
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    total = comm.allreduce((comm.Get_rank() + 1) * scale)
+    return {"sum": total, "size": comm.Get_size()} if comm.Get_rank() == 0 else None
+
+
+def tf_config(marks: str) -> dict[str, object]:
+    """What TF_CONFIG says of this process, left in ``marks`` by every process and reported by global rank 0."""
+    import json
+    import os
+    from pathlib import Path
+
+    config = json.loads(os.environ["TF_CONFIG"])
+    task = config["task"]
+    Path(marks, f"{task['type']}-{task['index']}").write_text(json.dumps(config))
+    return {"type": task["type"], "index": task["index"], "roles": {r: len(a) for r, a in config["cluster"].items()}}
+
+
+def fails_on_rank_1(pids: str) -> None:
+    """Rank 1 raises; the others wait, each having left its process id in ``pids``."""
+    import os
+    import time
+    from pathlib import Path
+
+    rank = int(os.environ.get("RANK") or os.environ.get("VC_TASK_INDEX") or os.environ["OMPI_COMM_WORLD_RANK"])
+    Path(pids, str(rank)).write_text(str(os.getpid()))
+    if rank == 1:
+        time.sleep(0.5)
+        raise ValueError("no data for rank 1")
+    time.sleep(120)
+
+
+def sleeps(pids: str) -> None:
+    """Every rank waits long after leaving its process id in ``pids``."""
+    import os
+    import time
+    from pathlib import Path
+
+    Path(pids, str(os.getpid())).write_text(str(os.getpid()))
+    time.sleep(120)
