@@ -13,13 +13,12 @@ import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Union
 
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import carried, expressions
 
-Value = Union[str, int, float, bool]
+Value = str | int | float | bool
 
 
 def _value(field: str, value: object) -> Value:

@@ -27,7 +27,7 @@ from hera_volcano.argo.space import Grid, RandomSearch, Space, Trials, TrialsFro
 from hera_volcano.kube import names
 from hera_volcano.kube.images import PYTHON_IMAGE, check_image
 from hera_volcano.pods import program
-from hera_volcano.pods.reports import NAME
+from hera_volcano.pods.reports import NAME, is_name
 from hera_volcano.pods.sweep import (
     BEST_PARAMS,
     BEST_PREFIX,
@@ -59,9 +59,9 @@ class SweepDAG(JobDAG):
 
     def __call__(self, *args: object, **kwargs: object) -> Step | Task | None:
         given, expression = kwargs.get("arguments"), self._trials_expression
-        if isinstance(expression, str) and (given is None or isinstance(given, Mapping)):
-            if TRIALS_INPUT not in (given or {}):
-                kwargs["arguments"] = {**(given or {}), TRIALS_INPUT: expression}
+        passes = given is None or (isinstance(given, Mapping) and TRIALS_INPUT not in given)
+        if isinstance(expression, str) and passes:
+            kwargs["arguments"] = {**(given if isinstance(given, Mapping) else {}), TRIALS_INPUT: expression}
         return super().__call__(*args, **kwargs)
 
 
@@ -154,9 +154,11 @@ def sweep(
 def _reported(objective: object, outputs: Sequence[str]) -> tuple[str, ...]:
     """The values each trial reports: the objective first, then the other outputs; each ``best-NAME`` a name too."""
     others = report_names.check_names("outputs", outputs)
-    if not isinstance(objective, str):
-        raise ValidationError("objective", "must be the name of a value the job reports")
-    report_names.check_names("objective", [objective])
+    if not is_name(objective):
+        raise ValidationError(
+            "objective", f"{objective!r} is not a report name (letters, digits, '_', '-'; not job-name or job-phase)"
+        )
+    assert isinstance(objective, str)
     reported = (objective, *(o for o in others if o != objective))
     for name in reported:
         if not NAME.fullmatch(BEST_PREFIX + name):

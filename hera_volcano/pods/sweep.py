@@ -45,7 +45,7 @@ DIRECTIONS = ("min", "max")
 PICK_OUTPUT_DIR = "/tmp/hera-volcano/sweep"
 #: Seconds the pick waits for the controller to record every trial as ended (it reads the Workflow right after its
 #: own pod starts, which the controller may not have written yet), and between two reads.
-WAIT_SECONDS = 60.0
+PICK_WAIT = 60.0
 POLL_SECONDS = 2.0
 _FULFILLED = frozenset({"Succeeded", "Failed", "Error", "Skipped", "Omitted"})
 _FAILED = frozenset({"Failed", "Error"})
@@ -68,7 +68,7 @@ class PickSettings:
     node: str = ""
     output_dir: str = PICK_OUTPUT_DIR
     termination_log: str = TERMINATION_LOG
-    wait: float = WAIT_SECONDS
+    wait: float = PICK_WAIT
 
     WORKFLOW: ClassVar[str] = "SWEEP_WORKFLOW"
     OBJECTIVE: ClassVar[str] = "SWEEP_OBJECTIVE"
@@ -113,7 +113,7 @@ class PickSettings:
             node=env.get(cls.NODE) or "",
             output_dir=env.get(cls.OUTPUT_DIR) or PICK_OUTPUT_DIR,
             termination_log=env.get(cls.TERMINATION_LOG) or TERMINATION_LOG,
-            wait=float(env.get(cls.WAIT) or WAIT_SECONDS),
+            wait=float(env.get(cls.WAIT) or PICK_WAIT),
         )
 
     def to_env(self) -> dict[str, str]:
@@ -133,7 +133,7 @@ class PickSettings:
             self.WAIT: str(self.wait),
         }
         defaults = {self.NODE: "", self.OUTPUT_DIR: PICK_OUTPUT_DIR, self.TERMINATION_LOG: TERMINATION_LOG}
-        defaults[self.WAIT] = str(WAIT_SECONDS)
+        defaults[self.WAIT] = str(PICK_WAIT)
         return {k: v for k, v in env.items() if k not in defaults or v != defaults[k]}
 
 
@@ -192,7 +192,8 @@ def expected_trials(text: str, parameters: tuple[str, ...]) -> list[dict[str, An
 def workflow_nodes(workflow: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """The Workflow's nodes by id, also when the controller stored them compressed (``compressedNodes``); a
     ValueError when they are offloaded to Argo's database, out of the pick's reach."""
-    status = workflow.get("status") if isinstance(workflow.get("status"), dict) else {}
+    given = workflow.get("status")
+    status: dict[str, Any] = given if isinstance(given, dict) else {}
     nodes = status.get("nodes")
     if not nodes and status.get("compressedNodes"):
         nodes = json.loads(gzip.decompress(base64.b64decode(status["compressedNodes"])))
@@ -223,9 +224,7 @@ def failure_reason(node: Mapping[str, Any], nodes: Mapping[str, Mapping[str, Any
     return "; ".join(found) or str(node.get("message") or f"the trial {node.get('phase', 'failed')}")
 
 
-def read_trials(
-    workflow: Mapping[str, Any], settings: PickSettings, expected: list[dict[str, Any]]
-) -> list[Trial]:
+def read_trials(workflow: Mapping[str, Any], settings: PickSettings, expected: list[dict[str, Any]]) -> list[Trial]:
     """Each trial of the sweep the pick belongs to, in loop order; NotReady while one has not ended; ValueError when
     the loop ended without the trials the list holds (Argo could not expand it)."""
     nodes = workflow_nodes(workflow)
@@ -313,8 +312,13 @@ def outputs_of(verdict: Verdict, outputs: tuple[str, ...]) -> dict[str, str]:
     return files
 
 
-def _read(api: Transport, settings: PickSettings, expected: list[dict[str, Any]], clock: Callable[[], float],
-          sleep: Callable[[float], None]) -> list[Trial]:
+def _read(
+    api: Transport,
+    settings: PickSettings,
+    expected: list[dict[str, Any]],
+    clock: Callable[[], float],
+    sleep: Callable[[float], None],
+) -> list[Trial]:
     """The trials, read again until every one has ended (at most ``settings.wait`` seconds)."""
     end = clock() + settings.wait
     while True:
@@ -344,8 +348,11 @@ def pick(
     verdict = decide(trials, settings.objective, settings.direction, settings.max_failures)
     for trial in verdict.trials:
         values = " ".join(f"{k}={v}" for k, v in trial.values.items())
-        print(f"trial {trial.index} {_shown(trial.parameters)}: {trial.phase} {values} {trial.reason}".rstrip(),
-              file=out, flush=True)
+        print(
+            f"trial {trial.index} {_shown(trial.parameters)}: {trial.phase} {values} {trial.reason}".rstrip(),
+            file=out,
+            flush=True,
+        )
     os.makedirs(settings.output_dir, exist_ok=True)
     for name, text in outputs_of(verdict, settings.outputs).items():
         with open(os.path.join(settings.output_dir, name), "w", encoding="utf-8") as f:
@@ -353,8 +360,12 @@ def pick(
     if verdict.best is None:
         return _fail(settings, f"hera-volcano sweep: {verdict.failure}", out)
     best = verdict.best
-    print(f"best: trial {best.index} {_shown(best.parameters)}, {settings.objective}={best.values[settings.objective]}"
-          f" ({settings.direction})", file=out, flush=True)
+    print(
+        f"best: trial {best.index} {_shown(best.parameters)}, {settings.objective}={best.values[settings.objective]}"
+        f" ({settings.direction})",
+        file=out,
+        flush=True,
+    )
     return 0
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from hera_volcano.pods.launcher import LaunchSettings
+from hera_volcano.pods.sweep import PickSettings
 from hera_volcano.pods.workers import WaitSettings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,6 +52,7 @@ class Contract:
 CONTRACTS = (
     Contract(WaitSettings, tests=("tests/pods/test_workers.py",)),
     Contract(LaunchSettings, tests=("tests/builders/test_launcher.py",)),
+    Contract(PickSettings, tests=("tests/pods/test_sweep.py",)),
 )
 
 
