@@ -260,3 +260,12 @@ def test_decide_and_read_trials_agree_with_the_nodes_order_not_the_children_orde
     trials = read_trials(workflow(nodes), settings(tmp_path), GRID)
     assert [t.index for t in trials] == [0, 1, 2, 3]
     assert decide(trials, "loss", "min", 0).best == trials[2]
+
+
+def test_the_program_starts_the_pick_with_pick_best_and_says_what_its_environment_lacks(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from hera_volcano.pods.entry import start
+
+    assert start(["follower.py", "pick-best"], {}) == 1
+    assert "hera-volcano pick-best: 'SWEEP_DIRECTION'" in capsys.readouterr().err
