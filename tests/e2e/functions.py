@@ -70,3 +70,12 @@ def forge() -> dict[str, str]:
     print("hera-volcano:output text=" + tag, flush=True)
     print("hera-volcano:output expr=" + expression, flush=True)
     return {"plain": "ok"}
+
+
+def sweep_trial(lr: float) -> dict[str, float]:
+    """One trial of a sweep whose loss is known from its parameter, ``(lr - 0.3) ** 2`` (best at lr 0.3); lr 0.5
+    raises on purpose, so that one trial fails."""
+    if lr == 0.5:
+        raise ValueError("lr 0.5 diverges (on purpose)")
+    print(f"sweep trial lr={lr}", flush=True)
+    return {"loss": round((lr - 0.3) ** 2, 6), "lr": lr}

@@ -269,3 +269,28 @@ def test_the_program_starts_the_pick_with_pick_best_and_says_what_its_environmen
 
     assert start(["follower.py", "pick-best"], {}) == 1
     assert "hera-volcano pick-best: 'SWEEP_DIRECTION'" in capsys.readouterr().err
+
+
+def test_the_pods_program_picks_over_https_as_the_pod_runs_it(tmp_path: Path) -> None:
+    """The joined program from its ConfigMap file, started by the container's lines with ``pick-best``, reading the
+    Workflow from a stand-in API server as the service account."""
+    from tests.pods.https_server import Reply, Request, serving
+    from tests.pods.test_program import start
+
+    nodes = trial_nodes([ok("0.04"), ok("0.0"), FAILED, ok("0.16")])
+
+    def answer(request: Request) -> Reply:
+        if request.path == "/apis/argoproj.io/v1alpha1/namespaces/ns/workflows/wf-abc":
+            return Reply(200, workflow(nodes))
+        return Reply(404)
+
+    s = settings(tmp_path, max_failures=1)
+    (tmp_path / "api").mkdir()
+    with serving(tmp_path / "api") as server:
+        server.handler = answer
+        proc = start(server, tmp_path, "pick-best", **s.to_env())
+        stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 0, stderr
+    assert "best: trial 1 (lr=0.3), loss=0.0 (min)" in stdout
+    assert (Path(s.output_dir) / "best-params").read_text() == '{"lr":0.3}'
+    assert [r.path for r in server.requests] == ["/apis/argoproj.io/v1alpha1/namespaces/ns/workflows/wf-abc"]
