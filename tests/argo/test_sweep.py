@@ -261,3 +261,18 @@ def test_argo_accepts_every_sweep_workflow(argo_validators: tuple[Path, ...], tm
     for validator in argo_validators:
         accepted, out = argo_accepts(validator, path)
         assert accepted, out
+
+
+def test_beside_a_pipelines_tasks_in_the_users_own_dag_the_sweep_runs_after_its_step() -> None:
+    prep = Container(name="prep", image="busybox:1.37.0", command=["echo", "prep"])
+    pipeline = hv.Pipeline([hv.PipelineStep("prep", prep)])
+    with Workflow(
+        generate_name="tune-", namespace="argo", entrypoint="main", service_account_name="volcano-workflows"
+    ) as w:
+        tune = hv.sweep(job(), GRID, name="tune", objective="loss")
+        with DAG(name="main"):
+            tasks = pipeline.add_tasks()
+            tasks["prep"] >> tune(name="tune", arguments={"epochs": "1"})
+    _, doc = rendered(w)
+    call = next(t for t in templates(doc)["main"]["dag"]["tasks"] if t["name"] == "tune")
+    assert call["depends"] == "prep"
