@@ -14,6 +14,7 @@ from hera.workflows import DAG, Container, CronWorkflow, Parameter, Steps, Workf
 
 import hera_volcano as hv
 from hera_volcano.pods import program
+from hera_volcano.pods.run import Settings
 from hera_volcano.pods.sweep import PickSettings
 from hera_volcano.tools.lint import has_errors, lint_text
 from tests.test_agreement import argo_accepts
@@ -93,7 +94,7 @@ def test_a_grid_of_four_runs_four_trials_at_most_two_at_once_and_a_later_step_re
     assert outputs == ["trials", "best-params", "best-trial", "best-loss", "best-acc"]
     # Each trial is job_dag's: its own job and follower, the follower collecting the objective and the outputs.
     follower = env_of(t["tune-trial-logs"])
-    assert follower["OUTPUTS"] == "loss acc"
+    assert follower[Settings.OUTPUTS] == "loss acc"
     # The pick: the pods' program, its part's annotation (its calls), told the list the loop iterates.
     pick_t = t["tune-pick"]
     assert pick_t["container"]["args"][1:] == ["pick-best"]
