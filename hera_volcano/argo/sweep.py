@@ -132,7 +132,24 @@ def sweep(
         trials=f"{{{{inputs.parameters.{TRIALS_INPUT}}}}}" if items is None else _compact(items),
     )
     pick = _pick_template(f"{name}-pick", settings, items is None, follower_image, service_account)
-    results = [TRIALS_OUTPUT, BEST_PARAMS, BEST_TRIAL, *(BEST_PREFIX + o for o in reported)]
+    dag = _dag(name, parallelism, trial, pick, kept, items, settings)
+    if isinstance(space, TrialsFrom):
+        dag._trials_expression = space.expression
+    return dag
+
+
+def _dag(
+    name: str,
+    parallelism: int | None,
+    trial: JobDAG,
+    pick: Container,
+    kept: list[Parameter],
+    items: list[dict[str, Any]] | None,
+    settings: PickSettings,
+) -> SweepDAG:
+    """The sweep's DAG: the loop of trials (each swept name from the item, the other inputs passed on), then the
+    pick, whose outputs are the DAG's."""
+    results = [TRIALS_OUTPUT, BEST_PARAMS, BEST_TRIAL, *(BEST_PREFIX + o for o in settings.outputs)]
     own_inputs = [*kept, *([Parameter(name=TRIALS_INPUT)] if items is None else [])]
     with SweepDAG(
         name=name,
@@ -140,14 +157,12 @@ def sweep(
         outputs=[lifted(PICK_TASK, r) for r in results],
         parallelism=parallelism,
     ) as dag:
-        arguments = {s: f"{{{{item.{s}}}}}" for s in swept}
+        arguments = {s: f"{{{{item.{s}}}}}" for s in settings.parameters}
         arguments.update({str(p.name): f"{{{{inputs.parameters.{p.name}}}}}" for p in kept})
         loop: dict[str, Any] = {"with_items": items} if items is not None else {"with_param": settings.trials}
         trial(name=TRIALS_TASK, arguments=arguments, **loop)
         given = {TRIALS_INPUT: settings.trials} if items is None else {}
         pick(name=PICK_TASK, arguments=given, depends=PICK_DEPENDS)
-    if isinstance(space, TrialsFrom):
-        dag._trials_expression = space.expression
     return dag
 
 
