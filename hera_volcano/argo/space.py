@@ -63,13 +63,18 @@ class Grid:
 
 @dataclass(frozen=True)
 class Uniform:
-    """A number drawn uniformly between ``low`` and ``high`` (``log``: uniformly in their logarithms, both > 0)."""
+    """A number drawn uniformly between ``low`` and ``high`` (``log``: uniformly in their logarithms, both > 0).
+
+    :param low: the lowest value.
+    :param high: the highest value (above ``low``).
+    :param log: draw on a log scale.
+    """
 
     low: float
     high: float
     log: bool = False
 
-    def draw(self, rng: random.Random, field: str) -> float:
+    def _draw(self, rng: random.Random, field: str) -> float:
         for bound in ("low", "high"):
             value = getattr(self, bound)
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
@@ -85,12 +90,16 @@ class Uniform:
 
 @dataclass(frozen=True)
 class IntRange:
-    """A whole number drawn uniformly from ``low`` to ``high``, both included."""
+    """A whole number drawn uniformly from ``low`` to ``high``, both included.
+
+    :param low: the lowest value.
+    :param high: the highest value.
+    """
 
     low: int
     high: int
 
-    def draw(self, rng: random.Random, field: str) -> int:
+    def _draw(self, rng: random.Random, field: str) -> int:
         checks.integer(f"{field}.low", self.low, minimum=checks.INT64_MIN)
         checks.integer(f"{field}.high", self.high, minimum=self.low)
         return rng.randint(self.low, self.high)
@@ -121,7 +130,7 @@ class RandomSearch:
             for name in names:
                 field, spec = f"space.parameters.{name}", self.parameters[name]
                 if isinstance(spec, Uniform | IntRange):
-                    trial[name] = spec.draw(rng, field)
+                    trial[name] = spec._draw(rng, field)
                 elif isinstance(spec, str | bytes) or not isinstance(spec, Sequence) or not spec:
                     raise ValidationError(field, "must be Uniform(...), IntRange(...) or a non-empty list of choices")
                 else:
