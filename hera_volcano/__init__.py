@@ -18,6 +18,13 @@ if TYPE_CHECKING:
     from hera_volcano.argo.follow_logs import follow_logs_template as follow_logs_template
     from hera_volcano.argo.job_dag import job_dag as job_dag
     from hera_volcano.argo.job_template import job_template as job_template
+    from hera_volcano.argo.space import Grid as Grid
+    from hera_volcano.argo.space import IntRange as IntRange
+    from hera_volcano.argo.space import RandomSearch as RandomSearch
+    from hera_volcano.argo.space import Trials as Trials
+    from hera_volcano.argo.space import TrialsFrom as TrialsFrom
+    from hera_volcano.argo.space import Uniform as Uniform
+    from hera_volcano.argo.sweep import sweep as sweep
     from hera_volcano.builders.batch import batch_job as batch_job
     from hera_volcano.builders.checkpoints import Checkpoints as Checkpoints
     from hera_volcano.builders.mpi import mpi_job as mpi_job
@@ -63,6 +70,8 @@ _PUBLIC = {
     "Client": "hera_volcano.client.runs",
     "ClusterError": "hera_volcano.shared.errors",
     "Cron": "hera_volcano.client.runs",
+    "Grid": "hera_volcano.argo.space",
+    "IntRange": "hera_volcano.argo.space",
     "JobPolicy": "hera_volcano.tools.job_policy",
     "JobSettings": "hera_volcano.builders.settings",
     "LocalRunError": "hera_volcano.shared.errors",
@@ -76,11 +85,15 @@ _PUBLIC = {
     "Policy": "hera_volcano.volcano.job",
     "Program": "hera_volcano.builders.program",
     "Queue": "hera_volcano.volcano.queue",
+    "RandomSearch": "hera_volcano.argo.space",
     "Result": "hera_volcano.client.result",
     "Run": "hera_volcano.client.runs",
     "RunSummary": "hera_volcano.client.runs",
     "StepOutput": "hera_volcano.builders.pipeline_entries",
     "Toleration": "hera_volcano.builders.pod",
+    "Trials": "hera_volcano.argo.space",
+    "TrialsFrom": "hera_volcano.argo.space",
+    "Uniform": "hera_volcano.argo.space",
     "ValidationError": "hera_volcano.shared.errors",
     "VolcanoJob": "hera_volcano.volcano.job",
     "VolcanoRetry": "hera_volcano.volcano.step",
@@ -96,6 +109,7 @@ _PUBLIC = {
     "program_for": "hera_volcano.tools.program",
     "rbac_for": "hera_volcano.tools.rbac",
     "run_local": "hera_volcano.client.local",
+    "sweep": "hera_volcano.argo.sweep",
     "tensorflow_job": "hera_volcano.builders.tensorflow",
     "to_yaml": "hera_volcano.kube.emit",
     "torchrun": "hera_volcano.builders.pytorch",

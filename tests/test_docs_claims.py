@@ -158,35 +158,52 @@ SWEEPS = DOCS / "patterns" / "sweeps.md"
 
 
 @pytest.mark.parametrize("loop", ["withItems", "withParam"])
-def test_the_sweeps_page_loops_job_dag_and_picks_from_the_gathered_maps(loop: str, tmp_path: Path) -> None:
-    """docs/patterns/sweeps.md: "report the item with the value (`lr` here) and read it from the map, never from
-    the position": each example loops a ``job_dag`` template whose outputs carry the setting with the value, and a
-    later step reads the list of maps (``{{tasks.T.outputs.parameters}}``) after the loop."""
-    says(SWEEPS, "report the item with the value (`lr` here) and read it from the map, never from the position")
+def test_the_sweeps_page_sweeps_job_dag_trials_and_a_later_step_reads_the_best(loop: str, tmp_path: Path) -> None:
+    """docs/patterns/sweeps.md: each example's ``hv.sweep`` loops the job's ``job_dag`` (``NAME-trial``, its own job
+    and follower) and then its pick, whose outputs are the sweep's; the grid's later step reads ``best-loss`` and
+    ``best-params``; a typo is refused as the page quotes it."""
+    says(SWEEPS, "each trial is the job's [`job_dag`](../api/templates.md) (its own Volcano Job in the job's queue")
     examples = [b for b in fenced(SWEEPS) if b.info == ("python", "offline")]
     assert len(examples) == 2
     found = 0
     for block in examples:
         [doc] = [d for d in yaml.safe_load_all(run_python(block, tmp_path)) if d]
         by_name = {t["name"]: t for t in doc["spec"]["templates"]}
-        for task in (t for tmpl in by_name.values() for t in (tmpl.get("dag") or {}).get("tasks", [])):
-            if loop not in task:
-                continue
-            found += 1
-            looped = by_name[task["template"]]
-            assert {t["template"] for t in looped["dag"]["tasks"]} == {
-                f"{looped['name']}-job",
-                f"{looped['name']}-logs",
-            }
-            reported = {p["name"] for p in looped["outputs"]["parameters"]} - {"job-name", "job-phase"}
-            assert len(reported) >= 2, f"{block.where}: the setting travels with its value"
-            gathered = "{{tasks." + task["name"] + ".outputs.parameters}}"
-            readers = [
-                t for tmpl in by_name.values() for t in (tmpl.get("dag") or {}).get("tasks", [])
-                if any(a.get("value") == gathered for a in (t.get("arguments") or {}).get("parameters", []))
-            ]  # fmt: skip
-            assert readers and all(task["name"] in r.get("depends", "") for r in readers), block.where
+        sweep = by_name["tune"]
+        trials, pick = sweep["dag"]["tasks"]
+        if loop not in trials:
+            continue
+        found += 1
+        assert {t["template"] for t in by_name[trials["template"]]["dag"]["tasks"]} == {
+            "tune-trial-job",
+            "tune-trial-logs",
+        }
+        assert pick["template"] == "tune-pick" and "trials.Failed" in pick["depends"]
+        outputs = {p["name"] for p in sweep["outputs"]["parameters"]}
+        assert {"trials", "best-params", "best-trial"} <= outputs
+        readers = [
+            a["value"]
+            for t in by_name["main"]["dag"]["tasks"]
+            for a in (t.get("arguments") or {}).get("parameters", [])
+        ]
+        if loop == "withItems":
+            assert sweep["parallelism"] == 2 and "best-accuracy" in outputs
+            assert "{{tasks.tune.outputs.parameters.best-loss}}" in readers, block.where
+            assert "{{tasks.tune.outputs.parameters.best-params}}" in readers, block.where
+        else:
+            assert "{{tasks.grid.outputs.result}}" in readers, block.where
     assert found == 1, f"one {loop} example"
+    from hera.workflows import Workflow
+
+    import hera_volcano as hv
+
+    job = hv.batch_job(
+        image="python:3.12-slim",
+        program=hv.Program.command(["echo", hv.Placeholder.input("lr", 0.1), hv.Placeholder.input("batch", 32)]),
+    )
+    with Workflow(name="w"), pytest.raises(hv.ValidationError) as refused:
+        hv.sweep(job, hv.Grid({"lrr": [0.1]}), name="tune", objective="loss")
+    says(SWEEPS, f"a typo is refused when the sweep is built (`{refused.value}`)")
 
 
 def test_job_dag_keeps_the_jobs_start_limit_and_waits_out_each_retry() -> None:

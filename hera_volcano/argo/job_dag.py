@@ -98,7 +98,7 @@ def job_dag(
     with JobDAG(
         name=name,
         inputs=inputs or None,
-        outputs=[_lifted(LOGS_TASK, o) for o in reported] + [_lifted(JOB_TASK, o) for o in JOB_OUTPUTS],
+        outputs=[lifted(LOGS_TASK, o) for o in reported] + [lifted(JOB_TASK, o) for o in JOB_OUTPUTS],
     ) as dag:
         run(name=JOB_TASK, arguments=_passed(run))
         # Without values to collect, a follower that fails (say, its pod was evicted) must not fail the run; with
@@ -111,7 +111,7 @@ def job_dag(
     return dag
 
 
-def _lifted(task: str, name: str) -> Parameter:
+def lifted(task: str, name: str) -> Parameter:
     """The DAG's output ``name``: the output of the same name of its task ``task``."""
     return Parameter(name=name, value_from=ValueFrom(parameter=f"{{{{tasks.{task}.outputs.parameters.{name}}}}}"))
 

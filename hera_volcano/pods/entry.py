@@ -1,6 +1,7 @@
-"""How the pods' program starts (``python3 -c BOOTSTRAP [wait-for-workers]``, see :mod:`hera_volcano.pods.program`):
-the log follower (:mod:`hera_volcano.pods.run`), or with ``wait-for-workers`` the MPI master's wait for its workers
-(:mod:`hera_volcano.pods.workers`), each as the pod's service account. SIGTERM (or SIGINT) ends either at once, 143.
+"""How the pods' program starts (``python3 -c BOOTSTRAP [wait-for-workers|pick-best]``, see
+:mod:`hera_volcano.pods.program`): the log follower (:mod:`hera_volcano.pods.run`), with ``wait-for-workers`` the MPI
+master's wait for its workers (:mod:`hera_volcano.pods.workers`), with ``pick-best`` a sweep's pick
+(:mod:`hera_volcano.pods.sweep`), each as the pod's service account. SIGTERM (or SIGINT) ends any at once, 143.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from hera_volcano.pods.kubeapi import SERVICE_ACCOUNT_DIR, Api, ApiError
 from hera_volcano.pods.run import FollowLogs, Settings
+from hera_volcano.pods.sweep import PICK_COMMAND, PickSettings, pick
 from hera_volcano.pods.workers import WAIT_COMMAND, WaitSettings, wait_for_workers
 
 #: The exit status after SIGTERM, as for a process it killed.
@@ -32,6 +34,8 @@ def start(argv: Sequence[str], env: Mapping[str, str] = os.environ) -> int:
     again."""
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGINT, _terminate)
+    if list(argv[1:]) == [PICK_COMMAND]:
+        return _pick(env)
     waiting = list(argv[1:]) == [WAIT_COMMAND]
     try:
         settings = WaitSettings.from_env(env) if waiting else Settings.from_env(env)
@@ -47,6 +51,20 @@ def start(argv: Sequence[str], env: Mapping[str, str] = os.environ) -> int:
     except ApiError as e:
         print(f"hera-volcano {WAIT_COMMAND if waiting else 'follower'}: {e}", file=sys.stderr)
         return 1 if waiting or (env.get(Settings.OUTPUTS) or "").split() else 0
+
+
+def _pick(env: Mapping[str, str]) -> int:
+    """A sweep's pick: 1 when its settings or the service account cannot be read (the pick fails the sweep, saying
+    why), else what :func:`pick` decided."""
+    try:
+        settings = PickSettings.from_env(env)
+        api = Api.in_cluster(env, env.get("SA_DIR") or SERVICE_ACCOUNT_DIR)
+        return pick(api, settings)
+    except Terminated:
+        return TERMINATED
+    except (KeyError, ValueError, ApiError) as e:
+        print(f"hera-volcano {PICK_COMMAND}: {e}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

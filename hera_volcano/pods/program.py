@@ -23,7 +23,7 @@ from typing import Final, Literal
 from hera_volcano.pods.launcher import RUNTIME_FILE
 
 #: The modules of the program, each after those it imports.
-MODULES = ("labels", "reports", "kubeapi", "follow", "run", "workers", "entry")
+MODULES = ("labels", "reports", "kubeapi", "follow", "run", "workers", "sweep", "entry")
 #: The modules of the launcher of function jobs, joined the same way (it runs in the job's own image).
 LAUNCHER_MODULES = ("reports", "launcher")
 #: The modules of a function's runtime (``hera_volcano.runtime`` re-exports them), joined into the file the launcher
@@ -32,14 +32,15 @@ RUNTIME_MODULES = ("checkpoints",)
 #: The program's first line, and its bootstrap's: for people reading a pod; nothing recognises a pod by it.
 TITLE: Final = "# hera-volcano log follower: hera_volcano/pods"
 #: The annotation on the pod template of each of our pods that runs the program, its value the part it runs: the log
-#: follower (``follower``) or the MPI master's wait for its workers (``wait``). ``rbac_for`` grants such a pod the
-#: calls that part declares (``pods.run.CALLS``, ``pods.workers.WAIT_CALLS``), and nothing else does: a comment or a
-#: file name in a user's script grants nothing.
+#: follower (``follower``), the MPI master's wait for its workers (``wait``) or a sweep's pick (``pick``). ``rbac_for``
+#: grants such a pod the calls that part declares (``pods.run.CALLS``, ``pods.workers.WAIT_CALLS``,
+#: ``pods.sweep.PICK_CALLS``), and nothing else does: a comment or a file name in a user's script grants nothing.
 PROGRAM_ANNOTATION: Final = "hera-volcano/program"
-Part = Literal["follower", "wait"]
+Part = Literal["follower", "wait", "pick"]
 FOLLOWER: Final[Part] = "follower"
 WAIT: Final[Part] = "wait"
-PARTS: Final[tuple[Part, ...]] = (FOLLOWER, WAIT)
+PICK: Final[Part] = "pick"
+PARTS: Final[tuple[Part, ...]] = (FOLLOWER, WAIT, PICK)
 _FUTURE = "from __future__ import annotations"
 
 

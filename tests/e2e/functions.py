@@ -139,3 +139,12 @@ def replica_value(scale: int, tag: str) -> dict[str, object] | None:
 
     index = int(os.environ["VC_TASK_INDEX"])
     return {"index": index, "value": (index + 1) * scale, "tag": tag} if index == 0 else None
+
+
+def sweep_trial(lr: float) -> dict[str, float]:
+    """One trial of a sweep whose loss is known from its parameter, ``(lr - 0.3) ** 2`` (best at lr 0.3); lr 0.5
+    raises on purpose, so that one trial fails."""
+    if lr == 0.5:
+        raise ValueError("lr 0.5 diverges (on purpose)")
+    print(f"sweep trial lr={lr}", flush=True)
+    return {"loss": round((lr - 0.3) ** 2, 6), "lr": lr}

@@ -18,6 +18,7 @@ import pytest
 
 from hera_volcano.pods.checkpoints import CheckpointSettings
 from hera_volcano.pods.launcher import LaunchSettings
+from hera_volcano.pods.sweep import PickSettings
 from hera_volcano.pods.workers import WaitSettings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,6 +54,7 @@ CONTRACTS = (
     Contract(WaitSettings, tests=("tests/pods/test_workers.py",)),
     Contract(LaunchSettings, tests=("tests/builders/test_launcher.py",)),
     Contract(CheckpointSettings, tests=("tests/pods/test_checkpoints.py",)),
+    Contract(PickSettings, tests=("tests/pods/test_sweep.py",)),
 )
 
 

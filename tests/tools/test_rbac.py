@@ -14,6 +14,7 @@ from hera_volcano.argo.follow_logs import follow_logs_template
 from hera_volcano.examples.bundled import bundled
 from hera_volcano.kube import names
 from hera_volcano.pods.run import CALLS
+from hera_volcano.pods.sweep import PICK_CALLS
 from hera_volcano.pods.workers import WAIT_CALLS
 from hera_volcano.tools.rbac import CALLS_ANNOTATION, plural
 from hera_volcano.tools.rbac.pods import parse_calls, undeclared_scripts
@@ -161,7 +162,7 @@ def test_our_pods_are_known_by_their_annotation_not_by_a_comment_in_a_script() -
     assert rules(rbac_for(wf([impostor]))) == {("argoproj.io", "workflowtaskresults"): ["create", "patch"]}
     waiting = {**impostor, "container": {**impostor["container"], "args": [bootstrap, "wait-for-workers"]}}
     assert ("", "pods") not in rules(rbac_for(wf([waiting])))
-    for part, calls in ((program.FOLLOWER, CALLS), (program.WAIT, WAIT_CALLS)):
+    for part, calls in ((program.FOLLOWER, CALLS), (program.WAIT, WAIT_CALLS), (program.PICK, PICK_CALLS)):
         annotated = {
             "name": "a",
             "metadata": {"annotations": program.pod_annotations(part)},
@@ -175,7 +176,7 @@ def test_our_pods_are_known_by_their_annotation_not_by_a_comment_in_a_script() -
     unknown = {"name": "a", "metadata": {"annotations": {program.PROGRAM_ANNOTATION: "all"}}, "container": {}}
     with pytest.raises(ValidationError, match=r"w/a\.metadata\.annotations\[hera-volcano/program\]: must be one of"):
         rbac_for(wf([unknown]))
-    with pytest.raises(ValueError, match="part must be one of follower, wait"):
+    with pytest.raises(ValueError, match="part must be one of follower, wait, pick"):
         program.pod_annotations("all")  # type: ignore[arg-type]
 
 

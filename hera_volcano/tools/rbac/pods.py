@@ -11,6 +11,7 @@ from typing import Final
 
 from hera_volcano.pods import program
 from hera_volcano.pods.run import CALLS
+from hera_volcano.pods.sweep import PICK_CALLS
 from hera_volcano.pods.workers import WAIT_CALLS
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.findings import as_map
@@ -19,7 +20,11 @@ from hera_volcano.tools.rbac.need import Call, Need, order
 from hera_volcano.tools.rbac.refs import parse_resource, resource_text
 
 #: The calls each part of the program declares.
-DECLARED: Mapping[str, tuple[Call, ...]] = {program.FOLLOWER: CALLS, program.WAIT: WAIT_CALLS}
+DECLARED: Mapping[str, tuple[Call, ...]] = {
+    program.FOLLOWER: CALLS,
+    program.WAIT: WAIT_CALLS,
+    program.PICK: PICK_CALLS,
+}
 #: The annotation of a pod template (an Argo template's ``metadata``, a Volcano task's ``template.metadata``) that
 #: lists the API calls its containers make: ``VERB [VERB...] RESOURCE[/SUBRESOURCE][.GROUP]``, comma-separated
 #: (``get pods, get pods/log``; ``""`` calls none).
