@@ -27,6 +27,8 @@ ENTRY_POINTS = frozenset(
     f"{PACKAGE}.{name}"
     for name in ("__main__", "mpi_hello", "pytorch_hello", "data_pipeline", "steps", "dag", "rbac", "lint")
 )
+#: What a job's function imports inside itself, in the pod (re-exports of ``pods``).
+RUNTIME = f"{PACKAGE}.runtime"
 CLI = f"{PACKAGE}.cli"
 #: The ground floor: code that runs in pods.
 POD_CODE = f"{PACKAGE}.pods"
@@ -73,7 +75,7 @@ def layer(module: str) -> int:
 
 def test_every_layer_is_a_subpackage_and_nothing_else_stands_beside_them() -> None:
     top = {m for m in modules() if m.count(".") == 1 and m.split(".")[1] not in LAYERS}
-    assert top == ENTRY_POINTS, "only the python -m entry points stand beside the layers"
+    assert top == ENTRY_POINTS | {RUNTIME}, "only the python -m entry points and the runtime stand beside the layers"
     assert {f"{PACKAGE}.{name}" for name in LAYERS} <= set(modules())
 
 

@@ -21,9 +21,9 @@ from importlib import resources
 from typing import Final, Literal
 
 #: The modules of the program, each after those it imports.
-MODULES = ("labels", "reports", "kubeapi", "follow", "run", "workers", "entry")
+MODULES = ("labels", "ranks", "reports", "progress", "kubeapi", "follow", "run", "workers", "entry")
 #: The modules of the launcher of function jobs, joined the same way (it runs in the job's own image).
-LAUNCHER_MODULES = ("reports", "launcher")
+LAUNCHER_MODULES = ("ranks", "reports", "progress", "launcher")
 #: The program's first line, and its bootstrap's: for people reading a pod; nothing recognises a pod by it.
 TITLE: Final = "# hera-volcano log follower: hera_volcano/pods"
 #: The annotation on the pod template of each of our pods that runs the program, its value the part it runs: the log
