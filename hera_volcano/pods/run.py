@@ -416,12 +416,13 @@ class FollowLogs:
         self.read(text)
         return True
 
-    def read(self, text: str) -> None:
-        """Keep what a marker line of rank 0 says: a report's value, the progress, a metric."""
+    def read(self, text: str, again: bool = False) -> None:
+        """Keep what a marker line of rank 0 says: a report's value, the progress, a metric (``again``: a line read
+        once more, whose refusal was said already)."""
         if text.startswith(PREFIX):
             self.keep(text)
         elif text.startswith(PROGRESS_PREFIX) or text.startswith(METRIC_PREFIX):
-            self._published.read(text)
+            self._published.read(text, quiet=again)
 
     def keep(self, text: str) -> None:
         """Keep a report line's value (the last one wins). A line the launcher would not have written (a tag for the
@@ -682,9 +683,9 @@ class FollowLogs:
         if not self.settings.outputs:
             return 0
         missing = [name for name in self.settings.outputs if name not in self._values]
-        if missing and pod is not None:
+        if any(name not in self._published.metrics for name in missing) and pod is not None:
             for line in self._lines(pod.name, self.follower.followed, LogQuery(timestamps=True)) or []:
-                self.read(split_timestamp(line)[1])
+                self.read(split_timestamp(line)[1], again=True)
         for name in missing:  # an output rank 0 reported only as a metric: its last value
             number = self._published.metrics.get(name)
             if number is not None and name not in self._values and name not in self._refused:
@@ -749,14 +750,14 @@ class Published:
         self._file_failed = False
         self._patch_refused = False
 
-    def read(self, text: str) -> None:
+    def read(self, text: str, quiet: bool = False) -> None:
         try:
             done = parse_progress(text)
             metric = None if done is not None else parse_metric(text)
         except ProgressError as e:
             with self._lock:
-                self._refusals += 1
-                said = self._refusals <= REFUSALS_SAID
+                self._refusals += not quiet
+                said = not quiet and self._refusals <= REFUSALS_SAID
             if said:
                 self._follow.say(f"hera-volcano: {e} (the line is ignored)")
             return
@@ -765,6 +766,8 @@ class Published:
                 self.progress = done
             if metric is not None:
                 self.metrics[metric[0]] = metric[1]
+        if self._enabled:
+            self._follow.changed()  # the loop puts it where Argo reads it now, not at its next tick
 
     def forget(self) -> None:
         """The next attempt's job replaces the one followed: its progress and metrics start afresh."""
