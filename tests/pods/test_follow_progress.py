@@ -7,6 +7,7 @@ a metric; a refused line is said and changes nothing; the client's loop (no ``pu
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import threading
 import time
@@ -80,7 +81,7 @@ def epochs(*lines: str, patched: bool = False) -> list[Event | Callable[[World],
     for line in lines:
         shown += [Log(MASTER, "mpimaster", (line,)), Await(line)]
         if patched:
-            shown.append(lambda world, done=line.rpartition(" ")[2]: on_the_job(world, done))
+            shown.append(functools.partial(on_the_job, done=line.rpartition(" ")[2]))
     return [*shown, ended(), Job("j-1", "Completed")]
 
 

@@ -68,7 +68,7 @@ def test_a_progress_argo_would_ignore_is_refused_by_the_writer(done: object, tot
 @pytest.mark.parametrize(
     "text",
     ["11/10", "0/0", "3", "3/", "/3", "-1/3", "+1/3", "01/3", "1/03", "1 /3", "1/3 ", "3/10 extra", "ten/100",
-     "{{workflow.name}}/3", "1/{{=1}}", "1.5/3", "１/3", "1/" + "9" * 19, ""],
+     "{{workflow.name}}/3", "1/{{=1}}", "1.5/3", "\uff11/3", "1/" + "9" * 19, ""],
 )  # fmt: skip
 def test_a_progress_line_the_writer_would_not_write_is_refused_whole(text: str) -> None:
     with pytest.raises(ProgressError, match="progress line refused"):
