@@ -659,10 +659,16 @@ class FollowLogs:
                 or []
             ):
                 self.relay(cursor, line)
-        self._published.publish(self.clock(), final=True)
         self.say(stop.message)
         if stop.never_started is not None:
             self._never_started(stop.never_started)
+        code = self._verdict(stop, pod)
+        self._published.publish(self.clock(), final=True)  # after the whole log's read again, if it was
+        return code
+
+    def _verdict(self, stop: Stop, pod: PodState | None) -> int:
+        """The exit status: the values rank 0 reported once the job Completed; 1 when the step failed or has values
+        to give and the job did not complete."""
         if stop.phase == "Completed":
             return self._collect(pod)
         if stop.failed:
