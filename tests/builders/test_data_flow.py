@@ -234,7 +234,7 @@ def test_a_batch_job_reports_values_that_a_later_step_takes() -> None:
     found = templates(w)
     assert template_of(w, "check") != template_of(w, "plain"), "the reports change the task"
     outputs = [p["name"] for p in found[template_of(w, "check")]["outputs"]["parameters"]]
-    assert outputs == ["loss", "job-name", "job-phase"]
+    assert outputs == ["loss", "job-metrics", "job-name", "job-phase"]
     assert "resource" in found[template_of(w, "plain")], "a job that reports nothing is the resource step itself"
     tasks = {t["name"]: t for t in found["flow"]["dag"]["tasks"]}
     assert tasks["show"]["depends"] == "check"
