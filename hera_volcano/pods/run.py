@@ -88,7 +88,7 @@ from hera_volcano.pods.reports import METRICS_OUTPUT, PREFIX, ReportError, parse
 CALLS = (
     ("", "pods", ("get", "list", "watch")),
     ("", "pods/log", ("get",)),
-    ("batch.volcano.sh", "jobs", ("get", "list", "watch", "delete", "patch")),
+    ("batch.volcano.sh", "jobs", ("get", "list", "watch", "patch", "delete")),
     ("scheduling.volcano.sh", "podgroups", ("get",)),
 )
 #: Where the values rank 0 reports go by default, one file per name (the template's outputs read them there).
