@@ -20,6 +20,7 @@ def test_argo_runs_with_its_defaults_unless_told(monkeypatch: pytest.MonkeyPatch
         "qps": "20",
         "burst": "30",
         "DEFAULT_REQUEUE_TIME": "10s",
+        "ARGO_PROGRESS_PATCH_TICK_DURATION": "5s",
     }
 
 
@@ -27,7 +28,7 @@ def test_overrides_set_flags_and_upper_case_names_set_the_environment(monkeypatc
     monkeypatch.setenv("HERA_VOLCANO_ARGO_SETTINGS", "qps=100, burst=200,DEFAULT_REQUEUE_TIME=2s")
     flags, env = layout.argo_settings()
     assert flags == {"workflow-workers": "32", "qps": "100", "burst": "200"}
-    assert env == {"DEFAULT_REQUEUE_TIME": "2s"}
+    assert env == {"DEFAULT_REQUEUE_TIME": "2s", "ARGO_PROGRESS_PATCH_TICK_DURATION": "5s"}
 
 
 def test_a_malformed_override_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:

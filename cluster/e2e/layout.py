@@ -86,7 +86,10 @@ ARGO_LINES = ("v3.7.18", "v4.1.4")
 # it ran with. HERA_VOLCANO_ARGO_SETTINGS ("qps=100,burst=200,workflow-workers=32,DEFAULT_REQUEUE_TIME=2s") overrides
 # Argo's: `make bench` drains the scale burst once more with faster settings, to show what they change.
 ARGO_FLAGS = {"workflow-workers": "32", "qps": "20", "burst": "30"}
-ARGO_ENV = {"DEFAULT_REQUEUE_TIME": "10s"}
+# ARGO_PROGRESS_PATCH_TICK_DURATION (Argo's default 1m): how often each pod's executor sends the progress its step
+# wrote (a job's follower writes rank 0's); 5s, so that a scenario of seconds sees a job's progress while it runs
+# (tests/e2e/test_progress.py). Both lines read it; 3.7's executor patches its task result on every tick.
+ARGO_ENV = {"DEFAULT_REQUEUE_TIME": "10s", "ARGO_PROGRESS_PATCH_TICK_DURATION": "5s"}
 VOLCANO_SCHEDULER_FLAGS = {"schedule-period": "1s", "kube-api-qps": "2000", "kube-api-burst": "2000"}
 VOLCANO_CONTROLLER_FLAGS = {"worker-threads": "3", "kube-api-qps": "50", "kube-api-burst": "100"}
 

@@ -24,6 +24,7 @@ from hera_volcano.kube import names
 from hera_volcano.kube.images import PYTHON_IMAGE, check_image
 from hera_volcano.pods import program
 from hera_volcano.pods.follow import DEFAULT_GRACE
+from hera_volcano.pods.reports import METRICS_OUTPUT
 from hera_volcano.pods.run import Settings
 from hera_volcano.shared import checks
 from hera_volcano.shared import outputs as report_names
@@ -70,9 +71,12 @@ def follow_logs_template(
     :param grace: seconds within which the step or the job must appear.
     :param service_account: the account of the follower's pod (default: the workflow's).
     :param outputs: names of values rank 0 reports with a line ``hera-volcano:output NAME=VALUE``
-        (:mod:`hera_volcano.shared.outputs`): each becomes an output parameter of this template, and the follower
-        fails whenever it ends without all of them: the job did not Complete (it failed, was stopped, or the
-        follower's own ``timeout`` came first) or Completed without reporting one (naming it).
+        (:mod:`hera_volcano.shared.outputs`), or as a metric ``hera-volcano:metric NAME=NUMBER`` (its last value):
+        each becomes an output parameter of this template, and the follower fails whenever it ends without all of
+        them: the job did not Complete (it failed, was stopped, or the follower's own ``timeout`` came first) or
+        Completed without reporting one (naming it). A follower that is not ``quiet`` also has the output
+        ``job-metrics``: the last value of each metric rank 0 reported (:mod:`hera_volcano.pods.progress`), a JSON
+        object, ``{}`` when none.
     :param quiet: stream and collect nothing, only keep the start limit of a job nobody follows (as beside a
         :class:`~hera_volcano.PipelineJob` without ``follow_logs``), so that its gang never waits for ever.
     """
@@ -103,13 +107,21 @@ def follow_logs_template(
         volumes=[ConfigMapVolume(name=program.config_map_name(), mount_path=program.MOUNT_DIR, optional=True)],
         service_account_name=service_account,
         inputs=_inputs(settings.jobs) or None,
-        outputs=[
-            # An empty default: when the job fails there is nothing to collect, and the job's step says why.
-            Parameter(name=output, value_from=ValueFrom(path=f"{settings.output_dir}/{output}", default=""))
-            for output in settings.outputs
-        ]
-        or None,
+        outputs=_outputs(settings) or None,
     )
+
+
+def _outputs(settings: Settings) -> list[Parameter]:
+    """Each value rank 0 is to report, then (unless quiet) the last metrics it reported, as a JSON object."""
+    # An empty default: when the job fails there is nothing to collect, and the job's step says why.
+    reported = [
+        Parameter(name=output, value_from=ValueFrom(path=f"{settings.output_dir}/{output}", default=""))
+        for output in settings.outputs
+    ]
+    if settings.quiet:
+        return reported
+    path = f"{settings.output_dir}/{METRICS_OUTPUT}"
+    return [*reported, Parameter(name=METRICS_OUTPUT, value_from=ValueFrom(path=path, default="{}"))]
 
 
 def _inputs(selector: str) -> list[Parameter]:

@@ -22,6 +22,7 @@ from hera_volcano.argo.follow_logs import follow_logs_template, follower_continu
 from hera_volcano.argo.job_template import job_template
 from hera_volcano.kube import names
 from hera_volcano.kube.images import PYTHON_IMAGE
+from hera_volcano.pods.reports import METRICS_OUTPUT
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import Placeholder
 from hera_volcano.volcano.job import VolcanoJob
@@ -47,7 +48,8 @@ def job_dag(
     service_account: str | None = None,
 ) -> JobDAG:
     """A DAG template ``name`` (call it inside ``with Workflow(...)``) whose task runs ``job`` to its end and has as
-    outputs each of ``outputs`` that the job's rank 0 reported, and ``job-name`` and ``job-phase``.
+    outputs each of ``outputs`` that the job's rank 0 reported, ``job-metrics`` (the last value of each metric it
+    reported, a JSON object: :mod:`hera_volcano.pods.progress`), and ``job-name`` and ``job-phase``.
 
     Inside, the task ``job`` creates the job and waits for it (:func:`job_template`, template ``NAME-job``) while
     the task ``logs`` streams its leading task's output into the workflow's logs and collects the reported values
@@ -61,7 +63,8 @@ def job_dag(
 
     :param job: the job (what every builder returns).
     :param name: the DAG template's name (its inner templates are ``NAME-job`` and ``NAME-logs``).
-    :param outputs: names of the values rank 0 reports, each an output of the DAG.
+    :param outputs: names of the values rank 0 reports, each an output of the DAG (a name it reported only as a
+        metric has that metric's last value).
     :param job_label: the ``hera-volcano/job`` label of the job and its pods (default: ``name``).
     :param task: the task whose output the follower streams (default: the job's lead task).
     :param container: the container whose output it streams (default: the task's name).
@@ -98,7 +101,12 @@ def job_dag(
     with JobDAG(
         name=name,
         inputs=inputs or None,
-        outputs=[lifted(LOGS_TASK, o) for o in reported] + [lifted(JOB_TASK, o) for o in JOB_OUTPUTS],
+        outputs=[
+            *(lifted(LOGS_TASK, o) for o in reported),
+            # A follower that fails without values to give (its pod evicted, say) does not fail the run: {} then.
+            lifted(LOGS_TASK, METRICS_OUTPUT, default="{}"),
+            *(lifted(JOB_TASK, o) for o in JOB_OUTPUTS),
+        ],
     ) as dag:
         run(name=JOB_TASK, arguments=_passed(run))
         # Without values to collect, a follower that fails (say, its pod was evicted) must not fail the run; with
@@ -111,9 +119,10 @@ def job_dag(
     return dag
 
 
-def lifted(task: str, name: str) -> Parameter:
-    """The DAG's output ``name``: the output of the same name of its task ``task``."""
-    return Parameter(name=name, value_from=ValueFrom(parameter=f"{{{{tasks.{task}.outputs.parameters.{name}}}}}"))
+def lifted(task: str, name: str, default: str | None = None) -> Parameter:
+    """The DAG's output ``name``: the output of the same name of its task ``task`` (``default`` when it has none)."""
+    source = ValueFrom(parameter=f"{{{{tasks.{task}.outputs.parameters.{name}}}}}", default=default)
+    return Parameter(name=name, value_from=source)
 
 
 def _parameters(template: Resource | Container) -> list[Parameter]:

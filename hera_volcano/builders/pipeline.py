@@ -25,6 +25,7 @@ from hera_volcano.builders.pod import apply_settings
 from hera_volcano.builders.workspace import Workspace
 from hera_volcano.kube import names
 from hera_volcano.kube.images import PYTHON_IMAGE, check_image
+from hera_volcano.pods.reports import METRICS_OUTPUT
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.findings import as_list, as_map
@@ -311,8 +312,8 @@ class Pipeline:
     @staticmethod
     def _gives(entry: Entry) -> set[str]:
         """The output parameters an entry's task has."""
-        if isinstance(entry, PipelineJob):
-            return {*entry.outputs, *JOB_OUTPUTS}
+        if isinstance(entry, PipelineJob):  # a job with outputs runs as job_dag, which has the last metrics too
+            return {*entry.outputs, *JOB_OUTPUTS, *((METRICS_OUTPUT,) if entry.outputs else ())}
         return set(_parameters(entry.template, "outputs"))
 
     def _levels(self) -> list[list[Entry]]:

@@ -102,7 +102,8 @@ def encode_argument(value: object, field: str, *, placeholder: Placeholder | Non
 @dataclass(frozen=True)
 class StepOutput:
     """The output parameter ``name`` of the pipeline's step ``step`` (a job: a value its rank 0 reported, or
-    ``job-name``/``job-phase``; an ordinary step: one of its template's outputs), as an argument of a later job or
+    ``job-name``/``job-phase``, and for a job with outputs ``job-metrics``, its last metrics; an ordinary step: one
+    of its template's outputs), as an argument of a later job or
     step. It is known only at run time, so a job takes it only where it reads the value at run time
     (``Placeholder.input`` in a program's ``args`` or ``PodSettings(env=...)``); the step that gives it runs
     first.

@@ -23,7 +23,8 @@ from hera_volcano.kube import values as kube_values
 from hera_volcano.kube.expansion import expand
 from hera_volcano.pods import program as pods_program
 from hera_volcano.pods.labels import LEAD_TASK_ANNOTATION
-from hera_volcano.pods.launcher import TF_ROLES, LaunchSettings
+from hera_volcano.pods.launcher import LaunchSettings
+from hera_volcano.pods.ranks import TF_ROLES
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.findings import as_list, as_map

@@ -22,7 +22,13 @@ def job_line(job: JobStatus) -> str:
     counts = [f"{job.running} running", f"{job.pending} pending"]
     counts += [f"{n} {what}" for n, what in ((job.succeeded, "succeeded"), (job.failed, "failed")) if n]
     gone = " (deleted)" if job.deleted else ""
-    return f"  job {job.name}{label}: {job.phase}, pods {', '.join(counts)}{gone}"
+    return f"  job {job.name}{label}: {job.phase}, pods {', '.join(counts)}{gone}{reported(job)}"
+
+
+def reported(job: JobStatus) -> str:
+    """What rank 0 reported of the job's progress and its latest metrics: ``; progress 12/100, loss 0.25``."""
+    said = ([f"progress {job.progress}"] if job.progress else []) + [f"{k} {v}" for k, v in job.metrics.items()]
+    return f"; {', '.join(said)}" if said else ""
 
 
 def lines(result: Result) -> list[tuple[str, str]]:

@@ -9,6 +9,7 @@ from typing import Any, Final
 
 from hera_volcano.argo.conditions import FAILURE_PHASES, SUCCESS_PHASES
 from hera_volcano.argo.labels import JOB_LABEL
+from hera_volcano.pods.progress import PROGRESS_ANNOTATION, Number, read_annotation
 from hera_volcano.shared.findings import as_list, as_map
 
 #: The phases of a Workflow that has finished (Argo also writes ``finishedAt`` then).
@@ -32,7 +33,8 @@ class StepStatus:
 @dataclass(frozen=True)
 class JobStatus:
     """One Volcano Job of the run, with its pod counts (``deleted`` once the exit handler or Volcano removed it: the
-    last version seen)."""
+    last version seen), and the latest progress (``DONE/TOTAL``, None before rank 0 reports one) and metrics its
+    rank 0 reported, as its follower put them on the job (:mod:`hera_volcano.pods.progress`)."""
 
     name: str
     phase: str
@@ -43,6 +45,8 @@ class JobStatus:
     failed: int = 0
     min_available: int = 0
     deleted: bool = False
+    progress: str | None = None
+    metrics: Mapping[str, Number] = field(default_factory=dict)
 
     @property
     def finished(self) -> bool:
@@ -108,6 +112,7 @@ def job_status(job: Mapping[str, Any], deleted: bool = False) -> JobStatus:
         return value if isinstance(value, int) else 0
 
     label = as_map(meta.get("labels")).get(JOB_LABEL)
+    done, metrics = read_annotation(as_map(meta.get("annotations")).get(PROGRESS_ANNOTATION))
     return JobStatus(
         name=str(meta.get("name", "")),
         phase=str(as_map(status.get("state")).get("phase") or "Pending"),
@@ -118,6 +123,8 @@ def job_status(job: Mapping[str, Any], deleted: bool = False) -> JobStatus:
         failed=count("failed"),
         min_available=count("minAvailable") or int(as_map(job.get("spec")).get("minAvailable") or 0),
         deleted=deleted,
+        progress=None if done is None else str(done),
+        metrics=metrics,
     )
 
 

@@ -106,6 +106,9 @@ class KubeTransport:
     def delete(self, kind: Kind, name: str) -> None:
         _answer(lambda: self._api.delete(_resource(kind), self.namespace, name))
 
+    def patch(self, kind: Kind, name: str, body: Obj) -> Obj:
+        return _answer(lambda: self._api.patch(_resource(kind), self.namespace, name, body))
+
     def watch(
         self, kind: Kind, selector: str, version: str, seconds: int = WATCH_SECONDS, fields: str | None = None
     ) -> _Lines:

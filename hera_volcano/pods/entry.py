@@ -42,7 +42,7 @@ def start(argv: Sequence[str], env: Mapping[str, str] = os.environ) -> int:
         api = Api.in_cluster(env, env.get("SA_DIR") or SERVICE_ACCOUNT_DIR)
         if isinstance(settings, WaitSettings):
             return wait_for_workers(api, settings)
-        return FollowLogs(api, settings).run()
+        return FollowLogs(api, settings, publish=True).run()
     except Terminated:
         return TERMINATED
     except (KeyError, ValueError) as e:  # a template that sets the environment wrongly

@@ -127,6 +127,8 @@ class Transport(Protocol):
 
     def delete(self, kind: Kind, name: str) -> None: ...
 
+    def patch(self, kind: Kind, name: str, body: Obj) -> Obj: ...
+
     def watch(
         self, kind: Kind, selector: str, version: str, seconds: int = ..., fields: str | None = None
     ) -> LineStream: ...
@@ -256,7 +258,7 @@ class Api:
     # ---------------------------------------------------------------------------------------------- requests
 
     def _open(
-        self, method: str, path: str, query: Mapping[str, str], read_timeout: float
+        self, method: str, path: str, query: Mapping[str, str], read_timeout: float, patch: Obj | None = None
     ) -> tuple[http.client.HTTPSConnection, http.client.HTTPResponse]:
         """Send one request; an error answer raises :class:`ApiError`, and a 401 is tried once more with the token
         read again (it may have rotated)."""
@@ -265,10 +267,13 @@ class Api:
             connection = http.client.HTTPSConnection(self.host, self.port, timeout=CONNECT_TIMEOUT, context=self._tls)
             try:
                 headers = {"Authorization": f"Bearer {self._token.value()}", "Accept": "application/json"}
+                data = None if patch is None else json.dumps(patch).encode("utf-8")
+                if data is not None:
+                    headers["Content-Type"] = "application/merge-patch+json"
                 connection.connect()
                 assert connection.sock is not None
                 connection.sock.settimeout(read_timeout)
-                connection.request(method, target, headers=headers)
+                connection.request(method, target, body=data, headers=headers)
                 response = connection.getresponse()
             except ApiError:
                 connection.close()
@@ -289,8 +294,8 @@ class Api:
             raise _answer_error(response.status, body, f"{method} {path}")
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _json(self, method: str, path: str, query: Mapping[str, str] | None = None) -> Obj:
-        connection, response = self._open(method, path, query or {}, self._timeout)
+    def _json(self, method: str, path: str, query: Mapping[str, str] | None = None, patch: Obj | None = None) -> Obj:
+        connection, response = self._open(method, path, query or {}, self._timeout, patch)
         try:
             body = response.read()
         except (OSError, http.client.HTTPException) as e:
@@ -317,6 +322,10 @@ class Api:
     def delete(self, kind: Kind, name: str) -> None:
         """Delete in the background (the garbage collector removes what the object owns)."""
         self._json("DELETE", kind.path(self.namespace, name), {"propagationPolicy": "Background"})
+
+    def patch(self, kind: Kind, name: str, body: Obj) -> Obj:
+        """A JSON merge patch (RFC 7386): ``body`` holds the fields to change."""
+        return self._json("PATCH", kind.path(self.namespace, name), patch=body)
 
     def watch(
         self, kind: Kind, selector: str, version: str, seconds: int = WATCH_SECONDS, fields: str | None = None

@@ -34,17 +34,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar, Generic, NoReturn, TypeVar
 
-from hera_volcano.pods.reports import ReportError, format_line
-
-#: Where each kind of launch says which rank a process is, first found wins.
-RANK_VARIABLES = {
-    "torchrun": ("RANK",),
-    "mpi": ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"),
-    "replica": ("VC_TASK_INDEX",),
-}
-#: The roles of a TensorFlow job in the order of their global ranks (the chief is rank 0; without one, worker 0 is).
-TF_ROLES = ("chief", "worker", "ps", "evaluator")
-
+from hera_volcano.pods.ranks import LAUNCH_VARIABLE, RankError, rank
+from hera_volcano.pods.reports import ReportError, format_line, write_lines
 
 #: The runtime's file beside the launcher's in the pods' ConfigMap, and the module it becomes for the function.
 RUNTIME_FILE = "hera_volcano_runtime.py"
@@ -160,64 +151,24 @@ def what_to_run(settings: LaunchSettings[str]) -> dict[str, object]:
     return spec
 
 
-def tensorflow_rank() -> int:
-    """The place of this pod in TF_CONFIG (set by the tensorflow plugin of Volcano): the roles in the order of TF_ROLES,
-    each by its index."""
-    text = os.environ.get("TF_CONFIG")
-    if text is None:
-        raise LaunchError("TF_CONFIG is not set")
-    config = json_text("TF_CONFIG", text)
-    cluster = config.get("cluster") if isinstance(config, dict) else None
-    task = config.get("task") if isinstance(config, dict) else None
-    if not isinstance(cluster, dict) or not isinstance(task, dict) or task.get("type") not in TF_ROLES:
-        raise LaunchError("TF_CONFIG names no task of " + ", ".join(TF_ROLES))
-    before = TF_ROLES[: TF_ROLES.index(task["type"])]
-    index = task.get("index")
-    if not isinstance(index, int):
-        raise LaunchError("the task in TF_CONFIG has no index")
-    return sum(len(cluster.get(role) or []) for role in before) + index
-
-
-def rank(kind: str) -> int:
-    """The global rank of this process."""
-    if kind == "tensorflow":
-        return tensorflow_rank()
-    if kind not in RANK_VARIABLES:
-        kinds = sorted([*RANK_VARIABLES, "tensorflow"])
-        raise LaunchError("unknown launch " + repr(kind) + ": one of " + ", ".join(kinds))
-    for variable in RANK_VARIABLES[kind]:
-        text = os.environ.get(variable)
-        if text is not None:
-            try:
-                return int(text)
-            except ValueError:
-                raise LaunchError(variable + " is not a rank: " + repr(text)) from None
-    if kind == "mpi":
-        try:
-            from mpi4py import MPI  # type: ignore[import-not-found,unused-ignore]
-        except ImportError:
-            pass
-        else:
-            return int(MPI.COMM_WORLD.Get_rank())
-    raise LaunchError("cannot tell the rank of this process: none of " + ", ".join(RANK_VARIABLES[kind]) + " is set")
-
-
 def report(result: object, kind: str) -> None:
     """Print the report of the function on global rank 0 (what other ranks return is ignored)."""
-    if result is None or rank(kind) != 0:
+    if result is None:
         return
+    try:
+        if rank(kind) != 0:
+            return
+    except RankError as e:
+        raise LaunchError(str(e)) from None
     if not isinstance(result, dict):
         raise LaunchError(
             "the function returned " + type(result).__name__ + ": return a dict of names to JSON values, or None"
         )
     try:
-        lines = [(format_line(name, value) + "\n").encode("utf-8") for name, value in result.items()]
+        lines = [format_line(name, value) for name, value in result.items()]
     except ReportError as e:
         raise LaunchError(str(e)) from None
-    sys.stdout.flush()
-    for line in lines:  # one write each: a line is never split among other output
-        while line:
-            line = line[os.write(sys.stdout.fileno(), line) :]
+    write_lines(lines)
 
 
 def main_module(source: str, filename: str, first_line: int, flags: int) -> types.ModuleType:
@@ -303,6 +254,7 @@ def main(argv: list[str]) -> None:
     except LaunchError as e:
         fail(str(e))
     what = next(str(spec[k]) for k in ("function", "script", "module") if k in spec)
+    os.environ[LAUNCH_VARIABLE] = kind  # what it runs finds its rank by the same rule (pods/ranks)
     try:
         install_runtime(__file__)
         result = run(spec, args, settings.source)

@@ -23,12 +23,12 @@ from typing import Final, Literal
 from hera_volcano.pods.launcher import RUNTIME_FILE
 
 #: The modules of the program, each after those it imports.
-MODULES = ("labels", "reports", "kubeapi", "follow", "run", "workers", "sweep", "entry")
+MODULES = ("labels", "ranks", "reports", "progress", "kubeapi", "follow", "run", "workers", "sweep", "entry")
 #: The modules of the launcher of function jobs, joined the same way (it runs in the job's own image).
-LAUNCHER_MODULES = ("reports", "launcher")
+LAUNCHER_MODULES = ("ranks", "reports", "progress", "launcher")
 #: The modules of a function's runtime (``hera_volcano.runtime`` re-exports them), joined into the file the launcher
 #: makes that module from (:data:`hera_volcano.pods.launcher.RUNTIME_FILE`).
-RUNTIME_MODULES = ("checkpoints",)
+RUNTIME_MODULES = ("ranks", "reports", "progress", "checkpoints")
 #: The program's first line, and its bootstrap's: for people reading a pod; nothing recognises a pod by it.
 TITLE: Final = "# hera-volcano log follower: hera_volcano/pods"
 #: The annotation on the pod template of each of our pods that runs the program, its value the part it runs: the log

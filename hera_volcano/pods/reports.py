@@ -6,7 +6,10 @@ check output names by them (:mod:`hera_volcano.shared.outputs`). The value is th
 from __future__ import annotations
 
 import json
+import os
 import re
+import sys
+from collections.abc import Iterable
 
 #: What starts a report line (at the very start of the line).
 PREFIX = "hera-volcano:output "
@@ -15,8 +18,12 @@ NAME = re.compile(r"[a-zA-Z0-9_-]{1,63}")
 #: The longest report line, in bytes (UTF-8) without its line break: well under the 16 KiB at which the container
 #: runtime splits a log line. Larger data belongs on a volume; report its path.
 MAX_LINE = 4096
-#: Outputs every job-carrying task has already (from the Volcano Job itself): not available as report names.
-RESERVED = frozenset({"job-name", "job-phase"})
+#: The output of a job's follower (and of ``job_dag``) that holds the last metrics rank 0 reported, as a JSON object
+#: (:mod:`hera_volcano.pods.progress`).
+METRICS_OUTPUT = "job-metrics"
+#: Outputs every job-carrying task has already (the Volcano Job's name and phase, the last metrics): not available as
+#: report names.
+RESERVED = frozenset({"job-name", "job-phase", METRICS_OUTPUT})
 #: What starts an Argo tag (written so that this text holds none: it runs in pods as it is).
 TAG_START = "{" * 2
 #: Characters that some readers take for line breaks, which JSON would leave as they are (NEL is a C1 control:
@@ -110,3 +117,13 @@ def format_line(name: object, value: object) -> str:
     if name in RESERVED:
         raise ReportError("output name " + repr(name) + " is reserved (the name and phase of the job)")
     return line_of(name, value_text(name, value))
+
+
+def write_lines(lines: Iterable[str]) -> None:
+    """Print marker lines on standard output after what the program printed before them, each in one write so that
+    no line is split among other output (a rank's threads, or its other processes on the same pipe)."""
+    data = [(line + "\n").encode("utf-8") for line in lines]
+    sys.stdout.flush()
+    for line in data:
+        while line:
+            line = line[os.write(sys.stdout.fileno(), line) :]

@@ -16,6 +16,7 @@ follower's own Argo node, from its pod's annotation), ``FOLLOW_SECONDS`` (0: no 
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import threading
@@ -69,14 +70,25 @@ from hera_volcano.pods.kubeapi import (
     Watcher,
     transient,
 )
-from hera_volcano.pods.reports import PREFIX, ReportError, parse_line
+from hera_volcano.pods.progress import (
+    METRIC_PREFIX,
+    PROGRESS_ANNOTATION,
+    PROGRESS_PREFIX,
+    Number,
+    Progress,
+    ProgressError,
+    annotation_text,
+    parse_metric,
+    parse_progress,
+)
+from hera_volcano.pods.reports import METRICS_OUTPUT, PREFIX, ReportError, parse_line
 
 #: The API calls the follower makes, as RBAC names them: (group, resource, verbs). ``hera_volcano.tools.rbac``
 #: grants exactly these to the service account a follower runs as.
 CALLS = (
     ("", "pods", ("get", "list", "watch")),
     ("", "pods/log", ("get",)),
-    ("batch.volcano.sh", "jobs", ("get", "list", "watch", "delete")),
+    ("batch.volcano.sh", "jobs", ("get", "list", "watch", "patch", "delete")),
     ("scheduling.volcano.sh", "podgroups", ("get",)),
 )
 #: Where the values rank 0 reports go by default, one file per name (the template's outputs read them there).
@@ -84,6 +96,10 @@ OUTPUT_DIR = "/tmp/hera-volcano/outputs"
 TERMINATION_LOG = "/dev/termination-log"
 #: How often the loop looks without a change (seconds): for the clocks (graces, limits, back-offs).
 TICK = 1.0
+#: The fewest seconds between two patches of the job's progress annotation (and one more at the end).
+PUBLISH_EVERY = 5.0
+#: Refused progress and metric lines said, at most (then no more: the job's own output shows the rest).
+REFUSALS_SAID = 10
 
 
 class Printer:
@@ -133,6 +149,9 @@ class Settings:
     retry_grace: float = RETRY_GRACE
     backoff_max: float = BACKOFF_MAX
     tick: float = TICK
+    #: Where Argo's executor reads the step's own progress (Argo sets ``ARGO_PROGRESS_FILE`` in the pod; empty: none).
+    progress_file: str = ""
+    publish_every: float = PUBLISH_EVERY
 
     # The environment variables (after the fields: two of them share a name with a default above).
     JOB_SELECTOR: ClassVar[str] = "JOB_SELECTOR"
@@ -154,6 +173,9 @@ class Settings:
     RETRY_GRACE_SECONDS: ClassVar[str] = "RETRY_GRACE_SECONDS"
     BACKOFF_MAX_SECONDS: ClassVar[str] = "BACKOFF_MAX_SECONDS"
     TICK_SECONDS: ClassVar[str] = "TICK_SECONDS"
+    #: Argo's own name: its controller sets it in every container of the pod.
+    ARGO_PROGRESS_FILE: ClassVar[str] = "ARGO_PROGRESS_FILE"
+    PUBLISH_SECONDS: ClassVar[str] = "PUBLISH_SECONDS"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -180,6 +202,8 @@ class Settings:
             retry_grace=seconds(cls.RETRY_GRACE_SECONDS, RETRY_GRACE),
             backoff_max=seconds(cls.BACKOFF_MAX_SECONDS, BACKOFF_MAX),
             tick=seconds(cls.TICK_SECONDS, TICK),
+            progress_file=env.get(cls.ARGO_PROGRESS_FILE) or "",
+            publish_every=seconds(cls.PUBLISH_SECONDS, PUBLISH_EVERY),
         )
 
     def to_env(self) -> dict[str, str]:
@@ -211,6 +235,8 @@ class Settings:
             self.RETRY_GRACE_SECONDS: _seconds(self.retry_grace),
             self.BACKOFF_MAX_SECONDS: _seconds(self.backoff_max),
             self.TICK_SECONDS: _seconds(self.tick),
+            self.ARGO_PROGRESS_FILE: self.progress_file,
+            self.PUBLISH_SECONDS: _seconds(self.publish_every),
         }
 
 
@@ -307,10 +333,12 @@ def assert_never(step: NoReturn) -> NoReturn:
 
 class FollowLogs:
     """The follower's loop: watches, the state machine, and what it decides, each line to ``sink``. The pod runs
-    it on :class:`~hera_volcano.pods.kubeapi.Api`; ``Run.logs`` on the ``kubernetes`` package through
-    ``hera_volcano.client.transport``, with ``workflow`` (also stop once that Workflow has finished), ``job_name``
-    (only the Volcano Job of that name) and ``patience`` (seconds that failures which may pass are tried again
-    before following ends on them; None: for ever). :attr:`error` is what ended it, if the API server did."""
+    it on :class:`~hera_volcano.pods.kubeapi.Api` with ``publish`` (what rank 0 reports of its progress and metrics
+    goes to Argo's progress file, the job's :data:`~hera_volcano.pods.progress.PROGRESS_ANNOTATION` and the output
+    ``job-metrics``); ``Run.logs`` on the ``kubernetes`` package through ``hera_volcano.client.transport``, with
+    ``workflow`` (also stop once that Workflow has finished), ``job_name`` (only the Volcano Job of that name) and
+    ``patience`` (seconds that failures which may pass are tried again before following ends on them; None: for
+    ever). :attr:`error` is what ended it, if the API server did."""
 
     def __init__(
         self,
@@ -326,6 +354,7 @@ class FollowLogs:
         patience: float | None = None,
         backoff: float = FIRST_BACKOFF,
         retry: tuple[float, float] = (1.0, WATCH_BACKOFF_MAX),
+        publish: bool = False,
     ) -> None:
         self.api = api
         self.settings = settings
@@ -343,6 +372,7 @@ class FollowLogs:
         #: Names whose report line the rules refused, each with the rule: no later line of the job undoes it.
         self._refused: dict[str, str] = {}
         self._cursors: dict[tuple[str, str], LineCursor] = {}
+        self._published = Published(self, publish)
         self._streaming: _Streaming | None = None
         self._refresh: str | None = None
         self._fresh: tuple[Obj, Obj] | None = None
@@ -383,9 +413,16 @@ class FollowLogs:
         if text is None:
             return False
         self.say(text)
+        self.read(text)
+        return True
+
+    def read(self, text: str, again: bool = False) -> None:
+        """Keep what a marker line of rank 0 says: a report's value, the progress, a metric (``again``: a line read
+        once more, whose refusal was said already)."""
         if text.startswith(PREFIX):
             self.keep(text)
-        return True
+        elif text.startswith(PROGRESS_PREFIX) or text.startswith(METRIC_PREFIX):
+            self._published.read(text, quiet=again)
 
     def keep(self, text: str) -> None:
         """Keep a report line's value (the last one wins). A line the launcher would not have written (a tag for the
@@ -438,6 +475,7 @@ class FollowLogs:
                 code = self._look(self.clock() - started)
                 if code is not None:
                     return code
+                self._published.publish(self.clock())
             return 0
         finally:
             self.close()
@@ -476,6 +514,7 @@ class FollowLogs:
             case Forget():
                 self._values.clear()
                 self._refused.clear()
+                self._published.forget()
             case ShowInit():
                 self._show_init(step)
             case Stream():
@@ -623,6 +662,13 @@ class FollowLogs:
         self.say(stop.message)
         if stop.never_started is not None:
             self._never_started(stop.never_started)
+        code = self._verdict(stop, pod)
+        self._published.publish(self.clock(), final=True)  # after the whole log's read again, if it was
+        return code
+
+    def _verdict(self, stop: Stop, pod: PodState | None) -> int:
+        """The exit status: the values rank 0 reported once the job Completed; 1 when the step failed or has values
+        to give and the job did not complete."""
         if stop.phase == "Completed":
             return self._collect(pod)
         if stop.failed:
@@ -643,10 +689,14 @@ class FollowLogs:
         if not self.settings.outputs:
             return 0
         missing = [name for name in self.settings.outputs if name not in self._values]
-        if missing and pod is not None:
+        if any(name not in self._published.metrics for name in missing) and pod is not None:
             for line in self._lines(pod.name, self.follower.followed, LogQuery(timestamps=True)) or []:
-                self.keep(split_timestamp(line)[1])
-            missing = [name for name in self.settings.outputs if name not in self._values]
+                self.read(split_timestamp(line)[1], again=True)
+        for name in missing:  # an output rank 0 reported only as a metric: its last value
+            number = self._published.metrics.get(name)
+            if number is not None and name not in self._values and name not in self._refused:
+                self._values[name] = json.dumps(number)
+        missing = [name for name in self.settings.outputs if name not in self._values]
         if self._values:
             os.makedirs(self.settings.output_dir, exist_ok=True)
             for name, value in self._values.items():
@@ -659,7 +709,7 @@ class FollowLogs:
         if missing:
             self.say(
                 f"The job's rank 0 reported no value for: {' '.join(missing)} (a line '{PREFIX}NAME=VALUE' on its"
-                " output, which a function's returned dict prints)"
+                f" output, which a function's returned dict prints, or a metric '{METRIC_PREFIX}NAME=NUMBER')"
             )
         return 1 if missing or refused else 0
 
@@ -684,3 +734,99 @@ def tails(api: Transport, pod: PodState) -> list[str]:
         for container in pod.containers
         for line in read_log(api, pod.name, container, LogQuery(tail=TAIL_LINES), None) or []
     ]
+
+
+class Published:
+    """What rank 0 reported of its progress and metrics (read from the stream's thread), and where the follower in
+    the pod puts it (from the loop's thread, when ``enabled``): Argo's progress file at once, so that Argo shows it
+    on the follower's node (its executor sends it on its own tick); the job's annotation at most every
+    ``publish_every`` seconds, and once more at the end, for ``hera-volcano status``; the last metrics as the output
+    ``job-metrics``. A refused line is said (up to :data:`REFUSALS_SAID` of them) and changes nothing."""
+
+    def __init__(self, follow: FollowLogs, enabled: bool) -> None:
+        self._follow = follow
+        self._enabled = enabled
+        self._lock = threading.Lock()
+        self.progress: Progress | None = None
+        self.metrics: dict[str, Number] = {}
+        self._refusals = 0
+        self._filed: Progress | None = None
+        self._patched: tuple[str, str] | None = None  # (job, annotation) last put on a job
+        self._patched_at: float | None = None
+        self._file_failed = False
+        self._patch_refused = False
+
+    def read(self, text: str, quiet: bool = False) -> None:
+        try:
+            done = parse_progress(text)
+            metric = None if done is not None else parse_metric(text)
+        except ProgressError as e:
+            with self._lock:
+                self._refusals += not quiet
+                said = not quiet and self._refusals <= REFUSALS_SAID
+            if said:
+                self._follow.say(f"hera-volcano: {e} (the line is ignored)")
+            return
+        with self._lock:
+            if done is not None:
+                self.progress = done
+            if metric is not None:
+                self.metrics[metric[0]] = metric[1]
+        if self._enabled:
+            self._follow.changed()  # the loop puts it where Argo reads it now, not at its next tick
+
+    def forget(self) -> None:
+        """The next attempt's job replaces the one followed: its progress and metrics start afresh."""
+        with self._lock:
+            self.progress, self.metrics = None, {}
+            self._patched_at = None
+
+    def publish(self, now: float, final: bool = False) -> None:
+        """Put the latest progress where Argo reads it and, when due (or ``final``), on the job; at the end, the
+        metrics as the output ``job-metrics``."""
+        if not self._enabled:
+            return
+        with self._lock:
+            done, metrics = self.progress, dict(self.metrics)
+        settings = self._follow.settings
+        if done is not None and done != self._filed and settings.progress_file and not self._file_failed:
+            self._write_progress(settings.progress_file, done)
+        job = self._follow.follower.job or self._follow.follower.seen_job
+        due = final or self._patched_at is None or now - self._patched_at >= settings.publish_every
+        if job is not None and (done is not None or metrics) and due and not self._patch_refused:
+            self._patch(job, annotation_text(done, metrics), now)
+        if final:
+            self._write(os.path.join(settings.output_dir, METRICS_OUTPUT), json.dumps(metrics, separators=(",", ":")))
+
+    def _write_progress(self, path: str, done: Progress) -> None:
+        """Argo's executor reads the file's last line, on a poll (3.7) or on inotify's create and write (4.1): the
+        file is replaced whole, never seen half written."""
+        if self._write(path, f"{done}\n"):
+            self._filed = done
+        else:
+            self._file_failed = True
+
+    def _write(self, path: str, text: str) -> bool:
+        try:
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+            with open(path + ".part", "w", encoding="utf-8") as f:
+                f.write(text)
+            os.replace(path + ".part", path)
+            return True
+        except OSError as e:
+            self._follow.say(f"hera-volcano: cannot write {path}: {e}")
+            return False
+
+    def _patch(self, job: str, text: str, now: float) -> None:
+        if self._patched == (job, text):
+            return
+        try:
+            self._follow.api.patch(JOBS, job, {"metadata": {"annotations": {PROGRESS_ANNOTATION: text}}})
+        except ApiError as e:
+            if e.status in REFUSED:
+                self._patch_refused = True
+                self._follow.say(f"hera-volcano: the progress is not put on job {job}: {e}")
+            elif e.status != 404:
+                self._follow.report(f"progress of job {job}: {e}")
+            return
+        self._patched, self._patched_at = (job, text), now

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hera_volcano.pods.reports import is_name
+from hera_volcano.pods.reports import RESERVED, is_name
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 
@@ -25,7 +25,8 @@ def check_names(field: str, value: Sequence[str]) -> tuple[str, ...]:
         if not is_name(name):
             raise ValidationError(
                 f"{field}[{i}]",
-                f"{name!r} is not a report name (letters, digits, '_', '-', at most 63; not job-name or job-phase)",
+                f"{name!r} is not a report name (letters, digits, '_', '-', at most 63; not"
+                f" {', '.join(sorted(RESERVED))})",
             )
     if len(set(found)) != len(found):
         raise ValidationError(field, "names a value twice")

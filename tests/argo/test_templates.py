@@ -167,7 +167,9 @@ def test_follower_finds_the_job_and_its_pods_by_labels_and_bounds_itself() -> No
     for key in (Settings.JOB_SELECTOR, Settings.POD_SELECTOR):
         parse_selector(substitute_text(env[key], {}))
     assert env[Settings.TASK] == "" and env[Settings.CONTAINER] == "", "the job's lead-task annotation decides"
-    assert env[Settings.FOLLOW_SECONDS] == "600" and Settings.OUTPUTS not in env and "outputs" not in f
+    assert env[Settings.FOLLOW_SECONDS] == "600" and Settings.OUTPUTS not in env
+    metrics = {"name": "job-metrics", "valueFrom": {"default": "{}", "path": "/tmp/hera-volcano/outputs/job-metrics"}}
+    assert f["outputs"] == {"parameters": [metrics]}, "only the last metrics, {} when rank 0 reported none"
     assert env[Settings.START_SECONDS] == "86400", "a day to start by default"
     [node] = [e for e in f["container"]["env"] if e["name"] == Settings.NODE_NAME]
     # Its own Argo node, from its pod: the step beside it is the one whose job it follows (loops, retries).
@@ -213,7 +215,9 @@ def test_follower_collects_the_values_rank_0_reports_as_its_outputs() -> None:
     assert f["outputs"]["parameters"] == [
         {"name": name, "valueFrom": {"path": f"{env[Settings.OUTPUT_DIR]}/{name}", "default": ""}}
         for name in ("loss", "model")
-    ]
+    ] + [{"name": "job-metrics", "valueFrom": {"path": f"{env[Settings.OUTPUT_DIR]}/job-metrics", "default": "{}"}}]
+    quiet = resource(follow_logs_template(step("train"), quiet=True))
+    assert "outputs" not in quiet, "a quiet follower reads no metrics"
 
 
 @pytest.mark.parametrize(

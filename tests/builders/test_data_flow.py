@@ -59,9 +59,12 @@ def test_a_job_dag_carries_what_rank_0_reports_and_the_job_s_name_and_phase() ->
     assert {p["name"]: p["valueFrom"]["parameter"] for p in dag["outputs"]["parameters"]} == {
         "loss": "{{tasks.logs.outputs.parameters.loss}}",
         "note": "{{tasks.logs.outputs.parameters.note}}",
+        "job-metrics": "{{tasks.logs.outputs.parameters.job-metrics}}",
         "job-name": "{{tasks.job.outputs.parameters.job-name}}",
         "job-phase": "{{tasks.job.outputs.parameters.job-phase}}",
     }
+    defaults = {p["name"]: p["valueFrom"].get("default") for p in dag["outputs"]["parameters"]}
+    assert defaults["job-metrics"] == "{}" and defaults["loss"] is None, "only the metrics have a value without it"
     follower = found["train-logs"]
     env = {e["name"]: e.get("value") for e in follower["container"]["env"]}
     assert env[Settings.OUTPUTS] == "loss note"
@@ -231,7 +234,7 @@ def test_a_batch_job_reports_values_that_a_later_step_takes() -> None:
     found = templates(w)
     assert template_of(w, "check") != template_of(w, "plain"), "the reports change the task"
     outputs = [p["name"] for p in found[template_of(w, "check")]["outputs"]["parameters"]]
-    assert outputs == ["loss", "job-name", "job-phase"]
+    assert outputs == ["loss", "job-metrics", "job-name", "job-phase"]
     assert "resource" in found[template_of(w, "plain")], "a job that reports nothing is the resource step itself"
     tasks = {t["name"]: t for t in found["flow"]["dag"]["tasks"]}
     assert tasks["show"]["depends"] == "check"
@@ -296,3 +299,18 @@ def test_the_bundled_data_pipeline_prepares_trains_and_evaluates() -> None:
         assert found[name]["volumes"][0]["persistentVolumeClaim"] == {"claimName": CLAIM}
     env = {e["name"]: e.get("value") for e in found["train-logs"]["container"]["env"]}
     assert env[Settings.OUTPUTS] == "loss model"
+
+
+def test_a_pipeline_job_with_outputs_gives_its_last_metrics_to_later_steps() -> None:
+    metrics = {"loss": hv.StepOutput("train", "job-metrics")}
+    pipeline = hv.Pipeline([trains(("loss",)), hv.PipelineStep("evaluate", evaluate(), metrics)])
+    [evaluate_task] = [
+        t for t in templates(pipeline.workflow("flow"))["flow"]["dag"]["tasks"] if t["name"] == "evaluate"
+    ]
+    assert evaluate_task["arguments"]["parameters"] == [
+        {"name": "loss", "value": "{{tasks.train.outputs.parameters.job-metrics}}"}
+    ]
+    silent = hv.PipelineJob("train", a_job())  # no outputs: a job step alone, nothing lifts its follower's metrics
+    with pytest.raises(hv.ValidationError) as e:
+        hv.Pipeline([silent, hv.PipelineStep("evaluate", evaluate(), metrics)])
+    assert "has no output 'job-metrics'" in e.value.rule

@@ -65,7 +65,7 @@ def test_the_config_maps_launcher_writes_by_the_report_rules_the_follower_reads(
     """One definition of the report line: the launcher's file in the ConfigMap is the launcher joined with the rules
     the follower's program reads by (no copy)."""
     text = pods_program.launcher_source()
-    assert pods_program.LAUNCHER_MODULES == ("reports", "launcher")
+    assert pods_program.LAUNCHER_MODULES == ("ranks", "reports", "progress", "launcher")
     assert text.index("def format_line(") < text.index("def report(") and "def parse_line(" in text
     assert "from hera_volcano" not in text and "import hera_volcano" not in text, "hera_volcano is not in the pod"
     assert "def parse_line(" in pods_program.source()

@@ -171,10 +171,14 @@ def test_a_modules_folder_holds_its_program_rbac_and_policy_in_its_kustomization
     workflow = yaml.safe_load((out / "logs.yaml").read_text())
     assert workflow["metadata"]["namespace"] == "team-a" and workflow["spec"]["serviceAccountName"] == "runner"
     rbac = list(yaml.safe_load_all((out / "rbac" / "rbac.yaml").read_text()))
+    # The follower patches the job it follows (its progress): the jobs' admission policy comes with its Role.
     assert [(d["kind"], d["metadata"].get("namespace")) for d in rbac] == [
+        ("Namespace", None),
         ("ServiceAccount", "team-a"),
         ("Role", "team-a"),
         ("RoleBinding", "team-a"),
+        ("ValidatingAdmissionPolicy", None),
+        ("ValidatingAdmissionPolicyBinding", None),
     ]
     [config_map] = yaml.safe_load_all((out / "rbac" / "program.yaml").read_text())
     assert config_map == program.config_map("team-a")

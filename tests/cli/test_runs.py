@@ -323,6 +323,28 @@ def test_status_formats_and_exit_codes(world: World, config: Path) -> None:
     assert "nope not found in namespace argo" in missing
 
 
+def test_status_shows_each_jobs_progress_and_latest_metrics(world: World, config: Path) -> None:
+    world.put("workflows", "argo", fake_api.workflow("train", "Running"))
+    progress = '{"progress":"12/100","metrics":{"loss":0.25}}'
+    job = {
+        "metadata": {
+            "name": "train-job-x7k2p",
+            "namespace": "argo",
+            "creationTimestamp": "2024-05-01T10:00:01Z",
+            "labels": {"workflows.argoproj.io/workflow": "train", "hera-volcano/job": "train"},
+            "annotations": {"hera-volcano/progress": progress},
+        },
+        "status": {"state": {"phase": "Running"}, "running": 2},
+    }
+    world.put("jobs", "argo", job)
+    report = hv("status", "train", "-n", "argo", "--kubeconfig", str(config))
+    assert report.code == 0, report
+    assert "  job train-job-x7k2p (train): Running, pods 2 running, 0 pending; progress 12/100, loss 0.25" in report.out
+    data = json.loads(hv("status", "train", "-n", "argo", "-o", "json", "--kubeconfig", str(config)).out)
+    [listed] = data["jobs"]
+    assert (listed["progress"], listed["metrics"]) == ("12/100", {"loss": 0.25})
+
+
 def test_wait_for_a_finished_workflow_prints_its_result(world: World, config: Path) -> None:
     world.put("workflows", "argo", fake_api.workflow("done", "Succeeded"))
     r = hv("wait", "done", "-n", "argo", "-q", "-o", "json", "--kubeconfig", str(config))

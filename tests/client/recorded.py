@@ -80,6 +80,20 @@ def selected(obj: Mapping[str, Any], labels: str | None, fields: str | None) -> 
     return True
 
 
+def merged(obj: dict[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+    """``obj`` with a JSON merge patch applied (RFC 7386): objects merged key by key, null removes, the rest
+    replaces."""
+    out = dict(obj)
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = merged(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
 #: What one watch is of: the resource, and its label and field selectors.
 WatchKey = tuple[Resource, str | None, str | None]
 
@@ -413,9 +427,7 @@ class World:
 
     def patch(self, resource: Resource, namespace: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
         self._call("patch", resource, name, namespace)
-        obj = self.get(resource, namespace, name)
-        for key, value in body.items():
-            obj.setdefault(key, {}).update(value)
+        obj = merged(self.get(resource, namespace, name), body)
         self.put(resource, obj)
         return obj
 

@@ -43,3 +43,37 @@ def test_on_a_terminal_the_lines_are_redrawn_in_place_and_cut_to_the_width() -> 
     job = replace(first.jobs[0], phase="Completing")
     again = view.update(replace(first, jobs=(job,)))
     assert again.startswith("\x1b[2A") and again.count("\r\x1b[2K") == 2
+
+
+def annotated(text: str) -> JobStatus:
+    """The running job as its follower left it: ``text`` in its progress annotation."""
+    [job] = items("running", "jobs")
+    job["metadata"].setdefault("annotations", {})["hera-volcano/progress"] = text
+    [status] = result_of(load("running/workflow.json"), [job]).jobs
+    return status
+
+
+def test_each_job_shows_the_progress_and_latest_metrics_its_rank_0_reported() -> None:
+    job = annotated('{"progress":"12/100","metrics":{"loss":0.25,"epoch":3}}')
+    assert (job.progress, dict(job.metrics)) == ("12/100", {"loss": 0.25, "epoch": 3})
+    assert (
+        job_line(job)
+        == f"  job {job.name} (mpi): Running, pods 3 running, 0 pending; progress 12/100, loss 0.25, epoch 3"
+    )
+    only = annotated('{"metrics":{"acc":0.9}}')
+    assert job_line(only).endswith("0 pending; acc 0.9"), "metrics before any progress"
+
+
+def test_a_forged_progress_annotation_shows_nothing() -> None:
+    for text in ('{"progress":"{{workflow.name}}"}', '{"progress":"3/10","metrics":{"a b":1}}', "garbage"):
+        job = annotated(text)
+        assert (job.progress, dict(job.metrics)) == (None, {})
+        assert job_line(job).endswith("0 pending"), text
+
+
+def test_waiting_shows_a_jobs_progress_as_it_changes() -> None:
+    view = ProgressView(tty=False)
+    first = running()
+    view.update(first)
+    later = replace(first.jobs[0], progress="3/10", metrics={"loss": 0.5})
+    assert view.update(replace(first, jobs=(later,))).endswith("; progress 3/10, loss 0.5\n")

@@ -148,3 +148,21 @@ def sweep_trial(lr: float) -> dict[str, float]:
         raise ValueError("lr 0.5 diverges (on purpose)")
     print(f"sweep trial lr={lr}", flush=True)
     return {"loss": round((lr - 0.3) ** 2, 6), "lr": lr}
+
+
+def counting(steps: int, every: float) -> dict[str, str]:
+    """Trains for ``steps`` steps of ``every`` seconds, reporting after each its progress and a falling loss with the
+    runtime's helper (issue 44), and prints what it reported; returns nothing the job's outputs need (its ``loss``
+    output is the last metric)."""
+    import time
+
+    from hera_volcano.runtime import progress
+
+    loss = 1.0
+    progress(0, steps)
+    for step in range(1, steps + 1):
+        time.sleep(every)
+        loss = round(loss * 0.8, 6)
+        progress(step, steps, loss=loss, step=step)
+        print(f"step {step} of {steps}: loss {loss}", flush=True)
+    return {"done": "yes"}

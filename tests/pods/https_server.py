@@ -23,6 +23,8 @@ class Request:
     path: str
     query: dict[str, str]
     token: str
+    body: bytes = b""
+    content_type: str = ""
 
 
 @dataclass
@@ -98,11 +100,15 @@ class _Handler(BaseHTTPRequestHandler):
     def do_DELETE(self) -> None:
         self._answer()
 
+    def do_PATCH(self) -> None:
+        self._answer()
+
     def _answer(self) -> None:
         parts = urlsplit(self.path)
         query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
         token = self.headers.get("Authorization", "").removeprefix("Bearer ")
-        request = Request(self.command, parts.path, query, token)
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        request = Request(self.command, parts.path, query, token, body, self.headers.get("Content-Type", ""))
         state = self.server.state
         state.requests.append(request)
         reply = state.handler(request)

@@ -5,6 +5,7 @@ stand-in API server over HTTPS, as its service account."""
 from __future__ import annotations
 
 import ast
+import json
 import os
 import signal
 import subprocess
@@ -194,6 +195,41 @@ def test_the_program_follows_a_job_over_https_and_gives_what_rank_0_reported(tmp
     ]
     assert (out / "loss").read_text() == "0.5"
     assert {r.token for r in server.requests} == {"token-1"}
+
+
+def test_in_the_pod_the_program_writes_argos_progress_file_and_puts_progress_on_the_job(tmp_path: Path) -> None:
+    """As Argo runs the follower (``ARGO_PROGRESS_FILE`` set by its controller): the last progress where its
+    executor reads it, the latest progress and metrics on the job (a merge patch), the last metrics as an output."""
+    log = [
+        b"2026-01-01T00:00:02.1Z hera-volcano:progress 1/2\n",
+        b"2026-01-01T00:00:02.2Z hera-volcano:metric loss=0.5\n",
+        b"2026-01-01T00:00:02.3Z hera-volcano:progress 2/2\n",
+    ]
+    cluster = Cluster("Completed", running=False, log=log)
+    patched: list[Request] = []
+
+    def handler(r: Request) -> Reply:
+        if r.method == "PATCH":
+            patched.append(r)
+            return Reply(body=job("Completed"))
+        return cluster(r)
+
+    out, progress = tmp_path / "out", tmp_path / "var-run-argo" / "progress"
+    (tmp_path / "api").mkdir()
+    with serving(tmp_path / "api") as server:
+        server.handler = handler
+        proc = start(server, tmp_path, OUTPUT_DIR=str(out), TICK_SECONDS="0.1", ARGO_PROGRESS_FILE=str(progress))
+        try:
+            _, stderr = proc.communicate(timeout=30)
+        finally:
+            cluster.over.set()
+    assert proc.returncode == 0, stderr
+    assert progress.read_text() == "2/2\n" and json.loads((out / "job-metrics").read_text()) == {"loss": 0.5}
+    assert patched and {(r.path, r.content_type) for r in patched} == {
+        (f"/apis/batch.volcano.sh/v1alpha1/namespaces/ns/jobs/{JOB}", "application/merge-patch+json")
+    }
+    annotation = json.loads(patched[-1].body)["metadata"]["annotations"]["hera-volcano/progress"]
+    assert json.loads(annotation) == {"progress": "2/2", "metrics": {"loss": 0.5}}
 
 
 def test_sigterm_ends_the_program_at_once(tmp_path: Path) -> None:

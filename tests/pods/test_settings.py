@@ -27,6 +27,7 @@ SETTINGS = [
     Settings(jobs="a=b", pods="c=d", outputs=("loss",), output_dir="/out", termination_log="/tmp/t", drain=1.5),
     Settings(jobs="a=b", pods="c=d", step_grace=2, retry_grace=7, backoff_max=2, tick=0.2),
     Settings(jobs="a=b", pods="c=d", start_limit=60, quiet=True),
+    Settings(jobs="a=b", pods="c=d", progress_file="/var/run/argo/progress", publish_every=2),
 ]
 
 
@@ -78,7 +79,7 @@ def test_no_name_of_the_followers_environment_is_spelled_outside_its_settings_cl
                     continue
                 found.append(f"{path.relative_to(ROOT)}:{number}: {match[0]}")
     assert not found, "use Settings.NAME: " + ", ".join(found)
-    assert len(NAMES) == 18
+    assert len(NAMES) == 20
 
 
 def test_a_quiet_follower_is_told_so_and_only_then() -> None:

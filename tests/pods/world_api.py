@@ -66,6 +66,9 @@ class WorldApi:
     def delete(self, kind: Kind, name: str) -> None:
         _answer(lambda: self.world.delete(KINDS[kind], self.namespace, name))
 
+    def patch(self, kind: Kind, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        return _answer(lambda: self.world.patch(KINDS[kind], self.namespace, name, body))
+
     def watch(self, kind: Kind, selector: str, version: str, seconds: int = 300, fields: str | None = None) -> _Lines:
         return _Lines(
             _answer(

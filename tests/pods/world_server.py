@@ -4,6 +4,7 @@ objects, watches and log streams as the client's adapter does in the shared foll
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -48,6 +49,9 @@ def answer(world: World, r: Request) -> Reply:
         if r.method == "DELETE":
             world.delete(resource, NAMESPACE, str(name))
             return Reply(body={})
+        if r.method == "PATCH":
+            assert r.content_type == "application/merge-patch+json", r.content_type
+            return Reply(body=world.patch(resource, NAMESPACE, str(name), json.loads(r.body)))
         if sub == "log":
             flags = {key: True for key in ("follow", "previous", "timestamps") if q.get(key) == "true"}
             since = {"since_time": q["sinceTime"]} if "sinceTime" in q else {}
