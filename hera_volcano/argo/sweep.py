@@ -94,7 +94,8 @@ def sweep(
     that fails, or Succeeds without a finite number for ``objective``, is a failed trial, listed in ``trials`` with
     its reason; the sweep fails (its ``pick`` task, saying how many failed and why) when more than ``max_failures``
     failed or none succeeded. The pick reads the Workflow, so its account needs ``get`` on workflows: ``rbac_for``
-    derives it from the pick's template.
+    derives it from the pick's template. ``hv.run_local(tune)`` runs the same sweep here, trial by trial, to the
+    same outputs (its settings are :attr:`SweepDAG.sweep_spec`).
 
     :param job: the job (what every builder returns); its rank 0 reports ``objective`` and ``outputs``.
     :param space: a :class:`Grid`, :class:`RandomSearch`, :class:`Trials` or :class:`TrialsFrom`.
