@@ -94,3 +94,11 @@ def trial_loss(a: int, b: int, epochs: int) -> dict[str, int]:
     if a == b == 3:
         raise ValueError(f"a={a}, b={b} diverges")
     return {"loss": (a * b - 6) ** 2 + a + epochs, "size": a * b}
+
+
+def sleeps_for(seconds: int) -> dict[str, int]:
+    """A trial that takes ``seconds`` and reports them as its loss."""
+    import time
+
+    time.sleep(seconds)
+    return {"loss": seconds}

@@ -113,3 +113,18 @@ def test_the_local_outputs_are_what_the_clusters_pick_outputs_for_the_same_trial
     assert without_reasons(local["trials"]) == without_reasons(cluster["trials"])
     reasons = [["reason" in t for t in json.loads(trials)] for trials in (local["trials"], cluster["trials"])]
     assert reasons[0] == reasons[1] == [False, False, False, True]
+
+
+def test_a_trial_that_outlasts_the_timeout_is_a_failed_trial_and_the_others_still_count() -> None:
+    job = hv.batch_job(
+        image="python:3.11-slim",
+        program=hv.Program.function(localfuncs.sleeps_for, args={"seconds": hv.Placeholder.input("seconds", 0)}),
+    )
+    with Workflow(generate_name="slow-", entrypoint="slow"):
+        slow = hv.sweep(
+            job, hv.Trials([{"seconds": 60}, {"seconds": 0}]), name="slow", objective="loss", max_failures=1
+        )
+    outputs = hv.run_local(slow, timeout=2, output=io.StringIO())
+    assert (outputs["best-trial"], outputs["best-loss"]) == ("1", "0")
+    first = json.loads(outputs["trials"])[0]
+    assert first["phase"] == "Failed" and first["reason"].startswith("the run outlasted its timeout (2 s)")
