@@ -24,6 +24,7 @@ from hera_volcano.argo.calls import JobDAG
 from hera_volcano.argo.job_dag import job_dag, lifted
 from hera_volcano.argo.labels import NODE_NAME_ANNOTATION
 from hera_volcano.argo.space import Grid, RandomSearch, Space, Trials, TrialsFrom
+from hera_volcano.argo.sweep_spec import TRIALS_INPUT, SweepSpec
 from hera_volcano.kube import names
 from hera_volcano.kube.images import PYTHON_IMAGE, check_image
 from hera_volcano.pods import program
@@ -45,17 +46,22 @@ from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.suggestions import did_you_mean
 from hera_volcano.volcano.job import VolcanoJob
 
-#: The sweep's input holding a run-time list of trials (:class:`TrialsFrom`); its call passes the expression.
-TRIALS_INPUT = "sweep-trials"
 #: The pick runs once the loop has ended, however it ended (an empty list leaves the loop Skipped).
 PICK_DEPENDS = " || ".join(f"{TRIALS_TASK}.{p}" for p in ("Succeeded", "Failed", "Errored", "Skipped"))
 
 
 class SweepDAG(JobDAG):
     """The DAG template of :func:`sweep`; calling it checks the arguments, and passes a run-time list's expression
-    (:class:`TrialsFrom`) unless the call gives the list itself."""
+    (:class:`TrialsFrom`) unless the call gives the list itself. Its :attr:`sweep_spec` is what it was made from,
+    which :func:`hera_volcano.run_local` runs here, trial by trial."""
 
     _trials_expression: str | None = PrivateAttr(default=None)
+    _spec: SweepSpec | None = PrivateAttr(default=None)
+
+    @property
+    def sweep_spec(self) -> SweepSpec | None:
+        """The sweep's settings, as :func:`sweep` checked them (None: not made by :func:`sweep`)."""
+        return self._spec
 
     def __call__(self, *args: object, **kwargs: object) -> Step | Task | None:
         given, expression = kwargs.get("arguments"), self._trials_expression
@@ -88,7 +94,8 @@ def sweep(
     that fails, or Succeeds without a finite number for ``objective``, is a failed trial, listed in ``trials`` with
     its reason; the sweep fails (its ``pick`` task, saying how many failed and why) when more than ``max_failures``
     failed or none succeeded. The pick reads the Workflow, so its account needs ``get`` on workflows: ``rbac_for``
-    derives it from the pick's template.
+    derives it from the pick's template. ``hv.run_local(tune)`` runs the same sweep here, trial by trial, to the
+    same outputs (its settings are :attr:`SweepDAG.sweep_spec`).
 
     :param job: the job (what every builder returns); its rank 0 reports ``objective`` and ``outputs``.
     :param space: a :class:`Grid`, :class:`RandomSearch`, :class:`Trials` or :class:`TrialsFrom`.
@@ -122,25 +129,37 @@ def sweep(
     declared = [p for p in trial.inputs or [] if isinstance(p, Parameter)] if isinstance(trial.inputs, list) else []
     swept, items = _space(space, [str(p.name) for p in declared])
     kept = [p for p in declared if str(p.name) not in swept]
-    settings = PickSettings(
-        workflow="{{workflow.name}}",
+    spec = SweepSpec(
+        name=name,
+        job=job,
         objective=objective,
         direction=direction,
-        max_failures=max_failures,
         outputs=reported,
+        max_failures=max_failures,
+        parallelism=parallelism,
         parameters=tuple(swept),
-        trials=f"{{{{inputs.parameters.{TRIALS_INPUT}}}}}" if items is None else _compact(items),
+        trials=None if items is None else _compact(items),
+        inputs={str(p.name): None if p.default is None else str(p.default) for p in kept},
+    )
+    settings = PickSettings(
+        workflow="{{workflow.name}}",
+        objective=spec.objective,
+        direction=spec.direction,
+        max_failures=spec.max_failures,
+        outputs=spec.outputs,
+        parameters=spec.parameters,
+        trials=f"{{{{inputs.parameters.{TRIALS_INPUT}}}}}" if spec.trials is None else spec.trials,
     )
     pick = _pick_template(f"{name}-pick", settings, items is None, follower_image, service_account)
-    dag = _dag(name, parallelism, trial, pick, kept, items, settings)
+    dag = _dag(spec, trial, pick, kept, items, settings)
+    dag._spec = spec
     if isinstance(space, TrialsFrom):
         dag._trials_expression = space.expression
     return dag
 
 
 def _dag(
-    name: str,
-    parallelism: int | None,
+    spec: SweepSpec,
     trial: JobDAG,
     pick: Container,
     kept: list[Parameter],
@@ -152,10 +171,10 @@ def _dag(
     results = [TRIALS_OUTPUT, BEST_PARAMS, BEST_TRIAL, *(BEST_PREFIX + o for o in settings.outputs)]
     own_inputs = [*kept, *([Parameter(name=TRIALS_INPUT)] if items is None else [])]
     with SweepDAG(
-        name=name,
+        name=spec.name,
         inputs=own_inputs or None,
         outputs=[lifted(PICK_TASK, r) for r in results],
-        parallelism=parallelism,
+        parallelism=spec.parallelism,
     ) as dag:
         arguments = {s: f"{{{{item.{s}}}}}" for s in settings.parameters}
         arguments.update({str(p.name): f"{{{{inputs.parameters.{p.name}}}}}" for p in kept})

@@ -20,6 +20,7 @@ from hera_volcano.volcano.queue import Queue
 if TYPE_CHECKING:
     from hera.workflows import Workflow
 
+    from hera_volcano.argo.sweep_spec import SweepSpec
     from hera_volcano.volcano.job import VolcanoJob
 
 _MODULE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -75,9 +76,11 @@ def module_workflows(spec: str) -> list[Workflow | Queue]:
             sys.path.remove(here)
 
 
-def module_job(spec: str) -> VolcanoJob:
+def module_job(spec: str) -> VolcanoJob | SweepSpec:
     """The VolcanoJob ``NAME`` of a user's module, ``MODULE:NAME``: a file (``train.py``) or a module importable
-    from the current directory (``pkg.train``). The user's code runs here: whatever it raises is one line."""
+    from the current directory (``pkg.train``), or the settings of the sweep it names (``hv.sweep``'s). The user's
+    code runs here: whatever it raises is one line."""
+    from hera_volcano.argo.sweep_spec import spec_of
     from hera_volcano.volcano.job import VolcanoJob
 
     module_name, colon, name = spec.rpartition(":")
@@ -99,13 +102,16 @@ def module_job(spec: str) -> VolcanoJob:
     found = getattr(module, name, None)
     if isinstance(found, VolcanoJob):
         return found
-    jobs = [n for n, v in sorted(vars(module).items()) if isinstance(v, VolcanoJob)]
+    sweep = spec_of(found)
+    if sweep is not None:
+        return sweep
+    jobs = [n for n, v in sorted(vars(module).items()) if isinstance(v, VolcanoJob) or spec_of(v) is not None]
     if found is None:
-        offered = f"; its jobs are {', '.join(jobs)}" if jobs else "; it has no VolcanoJob"
+        offered = f"; its jobs and sweeps are {', '.join(jobs)}" if jobs else "; it has no VolcanoJob or sweep"
         raise c.UsageError(f"{module_name} has no {name}{did_you_mean(name, jobs)}{offered}")
     raise c.UsageError(
         f"{spec} is a {type(found).__name__}, not a VolcanoJob (what mpi_job, pytorch_job, tensorflow_job and"
-        " batch_job return)"
+        " batch_job return) or a sweep (what hv.sweep returns)"
     )
 
 

@@ -6,9 +6,8 @@ Open MPI's ``mpiexec``), streams their output prefixed by rank, stops them all w
 (no process outlives the run), and reads rank 0's report by the rule the log follower reads it by
 (:func:`hera_volcano.pods.reports.parse_line`).
 
-A sweep runs locally the same way, trial by trial: one :func:`run_local` call per trial, with that trial's
-``arguments``; each gives the trial's report or raises :class:`~hera_volcano.shared.errors.LocalRunError`, its
-reason.
+A sweep runs locally too, trial by trial (:func:`run_local` given what ``hv.sweep`` returns): each trial one run of
+the job as here, the best decided by the sweep's pick's own code (:mod:`hera_volcano.client.local_sweep`).
 """
 
 from __future__ import annotations
@@ -28,13 +27,18 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Final
+from typing import IO, TYPE_CHECKING, Final, cast
 
+from hera_volcano.argo.sweep_spec import SweepSpec, spec_of
 from hera_volcano.client import local_plan
+from hera_volcano.client.local_sweep import run_sweep
 from hera_volcano.pods import program as pods_program
 from hera_volcano.pods.reports import ReportError, parse_line
 from hera_volcano.shared.errors import LocalRunError, ValidationError
 from hera_volcano.volcano.job import VolcanoJob
+
+if TYPE_CHECKING:
+    from hera_volcano.argo.sweep import SweepDAG
 
 #: Seconds a process has to end after SIGTERM before it is killed.
 GRACE: Final = 5.0
@@ -53,7 +57,7 @@ _MPI_FAILED: Final = re.compile(r"Process name: \[\[\d+,\d+\],(\d+)\]\s+Exit cod
 
 
 def run_local(
-    job: VolcanoJob,
+    job: VolcanoJob | SweepDAG | SweepSpec,
     arguments: Mapping[str, object] | None = None,
     *,
     processes: int | None = None,
@@ -65,9 +69,15 @@ def run_local(
     node, gloo on CPU; MPI: ``mpiexec``; batch: one process per replica; TensorFlow: ``TF_CONFIG``), and return rank
     0's report: each name it reported with the value's text, as the job's outputs carry it.
 
-    :param job: the job (what every builder returns).
+    Given a sweep (what :func:`~hera_volcano.sweep` returns), run its trials one after another, each as above with
+    the trial's parameters, and return the outputs its template has on the cluster (``trials``, ``best-params``,
+    ``best-trial``, ``best-NAME``), decided by the same code as its pick: a trial that fails is a failed trial with
+    its reason (``timeout`` bounds each trial), and the sweep raises :class:`LocalRunError` when its pick would fail.
+
+    :param job: the job (what every builder returns), or a sweep of one.
     :param arguments: the values of the job's inputs (``Placeholder.input``), as a call of its template gives them;
-        a misspelt, missing or mistyped one is a :class:`~hera_volcano.ValidationError`.
+        a misspelt, missing or mistyped one is a :class:`~hera_volcano.ValidationError`. A sweep's: the inputs it
+        does not sweep, and for :class:`~hera_volcano.TrialsFrom` the list of trials as ``sweep-trials``.
     :param processes: how many processes (default: the job's size on the cluster: its ranks, or a PyTorch command's
         or a batch job's pods; TensorFlow: all roles, workers making up the rest).
     :param python: the interpreter that runs a Python program (default: this one), such as one with torch or mpi4py.
@@ -81,8 +91,19 @@ def run_local(
         raise ValidationError("python", f"must be an executable interpreter, got {chosen!r}")
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0):
         raise ValidationError("timeout", f"must be a positive number of seconds, got {timeout!r}")
-    plan = local_plan.plan(job, arguments, python=found, free_port=free_port, processes=processes)
-    return run_plan(plan, timeout=timeout, output=sys.stderr if output is None else output)
+    out = sys.stderr if output is None else output
+    spec = spec_of(job)
+    if spec is None:  # a job: the plan refuses anything else, naming it
+        plan = local_plan.plan(cast(VolcanoJob, job), arguments, python=found, free_port=free_port, processes=processes)
+        return run_plan(plan, timeout=timeout, output=out)
+    swept = spec.job
+    return run_sweep(
+        spec,
+        arguments,
+        plan=lambda given: local_plan.plan(swept, given, python=found, free_port=free_port, processes=processes),
+        run=lambda plan: run_plan(plan, timeout=timeout, output=out),
+        output=out,
+    )
 
 
 def free_port() -> int:

@@ -102,7 +102,9 @@ def plan(
     job's size (ranks; a PyTorch command's or a batch job's pods; TensorFlow: all its roles, workers making up the
     rest); ``python`` runs the launcher; ``free_port`` gives a port nothing listens on."""
     if not isinstance(job, VolcanoJob):
-        raise ValidationError("job", f"must be a VolcanoJob (what every builder returns), not {type(job).__name__}")
+        raise ValidationError(
+            "job", f"must be a VolcanoJob (what every builder returns) or a sweep (hv.sweep), not {type(job).__name__}"
+        )
     if processes is not None:
         checks.integer("processes", processes, minimum=1, maximum=MAX_PROCESSES)
     data = job.bound_data()

@@ -282,7 +282,7 @@ def decide(trials: list[Trial], objective: str, direction: str, max_failures: in
             marked.append(trial)
             scored.append((value if direction == "min" else -value, trial.index, trial))
     failed = [t for t in marked if t.reason]
-    why = "; ".join(f"trial {t.index} {_shown(t.parameters)}: {t.reason}" for t in failed)
+    why = "; ".join(f"trial {t.index} {shown(t.parameters)}: {t.reason}" for t in failed)
     if not trials:
         return Verdict((), None, "the sweep has no trials (the list is empty)")
     if not scored:
@@ -296,7 +296,8 @@ def decide(trials: list[Trial], objective: str, direction: str, max_failures: in
     return Verdict(tuple(marked), min(scored, key=lambda s: (s[0], s[1]))[2])
 
 
-def _shown(parameters: Mapping[str, Any]) -> str:
+def shown(parameters: Mapping[str, Any]) -> str:
+    """A trial's parameters as the pick's lines show them, ``(lr=0.1, batch=32)``."""
     return "(" + ", ".join(f"{k}={json.dumps(v)}" for k, v in parameters.items()) + ")"
 
 
@@ -346,27 +347,33 @@ def pick(
     except (ValueError, ApiError) as e:
         return _fail(settings, f"hera-volcano sweep: {e}", out)
     verdict = decide(trials, settings.objective, settings.direction, settings.max_failures)
-    for trial in verdict.trials:
-        values = " ".join(f"{k}={v}" for k, v in trial.values.items())
-        print(
-            f"trial {trial.index} {_shown(trial.parameters)}: {trial.phase} {values} {trial.reason}".rstrip(),
-            file=out,
-            flush=True,
-        )
+    lines = described(verdict, settings.objective, settings.direction)
+    for line in lines[:-1]:
+        print(line, file=out, flush=True)
     os.makedirs(settings.output_dir, exist_ok=True)
     for name, text in outputs_of(verdict, settings.outputs).items():
         with open(os.path.join(settings.output_dir, name), "w", encoding="utf-8") as f:
             f.write(text)
     if verdict.best is None:
-        return _fail(settings, f"hera-volcano sweep: {verdict.failure}", out)
-    best = verdict.best
-    print(
-        f"best: trial {best.index} {_shown(best.parameters)}, {settings.objective}={best.values[settings.objective]}"
-        f" ({settings.direction})",
-        file=out,
-        flush=True,
-    )
+        return _fail(settings, lines[-1], out)
+    print(lines[-1], file=out, flush=True)
     return 0
+
+
+def described(verdict: Verdict, objective: str, direction: str) -> list[str]:
+    """What was decided, as lines for a person: one per trial, then the best trial (by ``objective``,
+    ``direction``) or why the sweep failed. The pick and a local sweep say it alike."""
+    lines = []
+    for trial in verdict.trials:
+        values = " ".join(f"{k}={v}" for k, v in trial.values.items())
+        lines.append(f"trial {trial.index} {shown(trial.parameters)}: {trial.phase} {values} {trial.reason}".rstrip())
+    best = verdict.best
+    if best is None:
+        lines.append(f"hera-volcano sweep: {verdict.failure}")
+    else:
+        value = f"{objective}={best.values[objective]}"
+        lines.append(f"best: trial {best.index} {shown(best.parameters)}, {value} ({direction})")
+    return lines
 
 
 def _fail(settings: PickSettings, message: str, out: TextIO) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 
 class ValidationError(ValueError):
     """Raised when input breaks a Kubernetes, Volcano or Argo rule.
@@ -68,6 +70,7 @@ class LocalRunError(RuntimeError):
     :param exit_code: its exit status (a negative number: killed by that signal).
     :param lines: its last lines of error output, oldest first.
     :param timed_out: whether the run outlasted its timeout.
+    :param outputs: a local sweep's outputs that remain when it fails (``trials``: each trial and why it failed).
     """
 
     def __init__(
@@ -78,9 +81,11 @@ class LocalRunError(RuntimeError):
         exit_code: int | None = None,
         lines: tuple[str, ...] = (),
         timed_out: bool = False,
+        outputs: Mapping[str, str] | None = None,
     ) -> None:
         self.rank = rank
         self.exit_code = exit_code
         self.lines = lines
         self.timed_out = timed_out
+        self.outputs = dict(outputs or {})
         super().__init__(message)

@@ -14,6 +14,8 @@ from tests.conftest import ROOT
 
 MODULE = textwrap.dedent(
     """
+    from hera.workflows import Workflow
+
     import hera_volcano as hv
 
 
@@ -40,6 +42,20 @@ MODULE = textwrap.dedent(
     failing = hv.batch_job(image="python:3.11-slim", program=hv.Program.function(fails), replicas=2)
     sleeping = hv.batch_job(image="python:3.11-slim", program=hv.Program.function(sleeps))
     not_a_job = 3
+
+
+    def score(x: int) -> dict:
+        if x == 3:
+            raise ValueError("three diverges")
+        return {"loss": (x - 2) ** 2 + 1}
+
+
+    scored = hv.batch_job(
+        image="python:3.11-slim", program=hv.Program.function(score, args={"x": hv.Placeholder.input("x", 1)})
+    )
+    with Workflow(generate_name="tune-", entrypoint="tune"):
+        tune = hv.sweep(scored, hv.Grid({"x": [1, 2, 3, 4]}), name="tune", objective="loss", max_failures=1)
+        strict = hv.sweep(scored, hv.Grid({"x": [1, 2, 3, 4]}), name="strict", objective="loss")
     """
 )
 
@@ -79,7 +95,11 @@ def test_a_dotted_module_from_the_current_folder_works_too(folder: Path) -> None
         (("jobs.py:job", "-a", "name=a", "-a", "times=two"), "arguments.times: must be JSON"),
         (("jobs.py:job", "-a", "name"), "must be KEY=VALUE"),
         (("jobs.py:job", "-a", "name=a", "-a", "name=b", "-a", "times=1"), "name is given twice"),
-        (("jobs.py:jobb",), "jobs.py has no jobb (did you mean 'job'?); its jobs are failing, job, sleeping"),
+        (
+            ("jobs.py:jobb",),
+            "jobs.py has no jobb (did you mean 'job'?); its jobs and sweeps are failing, job, scored, sleeping, strict,"
+            " tune",
+        ),
         (("jobs.py:not_a_job",), "is a int, not a VolcanoJob"),
         (("missing.py:job",), "cannot read missing.py"),
         (("jobs.py",), "must be MODULE:NAME"),
@@ -108,3 +128,29 @@ def test_a_timeout_is_exit_4(folder: Path) -> None:
     r = run_local(folder, "jobs.py:sleeping", "--timeout", "2s")
     assert (r.code, r.out) == (4, ""), r
     assert r.err.splitlines()[-1].startswith("hera-volcano run-local: error: the run outlasted its timeout (2 s)")
+
+
+def test_a_sweep_runs_trial_by_trial_and_prints_its_outputs_as_json(folder: Path) -> None:
+    r = run_local(folder, "jobs.py:tune")
+    assert r.code == 0, r.err
+    outputs = json.loads(r.out)
+    assert (outputs["best-params"], outputs["best-trial"], outputs["best-loss"]) == ('{"x":2}', "1", "1")
+    trials = json.loads(outputs["trials"])
+    assert [t["phase"] for t in trials] == ["Succeeded", "Succeeded", "Failed", "Succeeded"]
+    assert "ValueError: three diverges" in trials[2]["reason"]
+    assert r.err.splitlines()[-1] == "hera-volcano: best: trial 1 (x=2), loss=1 (min)"
+
+
+def test_a_sweep_with_more_failures_than_allowed_is_exit_1_saying_why(folder: Path) -> None:
+    r = run_local(folder, "jobs.py:strict")
+    assert (r.code, r.out) == (1, ""), r
+    assert r.err.splitlines()[-1].startswith(
+        "hera-volcano run-local: error: the sweep 'strict' failed: 1 of 4 trials failed, more than max_failures=0:"
+        " trial 2 (x=3): rank 0 exited with status 1: ValueError: three diverges"
+    )
+
+
+def test_an_argument_a_sweep_has_no_input_for_is_exit_2(folder: Path) -> None:
+    r = run_local(folder, "jobs.py:tune", "-a", "x=1")
+    assert (r.code, r.out) == (2, ""), r
+    assert r.err == "hera-volcano run-local: error: arguments.x: names no input of the sweep 'tune'; it has no inputs\n"

@@ -86,3 +86,19 @@ def sleeps(pids: str) -> None:
 
     Path(pids, str(os.getpid())).write_text(str(os.getpid()))
     time.sleep(120)
+
+
+def trial_loss(a: int, b: int, epochs: int) -> dict[str, int]:
+    """A sweep's trial whose values are known: loss (a * b - 6) ** 2 + a + epochs and size a * b; a = b = 3 raises,
+    a trial failing on purpose."""
+    if a == b == 3:
+        raise ValueError(f"a={a}, b={b} diverges")
+    return {"loss": (a * b - 6) ** 2 + a + epochs, "size": a * b}
+
+
+def sleeps_for(seconds: int) -> dict[str, int]:
+    """A trial that takes ``seconds`` and reports them as its loss."""
+    import time
+
+    time.sleep(seconds)
+    return {"loss": seconds}

@@ -2,10 +2,12 @@
 parameter, one trial failing on purpose (``max_failures=1``), picks the right best trial and Succeeds, its best value
 reaching a later step; the same sweep over a list an earlier step prints at run time. The pick reads the Workflow, so
 the workflows run as an account of their own whose RBAC ``rbac_for`` derives from them (``get`` on workflows), as a
-user applies ``hera-volcano rbac sweep.yaml``. In the batch of every batched scenario (harness.Batch)."""
+user applies ``hera-volcano rbac sweep.yaml``. The same sweep run here (``hv.run_local``, trial by trial) gives the
+cluster's outputs. In the batch of every batched scenario (harness.Batch)."""
 
 from __future__ import annotations
 
+import io
 import json
 from typing import Any
 
@@ -98,9 +100,27 @@ def shown(wf: dict[str, Any]) -> str:
     )
 
 
+def run_here(run_time: bool) -> dict[str, str]:
+    """The same sweep run on this machine, trial by trial (``hv.run_local``), the run-time list given as the step
+    would print it."""
+    tune = next(t for t in sweep_workflow(run_time).templates if getattr(t, "sweep_spec", None) is not None)
+    given = {"sweep-trials": json.dumps([{"lr": r} for r in PRINTED])} if run_time else {}
+    return hv.run_local(tune, arguments=given, output=io.StringIO())
+
+
+def comparable(trials: str) -> list[tuple[Any, ...]]:
+    """Each trial's place, parameters, whether it Succeeded and its values then (a failed one's reason is worded by
+    where it ran)."""
+    listed = json.loads(trials)
+    return [
+        (t["trial"], t["parameters"], t["phase"] == "Succeeded", t["values"] if t["phase"] == "Succeeded" else None)
+        for t in listed
+    ]
+
+
 def check_sweep(cluster: Cluster, entry_name: str, wf: dict[str, Any], rates: list[float]) -> None:
     """The sweep Succeeded with trial lr=0.3 best (loss 0.0), lr=0.5 failed with its reason, every trial its own
-    Volcano Job, and the later step got the best values."""
+    Volcano Job, and the later step got the best values; the same sweep run here gives the same outputs."""
     assert wf["status"]["phase"] == "Succeeded", shown(wf)
     sweep = next(n for n in wf["status"]["nodes"].values() if n.get("displayName") == "tune" and n["type"] == "DAG")
     given = outputs(sweep)
@@ -119,6 +139,9 @@ def check_sweep(cluster: Cluster, entry_name: str, wf: dict[str, Any], rates: li
     with hv.Client(namespace=NAMESPACE, kubeconfig=cluster.node.paths.kubeconfig) as c:
         listed = [job.name for job in c.get(entry_name).status().jobs]
     assert sorted(listed) == sorted(cluster.recorder.jobs_of(entry_name)), listed
+    here = run_here(rates == PRINTED)
+    assert {k: v for k, v in here.items() if k != "trials"} == {k: given[k] for k in here if k != "trials"}
+    assert comparable(here["trials"]) == comparable(given["trials"])
 
 
 @pytest.mark.batch
