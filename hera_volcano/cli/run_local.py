@@ -54,6 +54,11 @@ def main(argv: Sequence[str]) -> int:
         metavar="DURATION",
         help="stop every process after 90s, 15m, 2h... (a sweep: each trial's, a failed trial when it runs out)",
     )
+    p.add_argument(
+        "--checkpoints",
+        metavar="DIR",
+        help="a job's checkpoint folder here (default: a fresh one, removed after the run); the same again resumes",
+    )
     args = p.parse_args(argv)
     arguments = c.key_values(args.argument, "-a/--argument")
     with contextlib.redirect_stdout(sys.stderr):  # what the module prints as it loads: stdout is the report's
@@ -62,7 +67,14 @@ def main(argv: Sequence[str]) -> int:
     from hera_volcano.shared.errors import LocalRunError
 
     try:
-        report = run_local(job, arguments, processes=args.processes, python=args.python, timeout=args.timeout)
+        report = run_local(
+            job,
+            arguments,
+            processes=args.processes,
+            python=args.python,
+            timeout=args.timeout,
+            checkpoints=args.checkpoints,
+        )
     except LocalRunError as e:
         if e.timed_out:
             raise c.TimedOut(str(e)) from None

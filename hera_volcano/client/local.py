@@ -25,7 +25,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Final, cast
 
@@ -33,6 +33,8 @@ from hera_volcano.argo.sweep_spec import SweepSpec, spec_of
 from hera_volcano.client import local_plan
 from hera_volcano.client.local_sweep import run_sweep
 from hera_volcano.pods import program as pods_program
+from hera_volcano.pods.checkpoints import CheckpointSettings
+from hera_volcano.pods.launcher import RUNTIME_FILE
 from hera_volcano.pods.reports import ReportError, parse_line
 from hera_volcano.shared.errors import LocalRunError, ValidationError
 from hera_volcano.volcano.job import VolcanoJob
@@ -64,6 +66,7 @@ def run_local(
     python: str | None = None,
     timeout: float | None = None,
     output: IO[str] | None = None,
+    checkpoints: str | os.PathLike[str] | None = None,
 ) -> dict[str, str]:
     """Run ``job``'s program on processes of this machine, as its pods would (PyTorch: ``torchrun``'s variables on one
     node, gloo on CPU; MPI: ``mpiexec``; batch: one process per replica; TensorFlow: ``TF_CONFIG``), and return rank
@@ -83,6 +86,8 @@ def run_local(
     :param python: the interpreter that runs a Python program (default: this one), such as one with torch or mpi4py.
     :param timeout: seconds the run may take (none by default).
     :param output: where each line of every rank goes, prefixed by its rank (default: ``sys.stderr``).
+    :param checkpoints: for a job with ``checkpoints=``, the folder its program keeps them in here (default: a
+        fresh folder removed after the run); give the same folder again to resume from what a run left there.
     :raises LocalRunError: a rank failed (its rank and last error lines), the run timed out, or the report is bad.
     """
     chosen = sys.executable if python is None else python
@@ -95,7 +100,9 @@ def run_local(
     spec = spec_of(job)
     if spec is None:  # a job: the plan refuses anything else, naming it
         plan = local_plan.plan(cast(VolcanoJob, job), arguments, python=found, free_port=free_port, processes=processes)
-        return run_plan(plan, timeout=timeout, output=out)
+        return run_plan(plan, timeout=timeout, output=out, checkpoints=checkpoints)
+    if checkpoints is not None:
+        raise ValidationError("checkpoints", "is a job's: a sweep's trials each keep theirs in a fresh folder")
     swept = spec.job
     return run_sweep(
         spec,
@@ -113,15 +120,24 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def run_plan(plan: local_plan.LocalPlan, *, timeout: float | None, output: IO[str]) -> dict[str, str]:
+def run_plan(
+    plan: local_plan.LocalPlan,
+    *,
+    timeout: float | None,
+    output: IO[str],
+    checkpoints: str | os.PathLike[str] | None = None,
+) -> dict[str, str]:
     """Start the plan's processes, follow them to their end (or the first failure, or ``timeout``), stop them all,
     and return rank 0's report."""
     with tempfile.TemporaryDirectory(prefix="hera-volcano-local-") as folder:
         base = dict(os.environ)
         if plan.launcher:
+            # The launcher and, beside it, the runtime it makes hera_volcano.runtime from (as in the pods' ConfigMap).
             launcher = Path(folder, pods_program.LAUNCHER_FILE)
             launcher.write_text(pods_program.launcher_source(), encoding="utf-8")
+            Path(folder, RUNTIME_FILE).write_text(pods_program.runtime_source(), encoding="utf-8")
             base[pods_program.LAUNCHER_PATH] = str(launcher)
+        plan = _with_checkpoints(plan, Path(folder, "checkpoints") if checkpoints is None else Path(checkpoints))
         for note in plan.notes:
             _write(output, f"hera-volcano: {note}\n")
         streams = [_Stream(f"rank {r.rank}", Path(folder, f"{r.rank}.{kind}")) for r in plan.ranks for kind in _KINDS]
@@ -147,6 +163,16 @@ def run_plan(plan: local_plan.LocalPlan, *, timeout: float | None, output: IO[st
 
 
 _KINDS: Final = ("out", "err")
+
+
+def _with_checkpoints(plan: local_plan.LocalPlan, folder: Path) -> local_plan.LocalPlan:
+    """The plan with a job's checkpoint folder (``checkpoints=``, a claim's path and Argo's run and node on the
+    cluster) here instead: ``folder``, made absolute, which the runtime creates."""
+    variable = CheckpointSettings.DIRECTORY
+    if not any(variable in r.env for r in plan.ranks):
+        return plan
+    here = str(folder.resolve())
+    return replace(plan, ranks=tuple(replace(r, env={**r.env, variable: here}) for r in plan.ranks))
 
 
 @dataclass

@@ -28,6 +28,7 @@ from hera_volcano.pods.labels import (
     LEAD_TASK_ANNOTATION,
     NODE_NAME_ANNOTATION,
     STEP_POD_ANNOTATION,
+    TASK_INDEX_LABEL,
     TASK_LABEL,
 )
 
@@ -186,6 +187,12 @@ def newest(objects: Iterable[Mapping[str, object]]) -> Mapping[str, object] | No
         return str(_meta(obj).get("creationTimestamp", "")), name_of(obj)
 
     return max(objects, key=key, default=None)
+
+
+def task_index(pod: Mapping[str, object]) -> str:
+    """A job's pod's index in its task: Volcano's label, else the end of its name (``JOB-TASK-INDEX``)."""
+    index = labels_of(pod).get(TASK_INDEX_LABEL)
+    return str(index) if index is not None else name_of(pod).rpartition("-")[2]
 
 
 def podgroup_said(group: Mapping[str, object]) -> str:
@@ -509,7 +516,8 @@ class Follower:
             for p in pods
             if labels_of(p).get(TASK_LABEL) == task and labels_of(p).get(JOB_NAME_LABEL, job or "") in (job, "")
         ]
-        pod = newest(ours)
+        # Rank 0 of a task of several replicas is its pod of index 0: the one whose report counts.
+        pod = newest([p for p in ours if task_index(p) == "0"] or ours)
         return None if pod is None else pod_state(pod, container)
 
     def _step_pod(self, pods: Sequence[Mapping[str, object]]) -> Mapping[str, object] | None:

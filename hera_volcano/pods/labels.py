@@ -10,6 +10,8 @@ from dataclasses import dataclass
 #: Volcano's, on a job's pods: the task they belong to, and the job.
 TASK_LABEL = "volcano.sh/task-spec"
 JOB_NAME_LABEL = "volcano.sh/job-name"
+#: Volcano's label of a job's pod: its index in its task (0 for the first replica).
+TASK_INDEX_LABEL = "volcano.sh/task-index"
 #: On the Volcano Job: the task whose pod leads it (the MPI master, the PyTorch master, the TensorFlow chief), whose
 #: output the log followers stream and whose rank 0 reports the job's outputs.
 LEAD_TASK_ANNOTATION = "hera-volcano/lead-task"

@@ -102,3 +102,24 @@ def sleeps_for(seconds: int) -> dict[str, int]:
 
     time.sleep(seconds)
     return {"loss": seconds}
+
+
+def counts_with_checkpoints(steps: int, stop_at: int) -> dict[str, int]:
+    """Adds 1..steps, a checkpoint per step (``hera_volcano.runtime``); a run that found no checkpoint stops at
+    ``stop_at`` on purpose. Reports the step it resumed at and the sum."""
+    import json
+
+    from hera_volcano import runtime
+
+    latest = runtime.latest_checkpoint()
+    start, total = 0, 0
+    if latest is not None:
+        with open(latest.path + "/state.json") as f:
+            start, total = latest.step + 1, json.load(f)["total"]
+    for step in range(start, steps):
+        total += step + 1
+        with runtime.save_checkpoint(step) as folder, open(folder + "/state.json", "w") as f:
+            json.dump({"total": total}, f)
+        if latest is None and step == stop_at:
+            raise RuntimeError(f"stopped on purpose after step {step}")
+    return {"resumed_at": start, "total": total}

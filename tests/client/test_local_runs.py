@@ -171,3 +171,33 @@ def test_a_command_reports_as_the_launcher_does() -> None:
     said = "print('hera-volcano:output loss=0.5'); print('hera-volcano:output loss=0.25'); print('other')"
     job = hv.batch_job(image="python:3.11-slim", program=hv.Program.command(["python3", "-c", said]))
     assert hv.run_local(job, output=io.StringIO()) == {"loss": "0.25"}, "the last value of a name, as the follower"
+
+
+@pytest.mark.parametrize("python", [sys.executable, SYSTEM_PYTHON], ids=["with-hera-volcano", "bare-python"])
+def test_a_job_with_checkpoints_resumes_locally_from_the_folder_given_again(tmp_path: Path, python: str) -> None:
+    """A user's training function that checkpoints (``hera_volcano.runtime``) runs here with a folder of its own:
+    the first run stops on purpose, the second, given the same folder, resumes after the last checkpoint and ends
+    with the uninterrupted sum; an interpreter without hera-volcano gets the runtime the pods get."""
+    job = hv.batch_job(
+        image="python:3.11-slim",
+        program=hv.Program.function(localfuncs.counts_with_checkpoints, args={"steps": 6, "stop_at": 2}),
+        checkpoints=hv.Checkpoints("train-state"),
+    )
+    with pytest.raises(hv.LocalRunError, match="stopped on purpose after step 2"):
+        hv.run_local(job, python=python, checkpoints=tmp_path, output=io.StringIO())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["step-000000000000", "step-000000000001", "step-000000000002"]
+    assert hv.run_local(job, python=python, checkpoints=tmp_path, output=io.StringIO()) == {
+        "resumed_at": "3",
+        "total": "21",
+    }
+
+
+def test_a_job_with_checkpoints_starts_afresh_in_a_folder_of_its_own_by_default() -> None:
+    job = hv.batch_job(
+        image="python:3.11-slim",
+        program=hv.Program.function(localfuncs.counts_with_checkpoints, args={"steps": 3, "stop_at": 99}),
+        checkpoints=hv.Checkpoints("train-state"),
+    )
+    first = hv.run_local(job, output=io.StringIO())
+    assert first == {"resumed_at": "0", "total": "6"}
+    assert hv.run_local(job, output=io.StringIO()) == first, "nothing kept from the run before"

@@ -91,6 +91,9 @@ def test_a_typo_in_an_argument_is_refused_before_any_trial_runs() -> None:
         hv.run_local(sweep(GRID), arguments={"a": 1, "epochs": 1}, output=said)  # a swept name is the trial's
     with pytest.raises(hv.ValidationError, match="must give the input epochs of the sweep 'tune'"):
         hv.run_local(sweep(GRID), output=said)
+    with pytest.raises(hv.ValidationError, match="checkpoints: is a job's: a sweep's trials each keep theirs"):
+        hv.run_local(sweep(GRID), arguments={"epochs": 1}, checkpoints="/tmp/shared", output=said)
+    assert said.getvalue() == "", "no trial ran"
 
 
 def test_the_local_outputs_are_what_the_clusters_pick_outputs_for_the_same_trials(tmp_path: Path) -> None:

@@ -53,8 +53,9 @@ def training(name: str, retry: hv.ArgoRetry | hv.VolcanoRetry, fail_first_attemp
 
 
 def rank0_step(cluster: Cluster, job: str) -> int:
-    """The last step rank 0 logged in the job's master pod (-1 before any)."""
-    logs = cluster.job_logs(job, "master").get(f"{job}-master-0", "")
+    """The last step rank 0 logged in the job's master pod (-1 before any). Only that pod has a container named
+    ``master``: the job's other pods are not asked for it."""
+    logs = cluster.core.read_namespaced_pod_log(f"{job}-master-0", NAMESPACE, container="master")
     return max((int(s) for s in re.findall(r"^rank 0: step (\d+) ", logs, re.MULTILINE)), default=-1)
 
 

@@ -458,3 +458,23 @@ def test_a_quiet_follower_streams_nothing_and_still_gives_up_a_job_that_does_not
     waiting = follower(start_limit=10, quiet=True)
     look(waiting, 0, [job("Pending", uid="u1")])
     assert look(waiting, 10, [job("Pending", uid="u1")]) == [GiveUp(NAME, "u1", 10)]
+
+
+def replica(index: int, created: str, labelled: bool = True) -> dict[str, Any]:
+    pod = copy.deepcopy(master())
+    pod["metadata"]["name"] = f"{NAME}-mpimaster-{index}"
+    pod["metadata"]["creationTimestamp"] = created
+    if labelled:
+        pod["metadata"]["labels"]["volcano.sh/task-index"] = str(index)
+    else:
+        pod["metadata"]["labels"].pop("volcano.sh/task-index", None)
+    return pod
+
+
+def test_a_task_of_several_replicas_is_followed_on_its_replica_0_whose_report_counts() -> None:
+    """A batch job of 2 replicas: replica 1 created after replica 0 (or in the same second, its name sorting
+    after) is not the one followed; replica 0 reports (the e2e failure of issue 44's local run scenario)."""
+    for labelled in (True, False):
+        pods = [replica(0, "2026-12-07T15:39:00Z", labelled), replica(1, "2026-12-07T15:39:01Z", labelled)]
+        [step] = look(follower(), 1, [job("Running")], pods)
+        assert isinstance(step, Stream) and step.pod == f"{NAME}-mpimaster-0", labelled
