@@ -189,10 +189,14 @@ def newest(objects: Iterable[Mapping[str, object]]) -> Mapping[str, object] | No
     return max(objects, key=key, default=None)
 
 
-def task_index(pod: Mapping[str, object]) -> str:
-    """A job's pod's index in its task: Volcano's label, else the end of its name (``JOB-TASK-INDEX``)."""
+def task_index(pod: Mapping[str, object]) -> str | None:
+    """A job's pod's index in its task: Volcano's label, else the end of its name (``JOB-TASK-INDEX``); None when
+    neither says."""
     index = labels_of(pod).get(TASK_INDEX_LABEL)
-    return str(index) if index is not None else name_of(pod).rpartition("-")[2]
+    if index is not None:
+        return str(index)
+    end = name_of(pod).rpartition("-")[2]
+    return end if end.isdigit() else None
 
 
 def podgroup_said(group: Mapping[str, object]) -> str:
@@ -517,7 +521,7 @@ class Follower:
             if labels_of(p).get(TASK_LABEL) == task and labels_of(p).get(JOB_NAME_LABEL, job or "") in (job, "")
         ]
         # Rank 0 of a task of several replicas is its pod of index 0: the one whose report counts.
-        pod = newest([p for p in ours if task_index(p) == "0"] or ours)
+        pod = newest([p for p in ours if task_index(p) in ("0", None)] or ours)
         return None if pod is None else pod_state(pod, container)
 
     def _step_pod(self, pods: Sequence[Mapping[str, object]]) -> Mapping[str, object] | None:
