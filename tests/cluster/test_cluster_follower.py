@@ -112,7 +112,8 @@ def account(control_plane: Any, namespace: str) -> str:
         "spec": {"serviceAccountName": ACCOUNT, "templates": [follower.model_dump(by_alias=True, exclude_none=True)]},
     }
     for obj in rbac_for(workflow, service_accounts=True):
-        control_plane.create(obj, namespace)
+        # as `kubectl apply` would: the namespace exists already and takes the Pod Security labels it brings
+        control_plane.apply(obj, namespace)
     return namespace
 
 
