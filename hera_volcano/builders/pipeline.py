@@ -7,6 +7,7 @@ the same YAML types.
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import hashlib
 import json
@@ -324,15 +325,20 @@ class Pipeline:
         )
 
     def _check_sweep(self, i: int, entry: PipelineSweep) -> None:
-        """The sweep's own checks (made in a scratch workflow: nothing is added to yours), then its arguments as a
-        job's, and the list of a run-time space as an earlier entry's output."""
+        """The sweep's own checks, then its arguments as a job's, and the list of a run-time space as an earlier
+        entry's output. The checks make the sweep in a scratch workflow, in a context of its own (Hera keeps the
+        workflow being built in a context variable): nothing reaches the workflow you may be building."""
         from hera.workflows import Workflow
 
         field = f"jobs[{i}]"
         job = self._job(entry.job)
-        try:
+
+        def made_alone() -> SweepDAG:
             with Workflow(name="check"):
-                made = self._sweep(entry, job, entry.template or SWEEP_PREFIX + "0" * 8)
+                return self._sweep(entry, job, entry.template or SWEEP_PREFIX + "0" * 8)
+
+        try:
+            made = contextvars.Context().run(made_alone)
         except ValidationError as e:
             raise ValidationError(f"{field} ({entry.name}): {e.field}", e.rule) from None
         spec = made.sweep_spec

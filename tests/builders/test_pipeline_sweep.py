@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hera.workflows import Container, Parameter
+from hera.workflows import DAG, Container, Parameter, Workflow
 from hera.workflows.models import ValueFrom
 
 import hera_volcano as hv
@@ -127,6 +127,28 @@ def test_in_steps_the_sweep_runs_in_its_own_group_and_later_steps_read_it_as_ste
     assert [[s["name"] for s in g] for g in groups] == [["prep"], ["tune"], ["evaluate"]]
     assert values(groups[1][0]) == {"epochs": "{{steps.prep.outputs.parameters.epochs}}"}
     assert values(groups[2][0])["loss"] == "{{steps.tune.outputs.parameters.best-loss}}"
+
+
+def test_made_inside_your_own_dag_its_tasks_chain_with_yours_and_only_the_templates_it_uses_are_added() -> None:
+    with Workflow(
+        generate_name="tune-", namespace="argo", entrypoint="main", service_account_name="volcano-workflows"
+    ) as w:
+        publish = Container(name="publish", image="busybox:1.37.0", command=["echo", "done"])
+        with DAG(name="main"):
+            tasks = pipeline().add_tasks()  # the pipeline made here, inside your DAG: its checks add nothing
+            tasks["evaluate"] >> publish(name="publish")
+    doc = rendered(w)
+    names = sorted(t["name"] for t in doc["spec"]["templates"])
+    sweep = next(c["template"] for c in templates(doc)["main"]["dag"]["tasks"] if c["name"] == "tune")
+    assert names == sorted(
+        [
+            "main",
+            "prep",
+            "evaluate",
+            "publish",
+            *(f"{sweep}{s}" for s in ("", "-trial", "-trial-job", "-trial-logs", "-pick")),
+        ]
+    )
 
 
 def test_two_sweeps_of_one_job_share_one_set_of_templates_and_another_space_has_its_own() -> None:
