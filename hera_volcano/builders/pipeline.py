@@ -148,13 +148,14 @@ class Pipeline:
     """An ordered set of Volcano jobs, and ordinary steps of your own, with dependencies, rendered as a DAG or as
     Steps.
 
-    Build it from :class:`PipelineJob` entries (a job from any builder and where it stands) and
-    :class:`PipelineStep`s; rendering checks names, dependencies (unknown names, cycles), each job's arguments
-    against its inputs, each :class:`StepOutput` against what its step gives, and each job against Volcano's rules
-    with its real arguments. A job with ``outputs`` is a task that carries them (:func:`hera_volcano.job_dag`). With
-    ``workspace``, its claim is mounted in every job's pods and in every ordinary step.
+    Build it from :class:`PipelineJob` entries (a job from any builder and where it stands), :class:`PipelineSweep`s
+    (a sweep of a job, :func:`hera_volcano.sweep`) and :class:`PipelineStep`s; rendering checks names, dependencies
+    (unknown names, cycles), each job's and sweep's arguments against its inputs, each :class:`StepOutput` against
+    what its step gives, and each job against Volcano's rules with its real arguments. A job with ``outputs`` is a
+    task that carries them (:func:`hera_volcano.job_dag`). With ``workspace``, its claim is mounted in every job's
+    pods (every trial's, for a sweep) and in every ordinary step.
 
-    :param jobs: the entries, :class:`PipelineJob` and :class:`PipelineStep`, in order.
+    :param jobs: the entries, :class:`PipelineJob`, :class:`PipelineSweep` and :class:`PipelineStep`, in order.
     :param max_dag_tasks: the most tasks one DAG may hold (None: no limit).
     :param workspace: a :class:`Workspace` every job's pods and every ordinary step mount.
     :param follower_image: the image (with ``python3``) the log followers run in.
