@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from hera_volcano.builders.pipeline import Pipeline as Pipeline
     from hera_volcano.builders.pipeline_entries import PipelineJob as PipelineJob
     from hera_volcano.builders.pipeline_entries import PipelineStep as PipelineStep
+    from hera_volcano.builders.pipeline_entries import PipelineSweep as PipelineSweep
     from hera_volcano.builders.pipeline_entries import StepOutput as StepOutput
     from hera_volcano.builders.pod import PodSettings as PodSettings
     from hera_volcano.builders.pod import PodVolume as PodVolume
@@ -78,6 +79,7 @@ _PUBLIC = {
     "Pipeline": "hera_volcano.builders.pipeline",
     "PipelineJob": "hera_volcano.builders.pipeline_entries",
     "PipelineStep": "hera_volcano.builders.pipeline_entries",
+    "PipelineSweep": "hera_volcano.builders.pipeline_entries",
     "Placeholder": "hera_volcano.shared.placeholders",
     "Plugin": "hera_volcano.volcano.job",
     "PodSettings": "hera_volcano.builders.pod",

@@ -163,7 +163,7 @@ def test_the_sweeps_page_sweeps_job_dag_trials_and_a_later_step_reads_the_best(l
     and follower) and then its pick, whose outputs are the sweep's; the grid's later step reads ``best-loss`` and
     ``best-params``; a typo is refused as the page quotes it."""
     says(SWEEPS, "each trial is the job's [`job_dag`](../api/templates.md) (its own Volcano Job in the job's queue")
-    examples = [b for b in fenced(SWEEPS) if b.info == ("python", "offline")]
+    examples = [b for b in fenced(SWEEPS) if b.info == ("python", "offline") and "hv.sweep(" in b.text]
     assert len(examples) == 2
     found = 0
     for block in examples:
@@ -204,6 +204,40 @@ def test_the_sweeps_page_sweeps_job_dag_trials_and_a_later_step_reads_the_best(l
     with Workflow(name="w"), pytest.raises(hv.ValidationError) as refused:
         hv.sweep(job, hv.Grid({"lrr": [0.1]}), name="tune", objective="loss")
     says(SWEEPS, f"a typo is refused when the sweep is built (`{refused.value}`)")
+
+
+def test_the_sweeps_page_runs_a_sweep_in_a_pipeline_between_prep_and_evaluate(tmp_path: Path) -> None:
+    """docs/patterns/sweeps.md, in a pipeline: the sweep entry is one task after prep, calling the shared sweep
+    templates, and evaluate reads its best trial; the typos are refused as the page quotes them."""
+    [block] = [b for b in fenced(SWEEPS) if b.info == ("python", "offline") and "hv.PipelineSweep(" in b.text]
+    [doc] = [d for d in yaml.safe_load_all(run_python(block, tmp_path)) if d]
+    by_name = {t["name"]: t for t in doc["spec"]["templates"]}
+    calls = {t["name"]: t for t in by_name["tune"]["dag"]["tasks"]}
+    assert calls["tune"]["depends"] == "prep" and calls["evaluate"]["depends"] == "tune"
+    sweep = by_name[calls["tune"]["template"]]
+    assert sweep["name"].startswith("sweep-") and sweep["parallelism"] == 2
+    assert len(sweep["dag"]["tasks"][0]["withItems"]) == 4
+    read = {a["value"] for a in calls["evaluate"]["arguments"]["parameters"]}
+    assert read == {"{{tasks.tune.outputs.parameters.best-params}}", "{{tasks.tune.outputs.parameters.best-loss}}"}
+    job = hv.batch_job(image="python:3.12-slim", program=hv.Program.command(["echo", hv.Placeholder.input("lr", 1)]))
+    prep = hv.PipelineStep("prep", _container("prep"))
+    for after, read_as in ((["prepp"], "best-loss"), (["prep"], "best-los")):
+        entries = [
+            prep,
+            hv.PipelineSweep("tune", job, hv.Grid({"lr": [1]}), objective="loss", after=after),
+            hv.PipelineStep(
+                "evaluate", _container("evaluate", "loss"), arguments={"loss": hv.StepOutput("tune", read_as)}
+            ),
+        ]
+        with pytest.raises(hv.ValidationError) as refused:
+            hv.Pipeline(entries)
+        says(SWEEPS, f"(`{str(refused.value).split(' (it gives')[0]}`)")
+
+
+def _container(name: str, *inputs: str) -> object:
+    from hera.workflows import Container, Parameter
+
+    return Container(name=name, image="busybox:1.37.0", command=["true"], inputs=[Parameter(name=i) for i in inputs])
 
 
 def test_job_dag_keeps_the_jobs_start_limit_and_waits_out_each_retry() -> None:

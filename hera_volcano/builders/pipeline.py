@@ -7,6 +7,7 @@ the same YAML types.
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import hashlib
 import json
@@ -20,12 +21,20 @@ from hera_volcano.argo.job_dag import JOB_OUTPUTS
 from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
 from hera_volcano.argo.limits import MAX_DAG_TASKS
 from hera_volcano.argo.parameters import workflow_parameters
-from hera_volcano.builders.pipeline_entries import PipelineJob, PipelineStep, StepOutput, encode_argument
+from hera_volcano.argo.sweep_spec import TRIALS_INPUT, SweepSpec
+from hera_volcano.builders.pipeline_entries import (
+    PipelineJob,
+    PipelineStep,
+    PipelineSweep,
+    StepOutput,
+    encode_argument,
+)
 from hera_volcano.builders.pod import apply_settings
 from hera_volcano.builders.workspace import Workspace
 from hera_volcano.kube import names
 from hera_volcano.kube.images import PYTHON_IMAGE, check_image
 from hera_volcano.pods.reports import METRICS_OUTPUT
+from hera_volcano.pods.sweep import BEST_PARAMS, BEST_PREFIX, BEST_TRIAL, TRIALS_OUTPUT
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.findings import as_list, as_map
@@ -35,6 +44,8 @@ from hera_volcano.volcano.job import VolcanoJob, check, pod_template_to_dict
 
 if TYPE_CHECKING:
     from hera.workflows import DAG, Container, Resource, Steps, Task, Workflow
+
+    from hera_volcano.argo.sweep import SweepDAG
 
 #: Workflow names are at most 63 characters, and generateName adds 6 (``-`` and 5 random ones).
 MAX_WORKFLOW_PREFIX = 57
@@ -46,6 +57,10 @@ _RUNTIME_INPUT = re.compile(r"inputs\.parameters\['([-a-zA-Z0-9_]+)'\]")
 LABEL_INPUT = "job"
 #: The template of jobs that render alike, unless the entry names it: this and a digest of what it renders.
 TEMPLATE_PREFIX = "volcano-job-"
+#: The templates of sweeps that render alike, unless the entry names them: this and a digest of what they render.
+SWEEP_PREFIX = "sweep-"
+#: A run-time list of trials in a pipeline: an earlier entry's output parameter, written for a DAG or Steps.
+_ENTRY_OUTPUT = re.compile(r"\{\{(?:tasks|steps)\.([-a-zA-Z0-9_]+)\.outputs\.parameters\.([-a-zA-Z0-9_]+)\}\}")
 
 
 @dataclass(frozen=True)
@@ -113,20 +128,34 @@ class _Prepared:
     runtime: frozenset[str]
 
 
-Entry = PipelineJob | PipelineStep
+@dataclass(frozen=True)
+class _SweepShape:
+    """What the sweeps that share one set of templates share: the templates' name, ``key`` (all they render, as
+    text), the job with the workspace mounted, its inputs' use, and the sweep's settings as :func:`sweep` checked
+    them."""
+
+    name: str
+    key: str
+    job: VolcanoJob
+    prepared: _Prepared
+    spec: SweepSpec
+
+
+Entry = PipelineJob | PipelineStep | PipelineSweep
 
 
 class Pipeline:
     """An ordered set of Volcano jobs, and ordinary steps of your own, with dependencies, rendered as a DAG or as
     Steps.
 
-    Build it from :class:`PipelineJob` entries (a job from any builder and where it stands) and
-    :class:`PipelineStep`s; rendering checks names, dependencies (unknown names, cycles), each job's arguments
-    against its inputs, each :class:`StepOutput` against what its step gives, and each job against Volcano's rules
-    with its real arguments. A job with ``outputs`` is a task that carries them (:func:`hera_volcano.job_dag`). With
-    ``workspace``, its claim is mounted in every job's pods and in every ordinary step.
+    Build it from :class:`PipelineJob` entries (a job from any builder and where it stands), :class:`PipelineSweep`s
+    (a sweep of a job, :func:`hera_volcano.sweep`) and :class:`PipelineStep`s; rendering checks names, dependencies
+    (unknown names, cycles), each job's and sweep's arguments against its inputs, each :class:`StepOutput` against
+    what its step gives, and each job against Volcano's rules with its real arguments. A job with ``outputs`` is a
+    task that carries them (:func:`hera_volcano.job_dag`). With ``workspace``, its claim is mounted in every job's
+    pods (every trial's, for a sweep) and in every ordinary step.
 
-    :param jobs: the entries, :class:`PipelineJob` and :class:`PipelineStep`, in order.
+    :param jobs: the entries, :class:`PipelineJob`, :class:`PipelineSweep` and :class:`PipelineStep`, in order.
     :param max_dag_tasks: the most tasks one DAG may hold (None: no limit).
     :param workspace: a :class:`Workspace` every job's pods and every ordinary step mount.
     :param follower_image: the image (with ``python3``) the log followers run in.
@@ -141,7 +170,7 @@ class Pipeline:
         follower_image: str = PYTHON_IMAGE,
     ) -> None:
         if isinstance(jobs, str | bytes) or not isinstance(jobs, Sequence):
-            raise ValidationError("jobs", "must be a list of PipelineJob and PipelineStep")
+            raise ValidationError("jobs", "must be a list of PipelineJob, PipelineSweep and PipelineStep")
         self.entries: tuple[Entry, ...] = tuple(jobs)
         if max_dag_tasks is not None:
             checks.integer("max_dag_tasks", max_dag_tasks, minimum=1)
@@ -154,10 +183,11 @@ class Pipeline:
         if not self.entries:
             raise ValidationError("jobs", "a pipeline needs at least one job")
         for i, entry in enumerate(self.entries):
-            if not isinstance(entry, PipelineJob | PipelineStep):
+            if not isinstance(entry, PipelineJob | PipelineStep | PipelineSweep):
                 hint = ": wrap it, PipelineJob(name, job)" if isinstance(entry, VolcanoJob) else ""
                 raise ValidationError(
-                    f"jobs[{i}]", f"must be a PipelineJob or a PipelineStep, not {type(entry).__name__}{hint}"
+                    f"jobs[{i}]",
+                    f"must be a PipelineJob, a PipelineSweep or a PipelineStep, not {type(entry).__name__}{hint}",
                 )
         self.jobs: tuple[PipelineJob, ...] = tuple(e for e in self.entries if isinstance(e, PipelineJob))
         self._by_name: dict[str, Entry] = {}
@@ -187,9 +217,13 @@ class Pipeline:
         self._shape_of: dict[str, _Shape] = {}
         self._arguments_of: dict[str, dict[str, object]] = {}
         self._deps: dict[str, tuple[str, ...]] = {}
+        self._sweeps: dict[str, _SweepShape] = {}
+        self._sweep_of: dict[str, _SweepShape] = {}
         for i, entry in enumerate(self.entries):
             if isinstance(entry, PipelineJob):
                 self._check_job(i, entry)
+            elif isinstance(entry, PipelineSweep):
+                self._check_sweep(i, entry)
             else:
                 self._check_step(i, entry)
         self.levels = self._levels()
@@ -205,14 +239,14 @@ class Pipeline:
         """The template of the follower task beside ``job`` (one per shape, streaming or quiet)."""
         return _follower_name(self._shape_of[job.name].name, not job.follow_logs)
 
-    def _job(self, shape: _Shape) -> VolcanoJob:
-        """The shape's job, with the workspace (if any) mounted in every task's pods."""
+    def _job(self, job: VolcanoJob) -> VolcanoJob:
+        """The job, with the workspace (if any) mounted in every task's pods."""
         if self.workspace is None:
-            return shape.job
+            return job
         settings = self.workspace.add_to()
         volume = self.workspace.pod_volume().volume()
         tasks = []
-        for task in shape.job.tasks:
+        for task in job.tasks:
             template = pod_template_to_dict(task.template)
             if volume in as_list(as_map(template.get("spec")).get("volumes")):  # its checkpoints mounted it already
                 tasks.append(task)
@@ -220,7 +254,7 @@ class Pipeline:
             containers = as_list(as_map(template.get("spec")).get("containers"))
             main = str(as_map(containers[0]).get("name", "")) if containers else ""
             tasks.append(replace(task, template=apply_settings(template, main, settings)))
-        return replace(shape.job, tasks=tasks)
+        return replace(job, tasks=tasks)
 
     def _prepare(self, shape: _Shape, field: str) -> _Prepared:
         known = self._shapes.get(shape.name)
@@ -228,21 +262,7 @@ class Pipeline:
             if known[0].key != shape.key:
                 raise ValidationError(field, f"two jobs that render differently both name the template {shape.name!r}")
             return known[1]
-        job = self._job(shape)
-        data = job._data()
-        found = placeholders(data)
-        whole = {e.removeprefix(_INPUT): p for e, p in found.items() if e.startswith(_INPUT)}
-        runtime = {name for e in found if e.startswith("=") for name in _RUNTIME_INPUT.findall(e)}
-        embedded: set[str] = set()
-        for text in _strings(data):
-            for e in expressions(text):
-                if e.startswith(_INPUT):
-                    embedded.add(e.removeprefix(_INPUT))
-                elif e.startswith("="):
-                    runtime.update(_RUNTIME_INPUT.findall(e))
-        if isinstance(shape.job_label, Placeholder):
-            embedded.add(shape.job_label.expression.removeprefix(_INPUT))
-        prepared = _Prepared(job, data, whole, frozenset(embedded), frozenset(runtime))
+        prepared = _uses(self._job(shape.job), shape.job_label)
         self._shapes[shape.name] = (shape, prepared)
         return prepared
 
@@ -289,16 +309,92 @@ class Pipeline:
         _step_arguments(step, f"{field}.arguments", "tasks")
         self._deps[step.name] = self._dependencies(field, step)
 
-    def _dependencies(self, field: str, entry: Entry) -> tuple[str, ...]:
+    def _sweep(self, entry: PipelineSweep, job: VolcanoJob, name: str) -> SweepDAG:
+        """The entry's sweep (:func:`hera_volcano.sweep`, the one implementation) of ``job``, its templates ``name``."""
+        from hera_volcano.argo.sweep import sweep
+
+        return sweep(
+            job,
+            entry.space,  # type: ignore[arg-type]  # sweep checks it
+            name=name,
+            objective=entry.objective,
+            direction=entry.direction,
+            outputs=entry.outputs,
+            parallelism=entry.parallelism,
+            max_failures=entry.max_failures,
+            follower_image=self.follower_image,
+        )
+
+    def _check_sweep(self, i: int, entry: PipelineSweep) -> None:
+        """The sweep's own checks, then its arguments as a job's, and the list of a run-time space as an earlier
+        entry's output. The checks make the sweep in a scratch workflow, in a context of its own (Hera keeps the
+        workflow being built in a context variable): nothing reaches the workflow you may be building."""
+        from hera.workflows import Workflow
+
+        field = f"jobs[{i}]"
+        job = self._job(entry.job)
+
+        def made_alone() -> SweepDAG:
+            with Workflow(name="check"):
+                return self._sweep(entry, job, entry.template or SWEEP_PREFIX + "0" * 8)
+
+        try:
+            made = contextvars.Context().run(made_alone)
+        except ValidationError as e:
+            raise ValidationError(f"{field} ({entry.name}): {e.field}", e.rule) from None
+        spec = made.sweep_spec
+        assert spec is not None
+        key = json.dumps(
+            [job._data(), job.deadline, job.start_limit, repr(job.retry), *_settings(spec)],
+            sort_keys=True,
+            default=_placeholder_key,
+        )
+        name = entry.template or SWEEP_PREFIX + hashlib.sha256(key.encode()).hexdigest()[:8]
+        known = self._sweeps.get(name)
+        if known is not None and known.key != key:
+            raise ValidationError(f"{field}.template", f"two sweeps that render differently both name {name!r}")
+        shape = known or _SweepShape(name, key, job, _uses(job, None), spec)
+        self._sweeps[name] = self._sweep_of[entry.name] = shape
+        arguments = dict(entry.arguments)
+        own = dict(spec.inputs)
+        if spec.trials is None:
+            own[TRIALS_INPUT] = None
+            arguments.setdefault(TRIALS_INPUT, _trials_output(entry.space, f"{field}.space.expression"))
+        for given in arguments:
+            if given not in own:
+                swept = given in spec.parameters
+                rule = "is swept by the space" if swept else f"the sweep has no input {given!r}"
+                hint = "" if swept else did_you_mean(given, list(own))
+                ours = ", ".join(own) or "none"
+                raise ValidationError(f"{field}.arguments.{given}", f"{rule}{hint} (its own inputs: {ours})")
+        missing = sorted(k for k, default in own.items() if default is None and k not in arguments)
+        if missing:
+            raise ValidationError(f"{field}.arguments", f"missing {', '.join(missing)}")
+        self._arguments_of[entry.name] = arguments
+        self._sweep_arguments(entry, "tasks", field)
+        self._deps[entry.name] = self._dependencies(field, entry, arguments)
+
+    def _sweep_arguments(self, entry: PipelineSweep, kind: str, field: str | None = None) -> dict[str, str]:
+        """The sweep's call: its own inputs encoded as a job's (by how its job uses them), and its run-time list."""
+        given = dict(self._arguments_of[entry.name])
+        trials = given.pop(TRIALS_INPUT, None)
+        at = f"{field or entry.name}.arguments"
+        encoded = self._encode(given, self._sweep_of[entry.name].prepared, at, kind)
+        if trials is not None:
+            encoded[TRIALS_INPUT] = _runtime_argument(trials, f"{at}.{TRIALS_INPUT}", kind)
+        return encoded
+
+    def _dependencies(self, field: str, entry: Entry, arguments: Mapping[str, object] | None = None) -> tuple[str, ...]:
         """What ``entry`` runs after: its ``after``, then each step whose output it takes (once each)."""
-        taken = [v.step for v in entry.arguments.values() if isinstance(v, StepOutput)]
+        arguments = entry.arguments if arguments is None else arguments
+        taken = [v.step for v in arguments.values() if isinstance(v, StepOutput)]
         deps = tuple(dict.fromkeys([*entry.after, *taken]))
         for dep in deps:
             if dep not in self._by_name:
                 raise ValidationError(f"{field}.after", f"unknown job {dep!r}")
             if dep == entry.name:
                 raise ValidationError(f"{field}.after", "a job cannot run after itself")
-        for key, value in entry.arguments.items():
+        for key, value in arguments.items():
             gives = self._gives(self._by_name[value.step]) if isinstance(value, StepOutput) else set()
             if isinstance(value, StepOutput) and value.name not in gives:
                 hint = did_you_mean(value.name, sorted(gives))
@@ -314,6 +410,9 @@ class Pipeline:
         """The output parameters an entry's task has."""
         if isinstance(entry, PipelineJob):  # a job with outputs runs as job_dag, which has the last metrics too
             return {*entry.outputs, *JOB_OUTPUTS, *((METRICS_OUTPUT,) if entry.outputs else ())}
+        if isinstance(entry, PipelineSweep):
+            best = {BEST_PREFIX + o for o in (entry.objective, *entry.outputs)}
+            return {TRIALS_OUTPUT, BEST_PARAMS, BEST_TRIAL, *best}
         return set(_parameters(entry.template, "outputs"))
 
     def _levels(self) -> list[list[Entry]]:
@@ -412,6 +511,15 @@ class Pipeline:
                 )
         return runs, followers
 
+    def sweeps(self) -> dict[str, SweepDAG]:
+        """The sweeps' templates (what :func:`hera_volcano.sweep` returns), once per set the sweeps share, by name."""
+        made: dict[str, SweepDAG] = {}
+        for entry in self.entries:
+            shape = self._sweep_of.get(entry.name)
+            if isinstance(entry, PipelineSweep) and shape is not None and shape.name not in made:
+                made[shape.name] = self._sweep(entry, shape.job, shape.name)
+        return made
+
     def _step_template(self, step: PipelineStep) -> Any:
         """The step's template with the workspace mounted and, unless ``api_token``, no API token for its code (a
         copy: the user's own stays as it was)."""
@@ -439,10 +547,14 @@ class Pipeline:
         from hera.workflows import Task
 
         runs, followers = self.templates()
+        sweeps = self.sweeps()
         tasks: dict[str, Task] = {}
         for entry in self.entries:
             if isinstance(entry, PipelineJob):
                 template, arguments = runs[self._shape_of[entry.name].name], self._arguments(entry, "tasks")
+            elif isinstance(entry, PipelineSweep):
+                template = sweeps[self._sweep_of[entry.name].name]
+                arguments = self._sweep_arguments(entry, "tasks")
             else:
                 template, arguments = self._step_template(entry), _step_arguments(entry, entry.name, "tasks")
             tasks[entry.name] = Task(name=entry.name, template=template, arguments=arguments)
@@ -475,6 +587,8 @@ class Pipeline:
         for name, shape in shapes.items():
             found += [name, f"{name}-job", f"{name}-logs"] if shape.outputs else [name]
         found += list(dict.fromkeys(self._follower_template(j) for j in self.jobs if self._follows_alone(j)))
+        for sweep in self._sweeps:
+            found += [sweep, f"{sweep}-trial", f"{sweep}-trial-job", f"{sweep}-trial-logs", f"{sweep}-pick"]
         found += list(dict.fromkeys(str(s.template.name) for s in self.entries if isinstance(s, PipelineStep)))
         return found
 
@@ -518,6 +632,7 @@ class Pipeline:
 
         self._check_template_name(name)
         runs, followers = self.templates()
+        sweeps = self.sweeps()
         with Steps(name=name) as steps:
             for group in self.levels:
                 with steps.parallel():
@@ -525,6 +640,10 @@ class Pipeline:
                         if isinstance(entry, PipelineStep):
                             arguments = _step_arguments(entry, entry.name, "steps")
                             Step(name=entry.name, template=self._step_template(entry), arguments=arguments)
+                            continue
+                        if isinstance(entry, PipelineSweep):
+                            arguments = self._sweep_arguments(entry, "steps")
+                            Step(name=entry.name, template=sweeps[self._sweep_of[entry.name].name], arguments=arguments)
                             continue
                         Step(
                             name=entry.name,
@@ -608,6 +727,25 @@ class Pipeline:
         return w
 
 
+def _settings(spec: SweepSpec) -> list[object]:
+    """What a sweep renders besides its job and its name."""
+    settings = [spec.objective, spec.direction, list(spec.outputs), spec.max_failures, spec.parallelism]
+    return [*settings, list(spec.parameters), spec.trials, dict(spec.inputs)]
+
+
+def _trials_output(space: object, field: str) -> StepOutput:
+    """The earlier entry's output a run-time space (``TrialsFrom``) names, for a DAG or Steps alike."""
+    expression = getattr(space, "expression", "")
+    found = _ENTRY_OUTPUT.fullmatch(expression) if isinstance(expression, str) else None
+    if found is None:
+        raise ValidationError(
+            field,
+            f"in a pipeline, must be an earlier entry's output parameter, {{{{tasks.NAME.outputs.parameters.OUTPUT}}}},"
+            f" not {expression!r}",
+        )
+    return StepOutput(found[1], found[2])
+
+
 def _workflow_arguments(arguments: object) -> dict[str, str]:
     """A workflow's parameters: Argo's names, values Argo carries as they are."""
     if arguments is None:
@@ -638,6 +776,25 @@ def _strings(data: object) -> list[str]:
     if isinstance(data, list | tuple):
         return [s for v in data for s in _strings(v)]
     return []
+
+
+def _uses(job: VolcanoJob, job_label: str | Placeholder | None) -> _Prepared:
+    """How ``job``'s inputs are used: standing whole, inside strings, or read at run time (a label input is used
+    inside a name)."""
+    data = job._data()
+    found = placeholders(data)
+    whole = {e.removeprefix(_INPUT): p for e, p in found.items() if e.startswith(_INPUT)}
+    runtime = {name for e in found if e.startswith("=") for name in _RUNTIME_INPUT.findall(e)}
+    embedded: set[str] = set()
+    for text in _strings(data):
+        for e in expressions(text):
+            if e.startswith(_INPUT):
+                embedded.add(e.removeprefix(_INPUT))
+            elif e.startswith("="):
+                runtime.update(_RUNTIME_INPUT.findall(e))
+    if isinstance(job_label, Placeholder):
+        embedded.add(job_label.expression.removeprefix(_INPUT))
+    return _Prepared(job, data, whole, frozenset(embedded), frozenset(runtime))
 
 
 def _runtime_argument(value: object, field: str, kind: str) -> str:

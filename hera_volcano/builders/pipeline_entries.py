@@ -1,6 +1,6 @@
-"""What a pipeline is made of: Volcano jobs (:class:`PipelineJob`: a job and where it stands), ordinary steps of
-your own, and references to what an earlier step reported; and how an argument is written so that Argo's text
-substitution gives the job back the value with its type.
+"""What a pipeline is made of: Volcano jobs (:class:`PipelineJob`: a job and where it stands), sweeps of a job
+(:class:`PipelineSweep`), ordinary steps of your own, and references to what an earlier step reported; and how an
+argument is written so that Argo's text substitution gives the job back the value with its type.
 """
 
 from __future__ import annotations
@@ -63,10 +63,7 @@ class PipelineJob:
             )
         if not isinstance(self.arguments, Mapping):
             raise ValidationError("arguments", "must be a mapping of parameter names to values")
-        object.__setattr__(self, "after", tuple(checks.strings("after", self.after)))
-        twice = sorted({dep for dep in self.after if self.after.count(dep) > 1})
-        if twice:
-            raise ValidationError("after", f"names {', '.join(map(repr, twice))} more than once")
+        object.__setattr__(self, "after", _after(self.after))
         if not isinstance(self.follow_logs, bool):
             raise ValidationError("follow_logs", "must be true or false")
         object.__setattr__(self, "outputs", reports.check_names("outputs", self.outputs))
@@ -76,6 +73,70 @@ class PipelineJob:
             raise ValidationError("job_label", "must be a label value or a Placeholder")
         if isinstance(self.job_label, str):
             names.check("job_label", self.job_label, names.label_value)
+
+
+def _after(value: Sequence[str]) -> tuple[str, ...]:
+    """An entry's ``after``: names, each once."""
+    after = tuple(checks.strings("after", value))
+    twice = sorted({dep for dep in after if after.count(dep) > 1})
+    if twice:
+        raise ValidationError("after", f"names {', '.join(map(repr, twice))} more than once")
+    return after
+
+
+@dataclass(frozen=True)
+class PipelineSweep:
+    """A sweep of one job as an entry of a pipeline: :func:`hera_volcano.sweep` of ``job`` over ``space``, its task
+    named ``name``, after the entries in ``after``; its settings are the sweep's (checked when the pipeline is
+    made, each error naming the entry).
+
+    ``arguments`` gives the sweep's own inputs (the job's inputs the space does not sweep) their values, as a
+    :class:`PipelineJob`'s: text, JSON values, or a :class:`StepOutput` of an earlier entry. A
+    :class:`~hera_volcano.TrialsFrom` space reads an earlier entry's output parameter
+    (``{{tasks.NAME.outputs.parameters.OUTPUT}}``): the pipeline writes it for the DAG or the Steps and runs that
+    entry first. A later entry reads the sweep's outputs with :class:`StepOutput`: ``best-params``, ``best-trial``,
+    ``trials`` and ``best-NAME`` of the objective and of each of ``outputs``.
+
+    Sweeps that render alike (differing only in their arguments) share one set of templates, named ``template``
+    (its inner templates ``TEMPLATE-trial``, ``-trial-job``, ``-trial-logs``, ``-pick``) or, by default, ``sweep-``
+    and a digest of what it renders. With the pipeline's workspace, every trial's pods mount it.
+
+    :param name: the entry's (and its task's) name.
+    :param job: the job (what every builder returns).
+    :param space: a :class:`~hera_volcano.Grid`, ``RandomSearch``, ``Trials`` or ``TrialsFrom``.
+    :param objective: the reported value the best trial is chosen by.
+    :param direction: ``min`` or ``max``.
+    :param outputs: other reported values to gather (each also ``best-NAME``).
+    :param parallelism: the most trials running at once.
+    :param max_failures: how many failed trials the sweep tolerates.
+    :param arguments: values of the sweep's own inputs.
+    :param after: the entries it runs after.
+    :param template: the name of the templates it shares with the sweeps that render alike.
+    """
+
+    name: str
+    job: VolcanoJob
+    space: object
+    objective: str
+    direction: str = "min"
+    outputs: Sequence[str] = ()
+    parallelism: int | None = None
+    max_failures: int = 0
+    arguments: Mapping[str, object] = field(default_factory=dict)
+    after: Sequence[str] = ()
+    template: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.job, VolcanoJob):
+            raise ValidationError(
+                "job", f"must be a VolcanoJob (what every builder returns), not {type(self.job).__name__}"
+            )
+        if not isinstance(self.arguments, Mapping):
+            raise ValidationError("arguments", "must be a mapping of parameter names to values")
+        object.__setattr__(self, "after", _after(self.after))
+        object.__setattr__(self, "outputs", reports.check_names("outputs", self.outputs))
+        if self.template is not None:
+            names.check("template", self.template, names.argo_name)
 
 
 def encode_argument(value: object, field: str, *, placeholder: Placeholder | None, embedded: bool) -> str:
@@ -165,7 +226,4 @@ class PipelineStep:
             raise ValidationError("arguments", "must be a mapping of input names to values")
         if not isinstance(self.api_token, bool):
             raise ValidationError("api_token", "must be True or False")
-        object.__setattr__(self, "after", tuple(checks.strings("after", self.after)))
-        twice = sorted({dep for dep in self.after if self.after.count(dep) > 1})
-        if twice:
-            raise ValidationError("after", f"names {', '.join(map(repr, twice))} more than once")
+        object.__setattr__(self, "after", _after(self.after))
