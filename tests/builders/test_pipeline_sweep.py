@@ -14,6 +14,7 @@ from hera.workflows import DAG, Container, Parameter, Workflow
 from hera.workflows.models import ValueFrom
 
 import hera_volcano as hv
+from hera_volcano.pods.sweep import PickSettings
 from hera_volcano.tools.lint import has_errors, lint_text
 from tests.conftest import manifests
 from tests.test_agreement import argo_accepts
@@ -279,4 +280,4 @@ def test_the_best_params_are_a_json_map_a_later_step_can_read() -> None:
     doc = rendered(pipeline().workflow("tune"))
     pick = next(t for n, t in templates(doc).items() if n.endswith("-pick"))
     env = {e["name"]: e.get("value") for e in pick["container"]["env"]}
-    assert json.loads(env["SWEEP_TRIALS"])[0] == {"lr": 0.1, "batch": 32}
+    assert json.loads(env[PickSettings.TRIALS])[0] == {"lr": 0.1, "batch": 32}

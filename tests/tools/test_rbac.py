@@ -380,8 +380,8 @@ def test_bundled_rbac_is_within_upstream_and_covers_every_action(upstream: Path)
     assert r.code == 0, r.err
     mine = _grants(list(yaml.safe_load_all(r.out)))
     # Beyond upstream, only what a feature of ours needs: the start limit reads the PodGroup to say why a job
-    # never started before it deletes the job.
-    beyond_upstream = {("scheduling.volcano.sh", "podgroups", "get")}
+    # never started before it deletes the job; the follower puts rank 0's progress and metrics on the job.
+    beyond_upstream = {("scheduling.volcano.sh", "podgroups", "get"), ("batch.volcano.sh", "jobs", "patch")}
     assert mine - theirs == beyond_upstream
     needed = {
         ("batch.volcano.sh", "jobs", "delete"),  # the exit handler deletes the jobs of a workflow that failed
@@ -391,6 +391,7 @@ def test_bundled_rbac_is_within_upstream_and_covers_every_action(upstream: Path)
         ("batch.volcano.sh", "jobs", "get"),
         ("batch.volcano.sh", "jobs", "list"),  # the log follower stops when the job is finished
         ("batch.volcano.sh", "jobs", "watch"),  # ... and waits for it on a watch, not by polling
+        ("batch.volcano.sh", "jobs", "patch"),  # ... and puts rank 0's progress and metrics on it
         ("", "pods", "get"),
         ("", "pods", "list"),
         ("", "pods", "watch"),
