@@ -151,7 +151,9 @@ def progress(done: int, total: int, /, **metrics: float) -> None:
     nothing. ``argo get`` shows the progress on the step, ``hera-volcano status`` the progress and metrics, and the
     job's task has the last metrics as its output ``job-metrics``. A value that breaks the rules raises
     ProgressError (a ValueError) on every rank."""
-    lines = [format_progress(done, total), *(format_metric(name, value) for name, value in metrics.items())]
+    # The metrics first: the progress line closes the step, so the follower never shows one step's progress with
+    # another's metrics.
+    lines = [*(format_metric(name, value) for name, value in metrics.items()), format_progress(done, total)]
     try:
         rank = own_rank()
     except RankError as e:

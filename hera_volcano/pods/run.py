@@ -741,7 +741,10 @@ class Published:
     the pod puts it (from the loop's thread, when ``enabled``): Argo's progress file at once, so that Argo shows it
     on the follower's node (its executor sends it on its own tick); the job's annotation at most every
     ``publish_every`` seconds, and once more at the end, for ``hera-volcano status``; the last metrics as the output
-    ``job-metrics``. A refused line is said (up to :data:`REFUSALS_SAID` of them) and changes nothing."""
+    ``job-metrics``. Once rank 0 has printed a progress line, the job shows the metrics as the last progress line
+    found them (the helper prints a step's metrics before its progress line), never one step's progress with some
+    of the next step's metrics; the output has the last of each. A refused line is said (up to
+    :data:`REFUSALS_SAID` of them) and changes nothing."""
 
     def __init__(self, follow: FollowLogs, enabled: bool) -> None:
         self._follow = follow
@@ -749,6 +752,7 @@ class Published:
         self._lock = threading.Lock()
         self.progress: Progress | None = None
         self.metrics: dict[str, Number] = {}
+        self._at_progress: dict[str, Number] = {}  # the metrics as the last progress line found them
         self._refusals = 0
         self._filed: Progress | None = None
         self._patched: tuple[str, str] | None = None  # (job, annotation) last put on a job
@@ -769,7 +773,7 @@ class Published:
             return
         with self._lock:
             if done is not None:
-                self.progress = done
+                self.progress, self._at_progress = done, dict(self.metrics)
             if metric is not None:
                 self.metrics[metric[0]] = metric[1]
         if self._enabled:
@@ -778,7 +782,7 @@ class Published:
     def forget(self) -> None:
         """The next attempt's job replaces the one followed: its progress and metrics start afresh."""
         with self._lock:
-            self.progress, self.metrics = None, {}
+            self.progress, self.metrics, self._at_progress = None, {}, {}
             self._patched_at = None
 
     def publish(self, now: float, final: bool = False) -> None:
@@ -787,7 +791,10 @@ class Published:
         if not self._enabled:
             return
         with self._lock:
-            done, metrics = self.progress, dict(self.metrics)
+            # Until the end, what the last progress line closed (once there was one): never a step's progress with
+            # some of the next step's metrics.
+            shown = self.metrics if final or self.progress is None else self._at_progress
+            done, metrics = self.progress, dict(shown)
         settings = self._follow.settings
         if done is not None and done != self._filed and settings.progress_file and not self._file_failed:
             self._write_progress(settings.progress_file, done)

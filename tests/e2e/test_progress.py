@@ -136,10 +136,10 @@ def test_a_jobs_progress_and_metrics_show_while_it_runs_and_remain_as_outputs(
     assert running, f"status never showed a progress along the way: {entry.seen['status']}"
     assert any(metrics for _, metrics in running), f"status never showed the metrics: {running}"
     for progress, metrics in running:
-        # One look at the job: the progress line of a step comes before its metric lines, so the metrics shown
-        # are that step's or, read between the two, the step's before (none before the first).
+        # One look at the job: the helper prints a step's metrics, then its progress line, and the job shows what
+        # that line closed: the metrics of the same step (none with 0/10), never some of the next step's.
         step = int(progress.split("/")[0])
-        assert metrics.get("step", 0) in (step - 1, step), (progress, metrics)
+        assert metrics.get("step", 0) == step, (progress, metrics)
         if metrics:
             assert f"step {metrics['step']} of {STEPS}: loss {metrics['loss']}" in lines, (progress, metrics, lines)
     # At the end: the last metrics are the task's outputs, and the next step reads them.

@@ -185,3 +185,30 @@ def test_a_job_the_account_may_not_patch_is_said_once_and_following_goes_on(tmp_
     assert code == 0 and len(said) == 1, driver.shown
     assert patches(world) == ["j-1"], "not tried again once refused"
     assert Path(settings.progress_file).read_text() == "3/3\n", "Argo's file is written all the same"
+
+
+def test_the_job_never_shows_a_steps_progress_with_some_of_the_next_steps_metrics(tmp_path: Path) -> None:
+    """The e2e failure: a look between the next step's metric lines showed 8/10 with step 8's loss and step 7's
+    step. The helper prints a step's metrics, then its progress line; the job shows what that line closed."""
+    from types import SimpleNamespace
+
+    from hera_volcano.pods.run import Published
+
+    settings = SimpleNamespace(progress_file=str(tmp_path / "progress"), publish_every=0, output_dir=str(tmp_path))
+    follow = SimpleNamespace(
+        settings=settings,
+        follower=SimpleNamespace(job="j-1", seen_job=None),
+        say=lambda text: None,
+        changed=lambda: None,
+    )
+    published = Published(follow, enabled=True)  # type: ignore[arg-type]
+    shown: list[str] = []
+    published._patch = lambda job, text, now: shown.append(text)  # type: ignore[method-assign]
+    for line in ("metric loss=0.8", "metric step=1", "progress 1/2", "metric loss=0.64"):
+        published.read("hera-volcano:" + line)
+        published.publish(1)
+    assert json.loads(shown[-1]) == {"progress": "1/2", "metrics": {"loss": 0.8, "step": 1}}, shown
+    published.read("hera-volcano:metric step=2")
+    published.publish(2, final=True)
+    assert json.loads(shown[-1]) == {"progress": "1/2", "metrics": {"loss": 0.64, "step": 2}}, "the end: the last"
+    assert json.loads((tmp_path / "job-metrics").read_text()) == {"loss": 0.64, "step": 2}

@@ -161,7 +161,7 @@ def test_the_helper_prints_on_global_rank_zero_only(
     """
     result = run_helper(body, {**env, **({LAUNCH_VARIABLE: kind} if kind else {})}, tmp_path)
     assert result.returncode == 0, result.stderr
-    marked = ["hera-volcano:progress 3/10", "hera-volcano:metric loss=0.25", "hera-volcano:metric acc=0.9"]
+    marked = ["hera-volcano:metric loss=0.25", "hera-volcano:metric acc=0.9", "hera-volcano:progress 3/10"]
     assert result.stdout.splitlines() == ["epoch 3 done", *(marked if prints else [])]
 
 
@@ -189,5 +189,5 @@ def test_the_helper_in_process_writes_whole_lines(
     progress(0, 1)
     progress(1, 1, step=7)
     out = capfd.readouterr().out
-    assert out == "hera-volcano:progress 0/1\nhera-volcano:progress 1/1\nhera-volcano:metric step=7\n"
+    assert out == "hera-volcano:progress 0/1\nhera-volcano:metric step=7\nhera-volcano:progress 1/1\n"
     assert [json.loads(line.partition("=")[2]) for line in out.splitlines() if "metric" in line] == [7]
