@@ -34,7 +34,7 @@ from hera_volcano.builders.workspace import Workspace
 from hera_volcano.kube import names
 from hera_volcano.kube.images import PYTHON_IMAGE, check_image
 from hera_volcano.pods.reports import METRICS_OUTPUT
-from hera_volcano.pods.sweep import BEST_PARAMS, BEST_PREFIX, BEST_TRIAL, TRIALS_OUTPUT
+from hera_volcano.pods.sweep import sweep_outputs
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.findings import as_list, as_map
@@ -411,8 +411,7 @@ class Pipeline:
         if isinstance(entry, PipelineJob):  # a job with outputs runs as job_dag, which has the last metrics too
             return {*entry.outputs, *JOB_OUTPUTS, *((METRICS_OUTPUT,) if entry.outputs else ())}
         if isinstance(entry, PipelineSweep):
-            best = {BEST_PREFIX + o for o in (entry.objective, *entry.outputs)}
-            return {TRIALS_OUTPUT, BEST_PARAMS, BEST_TRIAL, *best}
+            return set(sweep_outputs((entry.objective, *entry.outputs)))
         return set(_parameters(entry.template, "outputs"))
 
     def _levels(self) -> list[list[Entry]]:

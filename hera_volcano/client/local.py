@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import math
 import os
 import re
 import shutil
@@ -35,6 +36,7 @@ from hera_volcano.client.local_sweep import run_sweep
 from hera_volcano.pods import program as pods_program
 from hera_volcano.pods.checkpoints import CheckpointSettings
 from hera_volcano.pods.launcher import RUNTIME_FILE
+from hera_volcano.pods.progress import ProgressError, metric_output, parse_metric
 from hera_volcano.pods.reports import ReportError, parse_line
 from hera_volcano.shared.errors import LocalRunError, ValidationError
 from hera_volcano.volcano.job import VolcanoJob
@@ -70,7 +72,8 @@ def run_local(
 ) -> dict[str, str]:
     """Run ``job``'s program on processes of this machine, as its pods would (PyTorch: ``torchrun``'s variables on one
     node, gloo on CPU; MPI: ``mpiexec``; batch: one process per replica; TensorFlow: ``TF_CONFIG``), and return rank
-    0's report: each name it reported with the value's text, as the job's outputs carry it.
+    0's report: each name it reported with the value's text, as the job's outputs carry it (a name it reported only
+    as a metric, with ``runtime.progress``, with its last number).
 
     Given a sweep (what :func:`~hera_volcano.sweep` returns), run its trials one after another, each as above with
     the trial's parameters, and return the outputs its template has on the cluster (``trials``, ``best-params``,
@@ -94,12 +97,16 @@ def run_local(
     found = shutil.which(chosen) if isinstance(chosen, str) and chosen else None
     if found is None:
         raise ValidationError("python", f"must be an executable interpreter, got {chosen!r}")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0):
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < math.inf
+    ):
         raise ValidationError("timeout", f"must be a positive number of seconds, got {timeout!r}")
     out = sys.stderr if output is None else output
     spec = spec_of(job)
     if spec is None:  # a job: the plan refuses anything else, naming it
         plan = local_plan.plan(cast(VolcanoJob, job), arguments, python=found, free_port=free_port, processes=processes)
+        if checkpoints is not None and not _keeps_checkpoints(plan):
+            raise ValidationError("checkpoints", "is for a job built with checkpoints=hv.Checkpoints(...), not this")
         return run_plan(plan, timeout=timeout, output=out, checkpoints=checkpoints)
     if checkpoints is not None:
         raise ValidationError("checkpoints", "is a job's: a sweep's trials each keep theirs in a fresh folder")
@@ -168,11 +175,16 @@ _KINDS: Final = ("out", "err")
 def _with_checkpoints(plan: local_plan.LocalPlan, folder: Path) -> local_plan.LocalPlan:
     """The plan with a job's checkpoint folder (``checkpoints=``, a claim's path and Argo's run and node on the
     cluster) here instead: ``folder``, made absolute, which the runtime creates."""
-    variable = CheckpointSettings.DIRECTORY
-    if not any(variable in r.env for r in plan.ranks):
+    if not _keeps_checkpoints(plan):
         return plan
     here = str(folder.resolve())
+    variable = CheckpointSettings.DIRECTORY
     return replace(plan, ranks=tuple(replace(r, env={**r.env, variable: here}) for r in plan.ranks))
+
+
+def _keeps_checkpoints(plan: local_plan.LocalPlan) -> bool:
+    """Whether the job was built with ``checkpoints=``: its ranks are told where they keep them."""
+    return any(CheckpointSettings.DIRECTORY in r.env for r in plan.ranks)
 
 
 @dataclass
@@ -276,9 +288,12 @@ def _failure(failed: _Process, tail: _Tail, mpi: bool) -> LocalRunError:
 
 
 def _report(path: Path) -> dict[str, str]:
-    """Rank 0's report lines, by the follower's rule (the last value of a name wins)."""
+    """Rank 0's report lines, by the follower's rule (the last value of a name wins); a name it reported only as a
+    metric (``runtime.progress``) with its last number, as a task that lists it as an output gets it. A metric line
+    the follower would refuse is ignored, as there."""
     text = path.read_bytes().decode("utf-8", errors="replace") if path.exists() else ""
     found: dict[str, str] = {}
+    metrics: dict[str, str] = {}
     for line in text.split("\n"):
         try:
             parsed = parse_line(line)
@@ -286,7 +301,11 @@ def _report(path: Path) -> dict[str, str]:
             raise LocalRunError(f"rank 0's report: {e}", rank=0) from None
         if parsed is not None:
             found[parsed[0]] = parsed[1]
-    return found
+        with contextlib.suppress(ProgressError):
+            metric = parse_metric(line)
+            if metric is not None:
+                metrics[metric[0]] = metric_output(metric[1])
+    return {**found, **{name: value for name, value in metrics.items() if name not in found}}
 
 
 def _write(output: IO[str], text: str) -> None:

@@ -114,10 +114,15 @@ def _metric_name(name: object) -> str:
 def format_metric(name: object, value: object) -> str:
     """The metric line of ``name`` and its number, which :func:`parse_metric` reads back."""
     checked = _metric_name(name)
-    text = json.dumps(metric_number(checked, value))
+    text = metric_output(metric_number(checked, value))
     if len(text) > NUMBER_MAX:
         raise ProgressError("metric " + repr(checked) + ": " + text + " is over " + str(NUMBER_MAX) + " characters")
     return METRIC_PREFIX + checked + "=" + text
+
+
+def metric_output(number: Number) -> str:
+    """The output's text of a value rank 0 reported only as a metric: its last number, as JSON (as the line had it)."""
+    return json.dumps(number)
 
 
 def read_number(name: str, text: str) -> Number:

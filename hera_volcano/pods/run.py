@@ -78,6 +78,7 @@ from hera_volcano.pods.progress import (
     Progress,
     ProgressError,
     annotation_text,
+    metric_output,
     parse_metric,
     parse_progress,
 )
@@ -695,7 +696,7 @@ class FollowLogs:
         for name in missing:  # an output rank 0 reported only as a metric: its last value
             number = self._published.metrics.get(name)
             if number is not None and name not in self._values and name not in self._refused:
-                self._values[name] = json.dumps(number)
+                self._values[name] = metric_output(number)
         missing = [name for name in self.settings.outputs if name not in self._values]
         if self._values:
             os.makedirs(self.settings.output_dir, exist_ok=True)

@@ -20,7 +20,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TextIO
 
@@ -40,6 +40,8 @@ TRIALS_OUTPUT = "trials"
 BEST_PARAMS = "best-params"
 BEST_TRIAL = "best-trial"
 BEST_PREFIX = "best-"
+#: Reported values no sweep may gather: their ``best-NAME`` is one of the pick's own outputs.
+RESERVED_REPORTS = (BEST_PARAMS.removeprefix(BEST_PREFIX), BEST_TRIAL.removeprefix(BEST_PREFIX))
 DIRECTIONS = ("min", "max")
 #: Where the pick writes its outputs, one file per name (the template's outputs read them there).
 PICK_OUTPUT_DIR = "/tmp/hera-volcano/sweep"
@@ -299,6 +301,12 @@ def decide(trials: list[Trial], objective: str, direction: str, max_failures: in
 def shown(parameters: Mapping[str, Any]) -> str:
     """A trial's parameters as the pick's lines show them, ``(lr=0.1, batch=32)``."""
     return "(" + ", ".join(f"{k}={json.dumps(v)}" for k, v in parameters.items()) + ")"
+
+
+def sweep_outputs(reported: Sequence[str]) -> list[str]:
+    """The pick's outputs, and so the sweep's: ``trials``, ``best-params``, ``best-trial``, then ``best-NAME`` of each
+    reported value (the objective first)."""
+    return [TRIALS_OUTPUT, BEST_PARAMS, BEST_TRIAL, *(BEST_PREFIX + name for name in reported)]
 
 
 def outputs_of(verdict: Verdict, outputs: tuple[str, ...]) -> dict[str, str]:

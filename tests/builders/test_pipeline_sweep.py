@@ -247,6 +247,7 @@ def entries(**change: Any) -> list[Any]:
         ({"direction": "down"}, r"^jobs\[1\] \(tune\): direction: "),
         ({"max_failures": -1}, r"^jobs\[1\] \(tune\): max_failures"),
         ({"objective": "lo ss"}, r"^jobs\[1\] \(tune\): objective"),
+        ({"objective": "trial"}, r"^jobs\[1\] \(tune\): objective: 'trial' would be the sweep's output best-trial"),
     ],
 )
 def test_a_typo_is_refused_naming_the_entry_and_the_field(change: dict[str, Any], message: str) -> None:

@@ -123,3 +123,10 @@ def counts_with_checkpoints(steps: int, stop_at: int) -> dict[str, int]:
         if latest is None and step == stop_at:
             raise RuntimeError(f"stopped on purpose after step {step}")
     return {"resumed_at": start, "total": total}
+
+
+def loss_as_metric(lr: float) -> None:
+    """A trial that reports its loss only as a metric (``runtime.progress``), (lr - 0.3) ** 2, and returns nothing."""
+    from hera_volcano.runtime import progress
+
+    progress(1, 1, loss=round((lr - 0.3) ** 2, 6))

@@ -5,6 +5,8 @@ the launcher's rank rule (pods/ranks), and refuses on every rank what it cannot 
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -191,3 +193,12 @@ def test_the_helper_in_process_writes_whole_lines(
     out = capfd.readouterr().out
     assert out == "hera-volcano:progress 0/1\nhera-volcano:metric step=7\nhera-volcano:progress 1/1\n"
     assert [json.loads(line.partition("=")[2]) for line in out.splitlines() if "metric" in line] == [7]
+
+
+def test_a_users_test_that_captures_stdout_in_a_stringio_gets_the_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A training function's own unit test redirects stdout to a StringIO (no file behind it): the lines go there."""
+    monkeypatch.delenv(LAUNCH_VARIABLE, raising=False)
+    with contextlib.redirect_stdout(io.StringIO()) as captured:
+        print("epoch 1")
+        progress(1, 2, loss=0.5)
+    assert captured.getvalue() == "epoch 1\nhera-volcano:metric loss=0.5\nhera-volcano:progress 1/2\n"
