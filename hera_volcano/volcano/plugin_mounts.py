@@ -1,10 +1,10 @@
 """Where Volcano's plugins mount into a job's pods, and the job's own mounts that collide with them.
 
 The controller adds these mounts to every pod it creates, after admission: the svc plugin its hosts ConfigMap at
-``/etc/volcano`` in every container and init container, the ssh plugin its key Secret at ``--ssh-key-file-path``
-(``/root/.ssh``; ``/etc/volcano/.ssh`` with ``--no-root``) in every container. A job whose pod template already
-mounts something at one of those paths is admitted, but Kubernetes refuses each of its pods (a container's
-``mountPath`` must be unique), so the gang never starts: caught here, where the job is built or linted.
+``/etc/volcano``, the ssh plugin its key Secret at ``--ssh-key-file-path`` (``/root/.ssh``), each in every
+container and init container (Volcano 1.15). A job whose pod template already mounts something at one of those
+paths is admitted, but Kubernetes refuses each of its pods (a container's ``mountPath`` must be unique), so the
+gang never starts: caught here, where the job is built or linted.
 """
 
 from __future__ import annotations
@@ -17,38 +17,36 @@ from hera_volcano.shared.findings import Finding, as_list, as_map, error, warnin
 
 SVC_MOUNT: Final = "/etc/volcano"
 SSH_MOUNT: Final = "/root/.ssh"
-SSH_NO_ROOT_MOUNT: Final = SVC_MOUNT + "/.ssh"
+#: The ssh plugin's flags (Volcano 1.15); any other stops Go's parse, the defaults staying.
+_SSH_FLAGS: Final = frozenset({"ssh-key-file-path", "ssh-private-key", "ssh-public-key", "ssh-port"})
 
 
 def ssh_key_path(args: object) -> str:
-    """The ssh plugin's mount path from its arguments, as Go's ``flag`` package reads them (a flag it does not know
-    stops the parse; the defaults stay)."""
+    """The ssh plugin's mount path from its arguments, as Go's ``flag`` package reads them."""
     items = [a for a in as_list(args) if isinstance(a, str)]
-    path, no_root, i = None, False, 0
-    while i < len(items):
-        flag, has_value, value = items[i].lstrip("-").partition("=")
-        if not items[i].startswith("-") or flag not in ("ssh-key-file-path", "no-root"):
+    path, i = SSH_MOUNT, 0
+    while i < len(items) and items[i].startswith("-") and items[i] not in ("-", "--"):
+        flag, has_value, value = items[i].removeprefix("-").removeprefix("-").partition("=")
+        if flag not in _SSH_FLAGS:
             break
-        if flag == "no-root":
-            no_root = not has_value or value.lower() in ("1", "t", "true")
-        elif has_value:
-            path = value
-        elif i + 1 < len(items):
+        if not has_value:
+            if i + 1 >= len(items):
+                break
             i += 1
-            path = items[i]
+            value = items[i]
+        if flag == "ssh-key-file-path":
+            path = value
         i += 1
-    if path is not None:
-        return path
-    return SSH_NO_ROOT_MOUNT if no_root else SSH_MOUNT
+    return path
 
 
-def plugin_mounts(plugins: Mapping[str, object], svc: bool) -> dict[str, tuple[str, bool]]:
-    """Each path a plugin mounts in the job's pods: the plugin, and whether it mounts in init containers too."""
-    mounts: dict[str, tuple[str, bool]] = {}
+def plugin_mounts(plugins: Mapping[str, object], svc: bool) -> dict[str, str]:
+    """Each path a plugin mounts in every container and init container of the job's pods, and the plugin."""
+    mounts: dict[str, str] = {}
     if svc:
-        mounts[SVC_MOUNT] = ("svc", True)
+        mounts[SVC_MOUNT] = "svc"
     if "ssh" in plugins or "mpi" in plugins:  # the mutating webhook adds ssh for mpi
-        mounts[posixpath.normpath(ssh_key_path(plugins.get("ssh")))] = ("ssh", False)
+        mounts[posixpath.normpath(ssh_key_path(plugins.get("ssh")))] = "ssh"
     return mounts
 
 
@@ -68,9 +66,8 @@ def check_plugin_mounts(spec: Mapping[str, object], plugins: Mapping[str, object
                         continue
                     at = posixpath.normpath(given)
                     path = f"spec.tasks[{t}].template.spec.{group}[{c}].volumeMounts[{m}].mountPath"
-                    near = [(p, plugin) for p, (plugin, init) in mounts.items() if init or group == "containers"]
-                    same = [(p, plugin) for p, plugin in near if at == p]
-                    inside = [(p, plugin) for p, plugin in near if at.startswith(p + "/")]
+                    same = [(p, plugin) for p, plugin in mounts.items() if at == p]
+                    inside = [(p, plugin) for p, plugin in mounts.items() if at.startswith(p + "/")]
                     for plugin_path, plugin in (same or inside)[:1]:
                         said = f"Volcano's {plugin} plugin mounts {plugin_path} in every container of the job's pods"
                         if same:

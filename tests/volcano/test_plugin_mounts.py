@@ -1,6 +1,6 @@
 """A job's own mounts where Volcano's plugins mount theirs (hera_volcano/volcano/plugin_mounts.py): the svc plugin's
-hosts at /etc/volcano in every container and init container, the ssh plugin's keys at its key path in every
-container. Kubernetes refuses each pod of such a job after Volcano admitted it, so the gang would never start."""
+hosts at /etc/volcano, the ssh plugin's keys at its key path, each in every container and init container.
+Kubernetes refuses each pod of such a job after Volcano admitted it, so the gang would never start."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def mounted(path: str, *edits: tuple[str, object]) -> list[tuple[str, str, str]]
         ("/root//.ssh/", (("spec.plugins", {"mpi": ["--master=mpimaster", "--worker=mpiworker"]}),), "ssh"),
         ("/home/mpi/.ssh", (("spec.plugins.ssh", ["--ssh-key-file-path=/home/mpi/.ssh"]),), "ssh"),
         ("/keys", (("spec.plugins.ssh", ["--ssh-key-file-path", "/keys"]),), "ssh"),
-        ("/etc/volcano/.ssh", (("spec.plugins.ssh", ["--no-root"]),), "ssh"),
+        ("/k", (("spec.plugins.ssh", ["--ssh-port=2222", "--ssh-key-file-path=/k"]),), "ssh"),
     ],
 )
 def test_a_mount_at_a_plugins_path_is_refused_naming_the_plugin(
@@ -52,7 +52,7 @@ def test_a_mount_inside_a_plugins_path_is_a_warning() -> None:
     assert [(p, s) for p, s, _ in mounted("/etc/volcano/extra")] == [(AT, "warning")]
 
 
-def test_an_init_container_collides_with_svc_but_not_with_ssh() -> None:
+def test_an_init_container_collides_with_either() -> None:
     def init(path: str) -> list[Any]:
         job = changed(
             (
@@ -64,14 +64,14 @@ def test_an_init_container_collides_with_svc_but_not_with_ssh() -> None:
 
     at = "spec.tasks[1].template.spec.initContainers[0].volumeMounts[0].mountPath"
     assert init("/etc/volcano") == [(at, "error")]
-    assert init("/root/.ssh") == []
+    assert init("/root/.ssh") == [(at, "error")]
 
 
 def test_the_ssh_key_path_is_read_as_go_flags_read_it() -> None:
     assert ssh_key_path([]) == "/root/.ssh"
-    assert ssh_key_path(["--no-root=false"]) == "/root/.ssh"
-    assert ssh_key_path(["-no-root", "--ssh-key-file-path=/k"]) == "/k"
+    assert ssh_key_path(["-ssh-private-key", "KEY", "--ssh-key-file-path=/k"]) == "/k"
     assert ssh_key_path(["--port=22", "--ssh-key-file-path=/k"]) == "/root/.ssh", "an unknown flag stops the parse"
+    assert ssh_key_path(["--ssh-key-file-path"]) == "/root/.ssh", "a flag without its value: the parse fails"
 
 
 def test_a_users_mpi_job_with_checkpoints_where_the_ssh_keys_go_is_refused_when_rendered() -> None:
