@@ -39,7 +39,15 @@ def _value(field: str, value: object) -> Value:
         raise ValidationError(field, "must be a finite number (JSON has no NaN or infinity)")
     if not isinstance(value, str | int | float | bool):
         raise ValidationError(field, f"must be text, a number or true/false, not {type(value).__name__}")
+    if isinstance(value, int) and not isinstance(value, bool):
+        _int64(field, value)
     return value
+
+
+def _int64(field: str, value: int) -> None:
+    """A whole number Argo and the API server keep exact (a larger one becomes a rounded float in JSON)."""
+    if not checks.INT64_MIN <= value <= checks.INT64_MAX:
+        raise ValidationError(field, "must fit in 64 bits (a larger number would reach the job rounded)")
 
 
 def _names(field: str, mapping: object) -> list[str]:
@@ -88,7 +96,11 @@ class Uniform:
     def _draw(self, rng: random.Random, field: str) -> float:
         for bound in ("low", "high"):
             value = getattr(self, bound)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValidationError(f"{field}.{bound}", "must be a finite number")
+            if isinstance(value, int):
+                _int64(f"{field}.{bound}", value)
+            elif not math.isfinite(value):
                 raise ValidationError(f"{field}.{bound}", "must be a finite number")
         if not self.low < self.high:
             raise ValidationError(field, "low must be below high")
@@ -114,7 +126,7 @@ class IntRange:
 
     def _draw(self, rng: random.Random, field: str) -> int:
         checks.integer(f"{field}.low", self.low, minimum=checks.INT64_MIN)
-        checks.integer(f"{field}.high", self.high, minimum=self.low)
+        checks.integer(f"{field}.high", self.high, minimum=self.low, maximum=checks.INT64_MAX)
         return rng.randint(self.low, self.high)
 
 
