@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from hera.workflows import ConfigMapVolume, Container, Env, FieldEnv, Parameter, Step, Task
 from hera.workflows.models import ValueFrom
@@ -68,6 +68,10 @@ class SweepDAG(JobDAG):
         if isinstance(expression, str) and passes:
             kwargs["arguments"] = {**(given if isinstance(given, Mapping) else {}), TRIALS_INPUT: expression}
         return super().__call__(*args, **kwargs)
+
+
+#: The most bytes of JSON a static list of trials may take (see _compact); a run-time list is held to the same.
+MAX_TRIALS_TEXT: Final = 48 * 1024
 
 
 def sweep(
@@ -235,7 +239,18 @@ def _space(space: object, inputs: list[str]) -> tuple[list[str], list[dict[str, 
 
 
 def _compact(items: list[dict[str, Any]]) -> str:
-    return json.dumps(items, separators=(",", ":"), ensure_ascii=False)
+    """The trials as the pick is given them, in an environment variable of its pod: Linux holds one to 128 KiB
+    (MAX_ARG_STRLEN), and Argo's copy of the pick's template (``ARGO_TEMPLATE``) holds it again with its quotes
+    escaped, so a longer list would keep the pick from starting after every trial has run."""
+    text = json.dumps(items, separators=(",", ":"), ensure_ascii=False)
+    size = len(text.encode("utf-8"))
+    if size > MAX_TRIALS_TEXT:
+        raise ValidationError(
+            "space",
+            f"its {len(items)} trials are {size} bytes as JSON, more than the {MAX_TRIALS_TEXT} a pick can be given"
+            " (an environment variable of its pod): split the sweep",
+        )
+    return text
 
 
 def _pick_template(

@@ -140,6 +140,7 @@ def test_a_typo_in_a_parameter_name_is_refused_naming_it_and_the_inputs() -> Non
         ({"space": hv.RandomSearch({"lr": [0.1]}, samples=10**9, seed=1)}, r"space\.samples"),
         ({"space": hv.Grid({"lr": list(range(200)), "batch": list(range(100))})}, r"space\.parameters"),
         ({"space": hv.Trials([{"lr": 0.1}] * 10001)}, r"space\.trials"),
+        ({"space": hv.Trials([{"lr": "x" * 100}] * 500)}, "space"),  # 55 KB of JSON: the pick's variable
         ({"space": hv.Grid({"lr": [2**64]})}, r"space\.parameters\.lr\[0\]"),
         ({"space": hv.RandomSearch({"lr": hv.IntRange(0, 2**64)}, samples=1, seed=1)}, r"space\.parameters\.lr\.high"),
         ({"space": hv.RandomSearch({"lr": hv.Uniform(0, 10**400)}, samples=1, seed=1)}, r"space\.parameters\.lr\.high"),
