@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TextIO
 
+from hera_volcano.pods.follow import step_of
 from hera_volcano.pods.kubeapi import WORKFLOWS, ApiError, Transport
 from hera_volcano.pods.reports import value_text
 from hera_volcano.pods.run import TERMINATION_LOG
@@ -230,8 +231,9 @@ def read_trials(workflow: Mapping[str, Any], settings: PickSettings, expected: l
     """Each trial of the sweep the pick belongs to, in loop order; NotReady while one has not ended; ValueError when
     the loop ended without the trials the list holds (Argo could not expand it)."""
     nodes = workflow_nodes(workflow)
-    sweep = settings.node.removesuffix("." + PICK_TASK)
-    if not settings.node.endswith("." + PICK_TASK):
+    own = step_of(settings.node)  # a retried pick (a retryStrategy in templateDefaults) is SWEEP.pick(N)
+    sweep = own.removesuffix("." + PICK_TASK)
+    if not own.endswith("." + PICK_TASK):
         raise ValueError(f"the pick's node name {settings.node!r} does not end with .{PICK_TASK}")
     group_name = f"{sweep}.{TRIALS_TASK}"
     group = next((n for n in nodes.values() if n.get("name") == group_name), None)
