@@ -245,14 +245,22 @@ class Pipeline:
             return job
         settings = self.workspace.add_to()
         volume = self.workspace.pod_volume().volume()
+        mount = self.workspace.pod_volume().mount()
         tasks = []
         for task in job.tasks:
             template = pod_template_to_dict(task.template)
-            if volume in as_list(as_map(template.get("spec")).get("volumes")):  # its checkpoints mounted it already
-                tasks.append(task)
-                continue
             containers = as_list(as_map(template.get("spec")).get("containers"))
             main = str(as_map(containers[0]).get("name", "")) if containers else ""
+            if volume in as_list(as_map(template.get("spec")).get("volumes")):  # its checkpoints mounted it already
+                mounts = [as_map(m) for c in containers for m in as_list(as_map(c).get("volumeMounts"))]
+                if not any(m.get("name") == mount["name"] and m.get("mountPath") == mount["mountPath"] for m in mounts):
+                    raise ValidationError(
+                        f"tasks[{task.name}].volumes.{mount['name']}",
+                        f"mounts the workspace's claim away from the workspace's path {mount['mountPath']}: give the"
+                        " job checkpoints=workspace.checkpoints(), or name its volume otherwise",
+                    )
+                tasks.append(task)
+                continue
             tasks.append(replace(task, template=apply_settings(template, main, settings)))
         return replace(job, tasks=tasks)
 
@@ -359,7 +367,11 @@ class Pipeline:
         own = dict(spec.inputs)
         if spec.trials is None:
             own[TRIALS_INPUT] = None
-            arguments.setdefault(TRIALS_INPUT, _trials_output(entry.space, f"{field}.space.expression"))
+            if TRIALS_INPUT in arguments:
+                raise ValidationError(
+                    f"{field}.arguments.{TRIALS_INPUT}", "is the sweep's own: its space (hv.TrialsFrom) names the list"
+                )
+            arguments[TRIALS_INPUT] = _trials_output(entry.space, f"{field}.space.expression")
         for given in arguments:
             if given not in own:
                 swept = given in spec.parameters
