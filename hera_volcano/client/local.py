@@ -32,12 +32,11 @@ from typing import IO, TYPE_CHECKING, Final, cast
 
 from hera_volcano.argo.sweep_spec import SweepSpec, spec_of
 from hera_volcano.client import local_plan
+from hera_volcano.client.local_report import RankZero, read_rank_zero
 from hera_volcano.client.local_sweep import run_sweep
 from hera_volcano.pods import program as pods_program
 from hera_volcano.pods.checkpoints import CheckpointSettings
 from hera_volcano.pods.launcher import RUNTIME_FILE
-from hera_volcano.pods.progress import ProgressError, metric_output, parse_metric
-from hera_volcano.pods.reports import ReportError, parse_line
 from hera_volcano.shared.errors import LocalRunError, ValidationError
 from hera_volcano.volcano.job import VolcanoJob
 
@@ -107,7 +106,10 @@ def run_local(
         plan = local_plan.plan(cast(VolcanoJob, job), arguments, python=found, free_port=free_port, processes=processes)
         if checkpoints is not None and not _keeps_checkpoints(plan):
             raise ValidationError("checkpoints", "is for a job built with checkpoints=hv.Checkpoints(...), not this")
-        return run_plan(plan, timeout=timeout, output=out, checkpoints=checkpoints)
+        report = run_plan(plan, timeout=timeout, output=out, checkpoints=checkpoints)
+        if report.refused:  # no task lists this job's outputs here: any refused line fails the run, naming it
+            raise LocalRunError(f"rank 0's report: {next(iter(report.refused.values()))}", rank=0)
+        return report.outputs(tuple(report.metrics)).values
     if checkpoints is not None:
         raise ValidationError("checkpoints", "is a job's: a sweep's trials each keep theirs in a fresh folder")
     swept = spec.job
@@ -133,9 +135,9 @@ def run_plan(
     timeout: float | None,
     output: IO[str],
     checkpoints: str | os.PathLike[str] | None = None,
-) -> dict[str, str]:
+) -> RankZero:
     """Start the plan's processes, follow them to their end (or the first failure, or ``timeout``), stop them all,
-    and return rank 0's report."""
+    and return what rank 0 reported."""
     with tempfile.TemporaryDirectory(prefix="hera-volcano-local-") as folder:
         base = dict(os.environ)
         if plan.launcher:
@@ -166,7 +168,8 @@ def run_plan(
             )
         if failed is not None:
             raise _failure(failed, tail, mpi)
-        return _report(Path(folder, "0.out"))
+        out = Path(folder, "0.out")
+        return read_rank_zero(out.read_bytes().decode("utf-8", errors="replace") if out.exists() else "")
 
 
 _KINDS: Final = ("out", "err")
@@ -285,27 +288,6 @@ def _failure(failed: _Process, tail: _Tail, mpi: bool) -> LocalRunError:
     return LocalRunError(
         f"{who} {how}" + (f": {quoted}" if quoted else "") + hint, rank=rank, exit_code=code, lines=lines
     )
-
-
-def _report(path: Path) -> dict[str, str]:
-    """Rank 0's report lines, by the follower's rule (the last value of a name wins); a name it reported only as a
-    metric (``runtime.progress``) with its last number, as a task that lists it as an output gets it. A metric line
-    the follower would refuse is ignored, as there."""
-    text = path.read_bytes().decode("utf-8", errors="replace") if path.exists() else ""
-    found: dict[str, str] = {}
-    metrics: dict[str, str] = {}
-    for line in text.split("\n"):
-        try:
-            parsed = parse_line(line)
-        except ReportError as e:
-            raise LocalRunError(f"rank 0's report: {e}", rank=0) from None
-        if parsed is not None:
-            found[parsed[0]] = parsed[1]
-        with contextlib.suppress(ProgressError):
-            metric = parse_metric(line)
-            if metric is not None:
-                metrics[metric[0]] = metric_output(metric[1])
-    return {**found, **{name: value for name, value in metrics.items() if name not in found}}
 
 
 def _write(output: IO[str], text: str) -> None:

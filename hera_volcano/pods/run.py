@@ -78,7 +78,7 @@ from hera_volcano.pods.progress import (
     Progress,
     ProgressError,
     annotation_text,
-    metric_output,
+    gather,
     parse_metric,
     parse_progress,
 )
@@ -693,26 +693,20 @@ class FollowLogs:
         if any(name not in self._published.metrics for name in missing) and pod is not None:
             for line in self._lines(pod.name, self.follower.followed, LogQuery(timestamps=True)) or []:
                 self.read(split_timestamp(line)[1], again=True)
-        for name in missing:  # an output rank 0 reported only as a metric: its last value
-            number = self._published.metrics.get(name)
-            if number is not None and name not in self._values and name not in self._refused:
-                self._values[name] = metric_output(number)
-        missing = [name for name in self.settings.outputs if name not in self._values]
-        if self._values:
+        got = gather(self._values, self._refused, self._published.metrics, self.settings.outputs)
+        if got.values:
             os.makedirs(self.settings.output_dir, exist_ok=True)
-            for name, value in self._values.items():
+            for name, value in got.values.items():
                 with open(os.path.join(self.settings.output_dir, name), "w", encoding="utf-8") as f:
                     f.write(value)
-        refused = [name for name in missing if name in self._refused]
-        for name in refused:
-            self.say(f"The job's rank 0 reported a value that is refused, {self._refused[name]}")
-        missing = [name for name in missing if name not in self._refused]
-        if missing:
+        for why in got.refused.values():
+            self.say(f"The job's rank 0 reported a value that is refused, {why}")
+        if got.missing:
             self.say(
-                f"The job's rank 0 reported no value for: {' '.join(missing)} (a line '{PREFIX}NAME=VALUE' on its"
+                f"The job's rank 0 reported no value for: {' '.join(got.missing)} (a line '{PREFIX}NAME=VALUE' on its"
                 f" output, which a function's returned dict prints, or a metric '{METRIC_PREFIX}NAME=NUMBER')"
             )
-        return 1 if missing or refused else 0
+        return 1 if got.missing or got.refused else 0
 
 
 def read_log(

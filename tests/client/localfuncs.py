@@ -130,3 +130,13 @@ def loss_as_metric(lr: float) -> None:
     from hera_volcano.runtime import progress
 
     progress(1, 1, loss=round((lr - 0.3) ** 2, 6))
+
+
+def forges_an_extra_line(lr: float) -> dict[str, float]:
+    """A trial whose rank 0 also prints a report line the follower refuses (a tag) for a name the sweep does not
+    gather, and, at lr 0.5, for its objective."""
+    print("hera-volcano:output note=" + "{" * 2 + "workflow.name}}", flush=True)
+    if lr == 0.5:
+        print("hera-volcano:output loss=" + "{" * 2 + "x}}", flush=True)
+        raise SystemExit(0)
+    return {"loss": round((lr - 0.3) ** 2, 6)}

@@ -149,3 +149,15 @@ def test_an_objective_reported_only_as_a_metric_is_the_trials_value_as_on_the_cl
         {"lr": 0.3},
     )
     assert [t["values"] for t in json.loads(outputs["trials"])] == [{"loss": "0.04"}, {"loss": "0.0"}, {"loss": "0.16"}]
+
+
+def test_a_refused_line_fails_a_trial_only_for_a_value_the_sweep_gathers_as_on_the_cluster() -> None:
+    job = hv.batch_job(
+        image="python:3.11-slim",
+        program=hv.Program.function(localfuncs.forges_an_extra_line, args={"lr": hv.Placeholder.input("lr", 0.1)}),
+    )
+    with Workflow(generate_name="tune-", entrypoint="tune"):
+        tune = hv.sweep(job, hv.Grid({"lr": [0.1, 0.5]}), name="tune", objective="loss", max_failures=1)
+    trials = json.loads(hv.run_local(tune, output=io.StringIO())["trials"])
+    assert [t["phase"] for t in trials] == ["Succeeded", "Failed"]
+    assert "reported a value that is refused" in trials[1]["reason"] and "'loss'" in trials[1]["reason"]
