@@ -161,3 +161,18 @@ def test_a_refused_line_fails_a_trial_only_for_a_value_the_sweep_gathers_as_on_t
     trials = json.loads(hv.run_local(tune, output=io.StringIO())["trials"])
     assert [t["phase"] for t in trials] == ["Succeeded", "Failed"]
     assert "reported a value that is refused" in trials[1]["reason"] and "'loss'" in trials[1]["reason"]
+
+
+def test_a_trial_whose_values_break_a_volcano_rule_is_a_failed_trial_and_the_others_run() -> None:
+    """The swept value names the job: "Bad_Name" breaks Volcano's rules (the cluster refuses that trial's job), the
+    other trial still runs."""
+    job = hv.batch_job(
+        image="python:3.11-slim",
+        program=hv.Program.function(localfuncs.sleeps_for, args={"seconds": 0}),
+        name=hv.Placeholder.input("run", "a"),
+    )
+    with Workflow(generate_name="tune-", entrypoint="tune"):
+        tune = hv.sweep(job, hv.Grid({"run": ["Bad_Name", "good"]}), name="tune", objective="loss", max_failures=1)
+    trials = json.loads(hv.run_local(tune, output=io.StringIO())["trials"])
+    assert [t["phase"] for t in trials] == ["Failed", "Succeeded"]
+    assert "breaks Volcano's rules" in trials[0]["reason"], trials[0]
