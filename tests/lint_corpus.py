@@ -119,6 +119,26 @@ def _calls(kind: str, arguments: Doc | None = None, *, default: str | None = Non
     return edit
 
 
+def _reads(kind: str, text: str, *, depends: str | None = None, between: bool = False) -> Callable[[Doc], None]:
+    """The entrypoint calls ``say`` as ``a`` (text "hi"), then as ``b`` with ``text`` (a reference to ``a``, say):
+    a DAG's ``b`` runs after ``depends`` (with ``between``, after a task ``c`` that runs after ``a``); a steps
+    template's ``b`` (and ``c``) in a later group."""
+
+    def edit(doc: Doc) -> None:
+        def call(name: str, value: str, after: str | None = None) -> Doc:
+            arguments = {"parameters": [{"name": "text", "value": value}]}
+            return {"name": name, "template": "say", "arguments": arguments, **({"depends": after} if after else {})}
+
+        middle = [call("c", "hi", "a")] if between else []
+        if kind == "dag":
+            body: Doc = {"dag": {"tasks": [call("a", "hi"), *middle, call("b", text, "c" if between else depends)]}}
+        else:
+            body = {"steps": [[call("a", "hi")], *([m] for m in middle), [call("b", text)]]}
+        doc["spec"]["templates"] = [{"name": "main", **body}, _say_with_input()]
+
+    return edit
+
+
 def _both(*edits: Callable[[Doc], None]) -> Callable[[Doc], None]:
     def edit(doc: Doc) -> None:
         for e in edits:
@@ -587,6 +607,26 @@ WORKFLOWS: tuple[Case, ...] = (
     ),
 )
 
+# ---- Workflows: a DAG's references to its tasks, a steps template's to its steps (tools/lint/outputs, dags) ---------
+
+_A_RESULT = "{{tasks.a.outputs.result}}"
+_WORKFLOW_NODE_REFERENCES: tuple[Case, ...] = (
+    _refused(
+        "dag-reads-a-misspelt-task", workflow(_reads("dag", "{{tasks.gird.outputs.result}}", depends="a")), "no task"
+    ),
+    _refused("dag-reads-a-task-it-does-not-run-after", workflow(_reads("dag", _A_RESULT)), "does not run after"),
+    _accepted("dag-reads-a-task-it-runs-after", workflow(_reads("dag", _A_RESULT, depends="a"))),
+    _accepted("dag-reads-a-task-it-runs-after-through-another", workflow(_reads("dag", _A_RESULT, between=True))),
+    _refused(
+        "dag-reads-a-step",
+        workflow(_reads("dag", "{{steps.a.outputs.result}}", depends="a")),
+        "a DAG names its tasks",
+    ),
+    _refused("steps-read-a-misspelt-step", workflow(_reads("steps", "{{steps.gird.outputs.result}}")), "no step"),
+    _accepted("steps-read-an-earlier-step", workflow(_reads("steps", "{{steps.a.outputs.result}}"))),
+    _refused("steps-read-a-task", workflow(_reads("steps", _A_RESULT)), "a steps template names its steps"),
+)
+
 # ---- Workflows: where a template's pod puts its files (tools/lint/template_mounts) -----------------------------------
 
 _TWO_SCRATCH = [{"name": "a", "emptyDir": {}}, {"name": "b", "emptyDir": {}}]
@@ -631,7 +671,7 @@ _WORKFLOW_MOUNT_RULES: tuple[Case, ...] = (
 )
 
 JOBS += _VOLUME_RULES
-WORKFLOWS += _WORKFLOW_MOUNT_RULES
+WORKFLOWS += _WORKFLOW_MOUNT_RULES + _WORKFLOW_NODE_REFERENCES
 
 # ---- BEGIN _SECURITY_RULES (issue 43): security contexts, scheduling, metadata size, Argo's Go types ---------------
 

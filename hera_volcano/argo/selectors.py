@@ -15,11 +15,10 @@ from decimal import Decimal
 from typing import Any, Final, Literal
 
 from hera_volcano.kube import names
+from hera_volcano.shared import checks
 
 Operator = Literal["=", "==", "!=", "in", "notin", "exists", "!", ">", "<"]
 
-_INT64_MIN: Final = -(2**63)
-_INT64_MAX: Final = 2**63 - 1
 #: Go's ``strconv.ParseInt(s, 10, 64)`` syntax (range checked separately).
 _GO_INT: Final = re.compile(r"[+-]?[0-9]+")
 _WHITESPACE: Final = " \t\r\n"
@@ -113,7 +112,7 @@ def _go_int(text: str) -> int | None:
     if _GO_INT.fullmatch(text) is None:
         return None
     number = int(text)
-    return number if _INT64_MIN <= number <= _INT64_MAX else None
+    return number if checks.INT64_MIN <= number <= checks.INT64_MAX else None
 
 
 # ---- parsing -------------------------------------------------------------------------------------------------------

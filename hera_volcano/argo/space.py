@@ -19,6 +19,16 @@ from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.placeholders import carried, expressions
 
 Value = str | int | float | bool
+#: The most trials a static space may give: each trial is some nodes of one Workflow object (kept in etcd), and a
+#: list past this is more likely a mistake (a grid's product, a count's extra digit) than a plan.
+MAX_TRIALS = 10_000
+
+
+def _at_most(field: str, count: int) -> None:
+    if count > MAX_TRIALS:
+        raise ValidationError(
+            field, f"gives {count} trials, more than {MAX_TRIALS}: each is nodes of one Workflow; split the sweep"
+        )
 
 
 def _value(field: str, value: object) -> Value:
@@ -29,7 +39,15 @@ def _value(field: str, value: object) -> Value:
         raise ValidationError(field, "must be a finite number (JSON has no NaN or infinity)")
     if not isinstance(value, str | int | float | bool):
         raise ValidationError(field, f"must be text, a number or true/false, not {type(value).__name__}")
+    if isinstance(value, int) and not isinstance(value, bool):
+        _int64(field, value)
     return value
+
+
+def _int64(field: str, value: int) -> None:
+    """A whole number Argo and the API server keep exact (a larger one becomes a rounded float in JSON)."""
+    if not checks.INT64_MIN <= value <= checks.INT64_MAX:
+        raise ValidationError(field, "must fit in 64 bits (a larger number would reach the job rounded)")
 
 
 def _names(field: str, mapping: object) -> list[str]:
@@ -58,6 +76,7 @@ class Grid:
             if isinstance(values, str | bytes) or not isinstance(values, Sequence) or not values:
                 raise ValidationError(f"space.parameters.{name}", "must be a non-empty list of values")
             columns.append([_value(f"space.parameters.{name}[{i}]", v) for i, v in enumerate(values)])
+        _at_most("space.parameters", math.prod(len(c) for c in columns))
         return [dict(zip(self.parameters, combo, strict=True)) for combo in itertools.product(*columns)]
 
 
@@ -77,10 +96,16 @@ class Uniform:
     def _draw(self, rng: random.Random, field: str) -> float:
         for bound in ("low", "high"):
             value = getattr(self, bound)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValidationError(f"{field}.{bound}", "must be a finite number")
+            if isinstance(value, int):
+                _int64(f"{field}.{bound}", value)
+            elif not math.isfinite(value):
                 raise ValidationError(f"{field}.{bound}", "must be a finite number")
         if not self.low < self.high:
             raise ValidationError(field, "low must be below high")
+        if not math.isfinite(self.high - self.low):
+            raise ValidationError(field, "low and high are too far apart for a finite draw")
         if self.log:
             if self.low <= 0:
                 raise ValidationError(f"{field}.low", "must be above 0 on a log scale")
@@ -101,7 +126,7 @@ class IntRange:
 
     def _draw(self, rng: random.Random, field: str) -> int:
         checks.integer(f"{field}.low", self.low, minimum=checks.INT64_MIN)
-        checks.integer(f"{field}.high", self.high, minimum=self.low)
+        checks.integer(f"{field}.high", self.high, minimum=self.low, maximum=checks.INT64_MAX)
         return rng.randint(self.low, self.high)
 
 
@@ -121,7 +146,7 @@ class RandomSearch:
     def trials_list(self) -> list[dict[str, Value]]:
         """The trials, in the order they were drawn."""
         names = _names("space.parameters", self.parameters)
-        checks.integer("space.samples", self.samples, minimum=1)
+        checks.integer("space.samples", self.samples, minimum=1, maximum=MAX_TRIALS)
         checks.integer("space.seed", self.seed, minimum=checks.INT64_MIN)
         rng = random.Random(self.seed)
         found = []
@@ -151,6 +176,7 @@ class Trials:
         """The trials, in order."""
         if isinstance(self.trials, str | bytes) or not isinstance(self.trials, Sequence) or not self.trials:
             raise ValidationError("space.trials", "must be a non-empty list of parameter maps")
+        _at_most("space.trials", len(self.trials))
         first = _names("space.trials[0]", self.trials[0])
         found = []
         for i, given in enumerate(self.trials):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from hera.workflows import ConfigMapVolume, Container, Env, FieldEnv, Parameter, Step, Task
 from hera.workflows.models import ValueFrom
@@ -30,15 +30,14 @@ from hera_volcano.kube.images import PYTHON_IMAGE, check_image
 from hera_volcano.pods import program
 from hera_volcano.pods.reports import NAME, is_name
 from hera_volcano.pods.sweep import (
-    BEST_PARAMS,
     BEST_PREFIX,
-    BEST_TRIAL,
     DIRECTIONS,
     PICK_COMMAND,
     PICK_TASK,
-    TRIALS_OUTPUT,
+    RESERVED_REPORTS,
     TRIALS_TASK,
     PickSettings,
+    sweep_outputs,
 )
 from hera_volcano.shared import checks
 from hera_volcano.shared import outputs as report_names
@@ -69,6 +68,10 @@ class SweepDAG(JobDAG):
         if isinstance(expression, str) and passes:
             kwargs["arguments"] = {**(given if isinstance(given, Mapping) else {}), TRIALS_INPUT: expression}
         return super().__call__(*args, **kwargs)
+
+
+#: The most bytes of JSON a static list of trials may take (see _compact); a run-time list is held to the same.
+MAX_TRIALS_TEXT: Final = 48 * 1024
 
 
 def sweep(
@@ -114,9 +117,9 @@ def sweep(
     reported = _reported(objective, outputs)
     if direction not in DIRECTIONS:
         raise ValidationError("direction", f"must be 'min' or 'max', not {direction!r}")
-    checks.integer("max_failures", max_failures)
+    checks.integer("max_failures", max_failures, maximum=checks.INT64_MAX)
     if parallelism is not None:
-        checks.integer("parallelism", parallelism, minimum=1)
+        checks.integer("parallelism", parallelism, minimum=1, maximum=checks.INT64_MAX)
     check_image(follower_image, "follower_image")
     trial = job_dag(
         job,
@@ -128,6 +131,11 @@ def sweep(
     )
     declared = [p for p in trial.inputs or [] if isinstance(p, Parameter)] if isinstance(trial.inputs, list) else []
     swept, items = _space(space, [str(p.name) for p in declared])
+    overridden = sorted(set(swept) & set(defaults or {}))
+    if overridden:
+        raise ValidationError(
+            f"defaults.{overridden[0]}", "is swept: each trial gives its own value (defaults are for the other inputs)"
+        )
     kept = [p for p in declared if str(p.name) not in swept]
     spec = SweepSpec(
         name=name,
@@ -168,7 +176,7 @@ def _dag(
 ) -> SweepDAG:
     """The sweep's DAG: the loop of trials (each swept name from the item, the other inputs passed on), then the
     pick, whose outputs are the DAG's."""
-    results = [TRIALS_OUTPUT, BEST_PARAMS, BEST_TRIAL, *(BEST_PREFIX + o for o in settings.outputs)]
+    results = sweep_outputs(settings.outputs)
     own_inputs = [*kept, *([Parameter(name=TRIALS_INPUT)] if items is None else [])]
     with SweepDAG(
         name=spec.name,
@@ -195,8 +203,15 @@ def _reported(objective: object, outputs: Sequence[str]) -> tuple[str, ...]:
     assert isinstance(objective, str)
     reported = (objective, *(o for o in others if o != objective))
     for name in reported:
+        field = "objective" if name == objective else "outputs"
+        if name in RESERVED_REPORTS:
+            raise ValidationError(
+                field,
+                f"{name!r} would be the sweep's output {BEST_PREFIX}{name}, which the sweep gives itself (the best"
+                " trial's): report the value under another name",
+            )
         if not NAME.fullmatch(BEST_PREFIX + name):
-            raise ValidationError("outputs", f"{name!r} is too long for its output {BEST_PREFIX}{name} (at most 63)")
+            raise ValidationError(field, f"{name!r} is too long for its output {BEST_PREFIX}{name} (at most 63)")
     return reported
 
 
@@ -224,7 +239,18 @@ def _space(space: object, inputs: list[str]) -> tuple[list[str], list[dict[str, 
 
 
 def _compact(items: list[dict[str, Any]]) -> str:
-    return json.dumps(items, separators=(",", ":"), ensure_ascii=False)
+    """The trials as the pick is given them, in an environment variable of its pod: Linux holds one to 128 KiB
+    (MAX_ARG_STRLEN), and Argo's copy of the pick's template (``ARGO_TEMPLATE``) holds it again with its quotes
+    escaped, so a longer list would keep the pick from starting after every trial has run."""
+    text = json.dumps(items, separators=(",", ":"), ensure_ascii=False)
+    size = len(text.encode("utf-8"))
+    if size > MAX_TRIALS_TEXT:
+        raise ValidationError(
+            "space",
+            f"its {len(items)} trials are {size} bytes as JSON, more than the {MAX_TRIALS_TEXT} a pick can be given"
+            " (an environment variable of its pod): split the sweep",
+        )
+    return text
 
 
 def _pick_template(
@@ -235,7 +261,7 @@ def _pick_template(
         names.check("service_account", service_account, names.dns1123_subdomain)
     env: list[Env | FieldEnv] = [Env(name=k, value=v) for k, v in settings.to_env().items()]
     env.append(FieldEnv(name=PickSettings.NODE, field_path=f"metadata.annotations['{NODE_NAME_ANNOTATION}']"))
-    results = [TRIALS_OUTPUT, BEST_PARAMS, BEST_TRIAL, *(BEST_PREFIX + o for o in settings.outputs)]
+    results = sweep_outputs(settings.outputs)
     return Container(
         name=name,
         image=image,

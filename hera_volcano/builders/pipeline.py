@@ -7,7 +7,6 @@ the same YAML types.
 
 from __future__ import annotations
 
-import contextvars
 import copy
 import hashlib
 import json
@@ -21,7 +20,7 @@ from hera_volcano.argo.job_dag import JOB_OUTPUTS
 from hera_volcano.argo.labels import LEAD_TASK_ANNOTATION
 from hera_volcano.argo.limits import MAX_DAG_TASKS
 from hera_volcano.argo.parameters import workflow_parameters
-from hera_volcano.argo.sweep_spec import TRIALS_INPUT, SweepSpec
+from hera_volcano.argo.sweep_spec import TRIALS_INPUT
 from hera_volcano.builders.pipeline_entries import (
     PipelineJob,
     PipelineStep,
@@ -29,12 +28,14 @@ from hera_volcano.builders.pipeline_entries import (
     StepOutput,
     encode_argument,
 )
+from hera_volcano.builders.pipeline_inputs import INPUT, Prepared, placeholder_key, runtime_argument, strings, uses
+from hera_volcano.builders.pipeline_sweeps import SweepShape, make_sweep, sweep_call, sweep_shape
 from hera_volcano.builders.pod import apply_settings
 from hera_volcano.builders.workspace import Workspace
 from hera_volcano.kube import names
 from hera_volcano.kube.images import PYTHON_IMAGE, check_image
 from hera_volcano.pods.reports import METRICS_OUTPUT
-from hera_volcano.pods.sweep import BEST_PARAMS, BEST_PREFIX, BEST_TRIAL, TRIALS_OUTPUT
+from hera_volcano.pods.sweep import sweep_outputs
 from hera_volcano.shared import checks
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.findings import as_list, as_map
@@ -49,18 +50,11 @@ if TYPE_CHECKING:
 
 #: Workflow names are at most 63 characters, and generateName adds 6 (``-`` and 5 random ones).
 MAX_WORKFLOW_PREFIX = 57
-_INPUT = "inputs.parameters."
-#: An input read inside an expression (``{{=replace(sprig.quote(inputs.parameters['lr']), ...)}}``): at run time.
 _PARAMETER_NAME = re.compile(r"[-a-zA-Z0-9_]+")
-_RUNTIME_INPUT = re.compile(r"inputs\.parameters\['([-a-zA-Z0-9_]+)'\]")
 #: The input that gives each job's pods their label (the entry's name) unless the entry names its own label.
 LABEL_INPUT = "job"
 #: The template of jobs that render alike, unless the entry names it: this and a digest of what it renders.
 TEMPLATE_PREFIX = "volcano-job-"
-#: The templates of sweeps that render alike, unless the entry names them: this and a digest of what they render.
-SWEEP_PREFIX = "sweep-"
-#: A run-time list of trials in a pipeline: an earlier entry's output parameter, written for a DAG or Steps.
-_ENTRY_OUTPUT = re.compile(r"\{\{(?:tasks|steps)\.([-a-zA-Z0-9_]+)\.outputs\.parameters\.([-a-zA-Z0-9_]+)\}\}")
 
 
 @dataclass(frozen=True)
@@ -85,8 +79,8 @@ def _shape(entry: PipelineJob, field: str) -> _Shape:
     if entry.job_label is None:
         names.check(f"{field}.name", entry.name, names.label_value)  # its pods' label
         label = Placeholder.input(LABEL_INPUT, entry.name)
-        wanted = {e for e in placeholders(data)} | {e for t in _strings(data) for e in expressions(t)}
-        if _INPUT + LABEL_INPUT in wanted:
+        wanted = {e for e in placeholders(data)} | {e for t in strings(data) for e in expressions(t)}
+        if INPUT + LABEL_INPUT in wanted:
             raise ValidationError(
                 f"{field}.job",
                 f"has an input {LABEL_INPUT!r}, which the pipeline sets to the entry's name (its pods' label): "
@@ -104,41 +98,10 @@ def _shape(entry: PipelineJob, field: str) -> _Shape:
     key = json.dumps(
         [data, str(label), lead, container, job.deadline, job.start_limit, repr(retry), list(entry.outputs)],
         sort_keys=True,
-        default=_placeholder_key,
+        default=placeholder_key,
     )
     name = entry.template or TEMPLATE_PREFIX + hashlib.sha256(key.encode()).hexdigest()[:8]
     return _Shape(name, key, job, label, lead, container, tuple(entry.outputs))
-
-
-def _placeholder_key(value: object) -> str:
-    if isinstance(value, Placeholder):
-        return f"{value}|{value.in_quotes}"
-    raise TypeError(f"{type(value).__name__} in a job's data")
-
-
-@dataclass(frozen=True)
-class _Prepared:
-    """A shape rendered once: its job (the workspace mounted), its data, and how each input is used: standing whole
-    (by placeholder), inside strings (``embedded``), or read at run time through an expression (``runtime``)."""
-
-    job: VolcanoJob
-    data: dict[str, object]
-    whole: Mapping[str, Placeholder]
-    embedded: frozenset[str]
-    runtime: frozenset[str]
-
-
-@dataclass(frozen=True)
-class _SweepShape:
-    """What the sweeps that share one set of templates share: the templates' name, ``key`` (all they render, as
-    text), the job with the workspace mounted, its inputs' use, and the sweep's settings as :func:`sweep` checked
-    them."""
-
-    name: str
-    key: str
-    job: VolcanoJob
-    prepared: _Prepared
-    spec: SweepSpec
 
 
 Entry = PipelineJob | PipelineStep | PipelineSweep
@@ -213,12 +176,12 @@ class Pipeline:
                 )
             if follower in self._by_name:
                 raise ValidationError(f"jobs[{i}].follow_logs", f"its follower task {follower!r} is also a job")
-        self._shapes: dict[str, tuple[_Shape, _Prepared]] = {}
+        self._shapes: dict[str, tuple[_Shape, Prepared]] = {}
         self._shape_of: dict[str, _Shape] = {}
         self._arguments_of: dict[str, dict[str, object]] = {}
         self._deps: dict[str, tuple[str, ...]] = {}
-        self._sweeps: dict[str, _SweepShape] = {}
-        self._sweep_of: dict[str, _SweepShape] = {}
+        self._sweeps: dict[str, SweepShape] = {}
+        self._sweep_of: dict[str, SweepShape] = {}
         for i, entry in enumerate(self.entries):
             if isinstance(entry, PipelineJob):
                 self._check_job(i, entry)
@@ -245,24 +208,32 @@ class Pipeline:
             return job
         settings = self.workspace.add_to()
         volume = self.workspace.pod_volume().volume()
+        mount = self.workspace.pod_volume().mount()
         tasks = []
         for task in job.tasks:
             template = pod_template_to_dict(task.template)
-            if volume in as_list(as_map(template.get("spec")).get("volumes")):  # its checkpoints mounted it already
-                tasks.append(task)
-                continue
             containers = as_list(as_map(template.get("spec")).get("containers"))
             main = str(as_map(containers[0]).get("name", "")) if containers else ""
+            if volume in as_list(as_map(template.get("spec")).get("volumes")):  # its checkpoints mounted it already
+                mounts = [as_map(m) for c in containers for m in as_list(as_map(c).get("volumeMounts"))]
+                if not any(m.get("name") == mount["name"] and m.get("mountPath") == mount["mountPath"] for m in mounts):
+                    raise ValidationError(
+                        f"tasks[{task.name}].volumes.{mount['name']}",
+                        f"mounts the workspace's claim away from the workspace's path {mount['mountPath']}: give the"
+                        " job checkpoints=workspace.checkpoints(), or name its volume otherwise",
+                    )
+                tasks.append(task)
+                continue
             tasks.append(replace(task, template=apply_settings(template, main, settings)))
         return replace(job, tasks=tasks)
 
-    def _prepare(self, shape: _Shape, field: str) -> _Prepared:
+    def _prepare(self, shape: _Shape, field: str) -> Prepared:
         known = self._shapes.get(shape.name)
         if known is not None:
             if known[0].key != shape.key:
                 raise ValidationError(field, f"two jobs that render differently both name the template {shape.name!r}")
             return known[1]
-        prepared = _uses(self._job(shape.job), shape.job_label)
+        prepared = uses(self._job(shape.job), shape.job_label)
         self._shapes[shape.name] = (shape, prepared)
         return prepared
 
@@ -291,7 +262,7 @@ class Pipeline:
             raise ValidationError(f"{field}.arguments", f"missing {', '.join(missing)}")
         self._encode(arguments, prepared, f"{field}.arguments", "tasks")
         self._deps[job.name] = self._dependencies(field, job)
-        samples = {_INPUT + k: v for k, v in arguments.items() if not isinstance(v, StepOutput)}
+        samples = {INPUT + k: v for k, v in arguments.items() if not isinstance(v, StepOutput)}
         try:
             check(prepared.data, samples)
         except ValidationError as e:
@@ -309,67 +280,16 @@ class Pipeline:
         _step_arguments(step, f"{field}.arguments", "tasks")
         self._deps[step.name] = self._dependencies(field, step)
 
-    def _sweep(self, entry: PipelineSweep, job: VolcanoJob, name: str) -> SweepDAG:
-        """The entry's sweep (:func:`hera_volcano.sweep`, the one implementation) of ``job``, its templates ``name``."""
-        from hera_volcano.argo.sweep import sweep
-
-        return sweep(
-            job,
-            entry.space,  # type: ignore[arg-type]  # sweep checks it
-            name=name,
-            objective=entry.objective,
-            direction=entry.direction,
-            outputs=entry.outputs,
-            parallelism=entry.parallelism,
-            max_failures=entry.max_failures,
-            follower_image=self.follower_image,
-        )
-
     def _check_sweep(self, i: int, entry: PipelineSweep) -> None:
-        """The sweep's own checks, then its arguments as a job's, and the list of a run-time space as an earlier
-        entry's output. The checks make the sweep in a scratch workflow, in a context of its own (Hera keeps the
-        workflow being built in a context variable): nothing reaches the workflow you may be building."""
-        from hera.workflows import Workflow
-
+        """The sweep's own checks (:func:`~hera_volcano.builders.pipeline_sweeps.sweep_shape`), then its arguments
+        as a job's, and the list of a run-time space as an earlier entry's output."""
         field = f"jobs[{i}]"
-        job = self._job(entry.job)
-
-        def made_alone() -> SweepDAG:
-            with Workflow(name="check"):
-                return self._sweep(entry, job, entry.template or SWEEP_PREFIX + "0" * 8)
-
-        try:
-            made = contextvars.Context().run(made_alone)
-        except ValidationError as e:
-            raise ValidationError(f"{field} ({entry.name}): {e.field}", e.rule) from None
-        spec = made.sweep_spec
-        assert spec is not None
-        key = json.dumps(
-            [job._data(), job.deadline, job.start_limit, repr(job.retry), *_settings(spec)],
-            sort_keys=True,
-            default=_placeholder_key,
-        )
-        name = entry.template or SWEEP_PREFIX + hashlib.sha256(key.encode()).hexdigest()[:8]
-        known = self._sweeps.get(name)
-        if known is not None and known.key != key:
-            raise ValidationError(f"{field}.template", f"two sweeps that render differently both name {name!r}")
-        shape = known or _SweepShape(name, key, job, _uses(job, None), spec)
-        self._sweeps[name] = self._sweep_of[entry.name] = shape
-        arguments = dict(entry.arguments)
-        own = dict(spec.inputs)
-        if spec.trials is None:
-            own[TRIALS_INPUT] = None
-            arguments.setdefault(TRIALS_INPUT, _trials_output(entry.space, f"{field}.space.expression"))
-        for given in arguments:
-            if given not in own:
-                swept = given in spec.parameters
-                rule = "is swept by the space" if swept else f"the sweep has no input {given!r}"
-                hint = "" if swept else did_you_mean(given, list(own))
-                ours = ", ".join(own) or "none"
-                raise ValidationError(f"{field}.arguments.{given}", f"{rule}{hint} (its own inputs: {ours})")
-        missing = sorted(k for k, default in own.items() if default is None and k not in arguments)
-        if missing:
-            raise ValidationError(f"{field}.arguments", f"missing {', '.join(missing)}")
+        shape = sweep_shape(entry, self._job(entry.job), field, self.follower_image)
+        known = self._sweeps.get(shape.name)
+        if known is not None and known.key != shape.key:
+            raise ValidationError(f"{field}.template", f"two sweeps that render differently both name {shape.name!r}")
+        self._sweeps[shape.name] = self._sweep_of[entry.name] = known or shape
+        arguments = sweep_call(entry, shape.spec, field)
         self._arguments_of[entry.name] = arguments
         self._sweep_arguments(entry, "tasks", field)
         self._deps[entry.name] = self._dependencies(field, entry, arguments)
@@ -381,7 +301,7 @@ class Pipeline:
         at = f"{field or entry.name}.arguments"
         encoded = self._encode(given, self._sweep_of[entry.name].prepared, at, kind)
         if trials is not None:
-            encoded[TRIALS_INPUT] = _runtime_argument(trials, f"{at}.{TRIALS_INPUT}", kind)
+            encoded[TRIALS_INPUT] = runtime_argument(trials, f"{at}.{TRIALS_INPUT}", kind)
         return encoded
 
     def _dependencies(self, field: str, entry: Entry, arguments: Mapping[str, object] | None = None) -> tuple[str, ...]:
@@ -411,8 +331,7 @@ class Pipeline:
         if isinstance(entry, PipelineJob):  # a job with outputs runs as job_dag, which has the last metrics too
             return {*entry.outputs, *JOB_OUTPUTS, *((METRICS_OUTPUT,) if entry.outputs else ())}
         if isinstance(entry, PipelineSweep):
-            best = {BEST_PREFIX + o for o in (entry.objective, *entry.outputs)}
-            return {TRIALS_OUTPUT, BEST_PARAMS, BEST_TRIAL, *best}
+            return set(sweep_outputs((entry.objective, *entry.outputs)))
         return set(_parameters(entry.template, "outputs"))
 
     def _levels(self) -> list[list[Entry]]:
@@ -451,12 +370,12 @@ class Pipeline:
         return groups
 
     @staticmethod
-    def _encode(arguments: Mapping[str, object], prepared: _Prepared, field: str, kind: str) -> dict[str, str]:
+    def _encode(arguments: Mapping[str, object], prepared: Prepared, field: str, kind: str) -> dict[str, str]:
         encoded = {}
         for k, v in arguments.items():
             at = f"{field}.{k}"
             if k in prepared.runtime:
-                encoded[k] = _runtime_argument(v, at, kind)
+                encoded[k] = runtime_argument(v, at, kind)
             elif isinstance(v, StepOutput):
                 raise ValidationError(
                     at,
@@ -517,7 +436,7 @@ class Pipeline:
         for entry in self.entries:
             shape = self._sweep_of.get(entry.name)
             if isinstance(entry, PipelineSweep) and shape is not None and shape.name not in made:
-                made[shape.name] = self._sweep(entry, shape.job, shape.name)
+                made[shape.name] = make_sweep(entry, shape.job, shape.name, self.follower_image)
         return made
 
     def _step_template(self, step: PipelineStep) -> Any:
@@ -575,8 +494,8 @@ class Pipeline:
     def _follower_arguments(self, job: PipelineJob) -> dict[str, str]:
         """The follower's argument: the job's label, when it is an input."""
         label = self._shape_of[job.name].job_label
-        if isinstance(label, Placeholder) and label.expression.startswith(_INPUT):
-            key = label.expression.removeprefix(_INPUT)
+        if isinstance(label, Placeholder) and label.expression.startswith(INPUT):
+            key = label.expression.removeprefix(INPUT)
             return {key: str(self._arguments_of[job.name][key])}
         return {}
 
@@ -717,7 +636,7 @@ class Pipeline:
                 self.dag(name)
             if cleanup:
                 w.on_exit = cleanup_on_failure()
-        undeclared = sorted({p for s in _strings(w.to_dict()) for p in workflow_parameters(s)} - {*given, "json"})
+        undeclared = sorted({p for s in strings(w.to_dict()) for p in workflow_parameters(s)} - {*given, "json"})
         if undeclared:
             raise ValidationError(
                 "arguments",
@@ -725,25 +644,6 @@ class Pipeline:
                 f" (Argo fails to resolve it when it runs): pass arguments={{{undeclared[0]!r}: VALUE}}",
             )
         return w
-
-
-def _settings(spec: SweepSpec) -> list[object]:
-    """What a sweep renders besides its job and its name."""
-    settings = [spec.objective, spec.direction, list(spec.outputs), spec.max_failures, spec.parallelism]
-    return [*settings, list(spec.parameters), spec.trials, dict(spec.inputs)]
-
-
-def _trials_output(space: object, field: str) -> StepOutput:
-    """The earlier entry's output a run-time space (``TrialsFrom``) names, for a DAG or Steps alike."""
-    expression = getattr(space, "expression", "")
-    found = _ENTRY_OUTPUT.fullmatch(expression) if isinstance(expression, str) else None
-    if found is None:
-        raise ValidationError(
-            field,
-            f"in a pipeline, must be an earlier entry's output parameter, {{{{tasks.NAME.outputs.parameters.OUTPUT}}}},"
-            f" not {expression!r}",
-        )
-    return StepOutput(found[1], found[2])
 
 
 def _workflow_arguments(arguments: object) -> dict[str, str]:
@@ -767,45 +667,6 @@ def _follower_name(job: str, quiet: bool = False) -> str:
     return f"{job}-start" if quiet else f"{job}-logs"
 
 
-def _strings(data: object) -> list[str]:
-    """Every string in ``data`` that holds an Argo expression."""
-    if isinstance(data, str):
-        return [data] if "{{" in data else []
-    if isinstance(data, Mapping):
-        return [s for v in data.values() for s in _strings(v)]
-    if isinstance(data, list | tuple):
-        return [s for v in data for s in _strings(v)]
-    return []
-
-
-def _uses(job: VolcanoJob, job_label: str | Placeholder | None) -> _Prepared:
-    """How ``job``'s inputs are used: standing whole, inside strings, or read at run time (a label input is used
-    inside a name)."""
-    data = job._data()
-    found = placeholders(data)
-    whole = {e.removeprefix(_INPUT): p for e, p in found.items() if e.startswith(_INPUT)}
-    runtime = {name for e in found if e.startswith("=") for name in _RUNTIME_INPUT.findall(e)}
-    embedded: set[str] = set()
-    for text in _strings(data):
-        for e in expressions(text):
-            if e.startswith(_INPUT):
-                embedded.add(e.removeprefix(_INPUT))
-            elif e.startswith("="):
-                runtime.update(_RUNTIME_INPUT.findall(e))
-    if isinstance(job_label, Placeholder):
-        embedded.add(job_label.expression.removeprefix(_INPUT))
-    return _Prepared(job, data, whole, frozenset(embedded), frozenset(runtime))
-
-
-def _runtime_argument(value: object, field: str, kind: str) -> str:
-    """A parameter the job reads at run time (through an expression that escapes it whatever it holds): its text,
-    a step's output, or JSON for a non-text value (the launcher parses it back)."""
-    if isinstance(value, StepOutput):
-        return value.reference(kind)
-    text = value if isinstance(value, str) else json.dumps(value)
-    return carried(field, text)
-
-
 def _step_arguments(step: PipelineStep, field: str, kind: str) -> dict[str, str]:
     """An ordinary step's arguments as Argo parameter values."""
     found = {}
@@ -813,7 +674,7 @@ def _step_arguments(step: PipelineStep, field: str, kind: str) -> dict[str, str]
         if isinstance(value, StepOutput):
             found[key] = value.reference(kind)
         elif isinstance(value, str | int | float | bool):
-            found[key] = _runtime_argument(value, f"{field}.{key}", kind)
+            found[key] = runtime_argument(value, f"{field}.{key}", kind)
         else:
             raise ValidationError(f"{field}.{key}", "must be text, a number, true/false or a StepOutput")
     return found

@@ -57,22 +57,28 @@ class PipelineJob:
     job_label: str | Placeholder | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.job, VolcanoJob):
-            raise ValidationError(
-                "job", f"must be a VolcanoJob (what every builder returns), not {type(self.job).__name__}"
-            )
-        if not isinstance(self.arguments, Mapping):
-            raise ValidationError("arguments", "must be a mapping of parameter names to values")
-        object.__setattr__(self, "after", _after(self.after))
+        _check_entry(self)
         if not isinstance(self.follow_logs, bool):
             raise ValidationError("follow_logs", "must be true or false")
-        object.__setattr__(self, "outputs", reports.check_names("outputs", self.outputs))
-        if self.template is not None:
-            names.check("template", self.template, names.argo_name)
         if self.job_label is not None and not isinstance(self.job_label, str | Placeholder):
             raise ValidationError("job_label", "must be a label value or a Placeholder")
         if isinstance(self.job_label, str):
             names.check("job_label", self.job_label, names.label_value)
+
+
+def _check_entry(entry: PipelineJob | PipelineSweep) -> None:
+    """What every entry holds alike: a job, a mapping of arguments, names after it and of its outputs each once, a
+    template name Argo takes. ``after`` and ``outputs`` are kept as checked tuples."""
+    if not isinstance(entry.job, VolcanoJob):
+        raise ValidationError(
+            "job", f"must be a VolcanoJob (what every builder returns), not {type(entry.job).__name__}"
+        )
+    if not isinstance(entry.arguments, Mapping):
+        raise ValidationError("arguments", "must be a mapping of parameter names to values")
+    object.__setattr__(entry, "after", _after(entry.after))
+    object.__setattr__(entry, "outputs", reports.check_names("outputs", entry.outputs))
+    if entry.template is not None:
+        names.check("template", entry.template, names.argo_name)
 
 
 def _after(value: Sequence[str]) -> tuple[str, ...]:
@@ -127,16 +133,7 @@ class PipelineSweep:
     template: str | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.job, VolcanoJob):
-            raise ValidationError(
-                "job", f"must be a VolcanoJob (what every builder returns), not {type(self.job).__name__}"
-            )
-        if not isinstance(self.arguments, Mapping):
-            raise ValidationError("arguments", "must be a mapping of parameter names to values")
-        object.__setattr__(self, "after", _after(self.after))
-        object.__setattr__(self, "outputs", reports.check_names("outputs", self.outputs))
-        if self.template is not None:
-            names.check("template", self.template, names.argo_name)
+        _check_entry(self)
 
 
 def encode_argument(value: object, field: str, *, placeholder: Placeholder | None, embedded: bool) -> str:

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from hera_volcano.volcano.job import VolcanoJob
 
 _MODULE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+#: The prefix of the name a user's file is loaded under (never a module of theirs or ours).
+_USER_MODULE_PREFIX: Final = "hera_volcano_user_file_"
 #: How much of the user's call a message quotes.
 _QUOTE: Final = 100
 #: Where a traceback leaves the user's code: the library, Hera and everything installed.
@@ -116,14 +118,16 @@ def module_job(spec: str) -> VolcanoJob | SweepSpec:
 
 
 def _file_module(path: Path) -> ModuleType:
-    """A Python file run as a module named after it (so ``if __name__ == "__main__":`` does not run)."""
+    """A Python file run as a module (so ``if __name__ == "__main__":`` does not run), registered under a name of
+    its own: a file named ``json.py`` or ``random.py`` must not replace that module for the rest of the command."""
     if not path.is_file():
         raise c.UsageError(f"cannot read {path}: no such file")
-    spec = importlib.util.spec_from_file_location(path.stem, path)
+    name = f"{_USER_MODULE_PREFIX}{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise c.UsageError(f"cannot load {path} as a Python module")
     module = importlib.util.module_from_spec(spec)
-    sys.modules[path.stem] = module
+    sys.modules[name] = module  # dataclasses and typing look their module up by name while it runs
     spec.loader.exec_module(module)
     return module
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import math
 import os
 import re
 import shutil
@@ -31,11 +32,11 @@ from typing import IO, TYPE_CHECKING, Final, cast
 
 from hera_volcano.argo.sweep_spec import SweepSpec, spec_of
 from hera_volcano.client import local_plan
+from hera_volcano.client.local_report import RankZero, read_rank_zero
 from hera_volcano.client.local_sweep import run_sweep
 from hera_volcano.pods import program as pods_program
 from hera_volcano.pods.checkpoints import CheckpointSettings
 from hera_volcano.pods.launcher import RUNTIME_FILE
-from hera_volcano.pods.reports import ReportError, parse_line
 from hera_volcano.shared.errors import LocalRunError, ValidationError
 from hera_volcano.volcano.job import VolcanoJob
 
@@ -70,7 +71,8 @@ def run_local(
 ) -> dict[str, str]:
     """Run ``job``'s program on processes of this machine, as its pods would (PyTorch: ``torchrun``'s variables on one
     node, gloo on CPU; MPI: ``mpiexec``; batch: one process per replica; TensorFlow: ``TF_CONFIG``), and return rank
-    0's report: each name it reported with the value's text, as the job's outputs carry it.
+    0's report: each name it reported with the value's text, as the job's outputs carry it (a name it reported only
+    as a metric, with ``runtime.progress``, with its last number).
 
     Given a sweep (what :func:`~hera_volcano.sweep` returns), run its trials one after another, each as above with
     the trial's parameters, and return the outputs its template has on the cluster (``trials``, ``best-params``,
@@ -94,13 +96,20 @@ def run_local(
     found = shutil.which(chosen) if isinstance(chosen, str) and chosen else None
     if found is None:
         raise ValidationError("python", f"must be an executable interpreter, got {chosen!r}")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0):
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < math.inf
+    ):
         raise ValidationError("timeout", f"must be a positive number of seconds, got {timeout!r}")
     out = sys.stderr if output is None else output
     spec = spec_of(job)
     if spec is None:  # a job: the plan refuses anything else, naming it
         plan = local_plan.plan(cast(VolcanoJob, job), arguments, python=found, free_port=free_port, processes=processes)
-        return run_plan(plan, timeout=timeout, output=out, checkpoints=checkpoints)
+        if checkpoints is not None and not _keeps_checkpoints(plan):
+            raise ValidationError("checkpoints", "is for a job built with checkpoints=hv.Checkpoints(...), not this")
+        report = run_plan(plan, timeout=timeout, output=out, checkpoints=checkpoints)
+        if report.refused:  # no task lists this job's outputs here: any refused line fails the run, naming it
+            raise LocalRunError(f"rank 0's report: {next(iter(report.refused.values()))}", rank=0)
+        return report.outputs(tuple(report.metrics)).values
     if checkpoints is not None:
         raise ValidationError("checkpoints", "is a job's: a sweep's trials each keep theirs in a fresh folder")
     swept = spec.job
@@ -126,9 +135,9 @@ def run_plan(
     timeout: float | None,
     output: IO[str],
     checkpoints: str | os.PathLike[str] | None = None,
-) -> dict[str, str]:
+) -> RankZero:
     """Start the plan's processes, follow them to their end (or the first failure, or ``timeout``), stop them all,
-    and return rank 0's report."""
+    and return what rank 0 reported."""
     with tempfile.TemporaryDirectory(prefix="hera-volcano-local-") as folder:
         base = dict(os.environ)
         if plan.launcher:
@@ -159,7 +168,8 @@ def run_plan(
             )
         if failed is not None:
             raise _failure(failed, tail, mpi)
-        return _report(Path(folder, "0.out"))
+        out = Path(folder, "0.out")
+        return read_rank_zero(out.read_bytes().decode("utf-8", errors="replace") if out.exists() else "")
 
 
 _KINDS: Final = ("out", "err")
@@ -168,11 +178,16 @@ _KINDS: Final = ("out", "err")
 def _with_checkpoints(plan: local_plan.LocalPlan, folder: Path) -> local_plan.LocalPlan:
     """The plan with a job's checkpoint folder (``checkpoints=``, a claim's path and Argo's run and node on the
     cluster) here instead: ``folder``, made absolute, which the runtime creates."""
-    variable = CheckpointSettings.DIRECTORY
-    if not any(variable in r.env for r in plan.ranks):
+    if not _keeps_checkpoints(plan):
         return plan
     here = str(folder.resolve())
+    variable = CheckpointSettings.DIRECTORY
     return replace(plan, ranks=tuple(replace(r, env={**r.env, variable: here}) for r in plan.ranks))
+
+
+def _keeps_checkpoints(plan: local_plan.LocalPlan) -> bool:
+    """Whether the job was built with ``checkpoints=``: its ranks are told where they keep them."""
+    return any(CheckpointSettings.DIRECTORY in r.env for r in plan.ranks)
 
 
 @dataclass
@@ -273,20 +288,6 @@ def _failure(failed: _Process, tail: _Tail, mpi: bool) -> LocalRunError:
     return LocalRunError(
         f"{who} {how}" + (f": {quoted}" if quoted else "") + hint, rank=rank, exit_code=code, lines=lines
     )
-
-
-def _report(path: Path) -> dict[str, str]:
-    """Rank 0's report lines, by the follower's rule (the last value of a name wins)."""
-    text = path.read_bytes().decode("utf-8", errors="replace") if path.exists() else ""
-    found: dict[str, str] = {}
-    for line in text.split("\n"):
-        try:
-            parsed = parse_line(line)
-        except ReportError as e:
-            raise LocalRunError(f"rank 0's report: {e}", rank=0) from None
-        if parsed is not None:
-            found[parsed[0]] = parsed[1]
-    return found
 
 
 def _write(output: IO[str], text: str) -> None:

@@ -107,7 +107,7 @@ def plan(
         )
     if processes is not None:
         checks.integer("processes", processes, minimum=1, maximum=MAX_PROCESSES)
-    data = job.bound_data()
+    data = job.to_dict()  # the job itself by Volcano's rules, with its own samples; then with the values given
     given = _arguments(data, arguments)
     spec = as_map(data.get("spec"))
     tasks = {t.name: t for t in _tasks(spec, given)}
@@ -163,7 +163,10 @@ def _arguments(data: Mapping[str, object], arguments: Mapping[str, object] | Non
         _check_kind(name, texts[name], uses.kinds[variable])
     given = {variable: texts[name] for name, variable in names.items()}
     samples = {e: _sample(given[v], kind) for e, (v, kind) in uses.expressions.items()}
-    check(data, samples)  # Volcano's rules, with the values given
+    try:
+        check(data, samples)  # Volcano's rules with the values given (the job passed them with its own samples)
+    except ValidationError as e:
+        raise ValidationError("arguments", f"with these values the job breaks Volcano's rules: {e}") from None
     return given
 
 

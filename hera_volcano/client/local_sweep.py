@@ -20,6 +20,7 @@ from typing import IO, Any, TypeVar
 
 from hera_volcano.argo.parameters import check_arguments
 from hera_volcano.argo.sweep_spec import TRIALS_INPUT, SweepSpec
+from hera_volcano.client.local_report import RankZero
 from hera_volcano.client.submission import parameter_texts
 from hera_volcano.pods.sweep import Trial, decide, described, expected_trials, outputs_of, shown
 from hera_volcano.shared.errors import LocalRunError, ValidationError
@@ -32,11 +33,11 @@ def run_sweep(
     arguments: Mapping[str, object] | None,
     *,
     plan: Callable[[Mapping[str, str]], Plan],
-    run: Callable[[Plan], Mapping[str, str]],
+    run: Callable[[Plan], RankZero],
     output: IO[str],
 ) -> dict[str, str]:
     """Run every trial of ``spec`` (``plan`` turns a trial's arguments into what ``run`` runs, raising
-    ValidationError for refused values; ``run`` returns rank 0's report or raises LocalRunError), decide, and
+    ValidationError for refused values; ``run`` returns what rank 0 reported or raises LocalRunError), decide, and
     return the sweep's outputs; LocalRunError (with :attr:`~LocalRunError.outputs`) when the sweep fails."""
     given, listed = sweep_arguments(spec, arguments)
     trials = []
@@ -89,7 +90,7 @@ def _trial(
     parameters: Mapping[str, Any],
     arguments: Mapping[str, str],
     plan: Callable[[Mapping[str, str]], Plan],
-    run: Callable[[Plan], Mapping[str, str]],
+    run: Callable[[Plan], RankZero],
 ) -> Trial:
     """One trial run to its end: Succeeded with the values the sweep gathers, or Failed with why."""
     try:
@@ -100,7 +101,12 @@ def _trial(
         if not e.field.startswith("arguments"):
             raise  # the job or the run's settings, not this trial's values: no trial can run
         return Trial(index, parameters, "Failed", {}, f"its arguments are refused: {e}")
-    missing = [name for name in spec.outputs if name not in report]
-    if missing:
-        return Trial(index, parameters, "Failed", {}, f"the job's rank 0 reported no value for: {' '.join(missing)}")
-    return Trial(index, parameters, "Succeeded", {name: report[name] for name in spec.outputs})
+    got = report.outputs(spec.outputs)
+    if got.refused:
+        why = next(iter(got.refused.values()))
+        return Trial(index, parameters, "Failed", {}, f"the job's rank 0 reported a value that is refused, {why}")
+    if got.missing:
+        return Trial(
+            index, parameters, "Failed", {}, f"the job's rank 0 reported no value for: {' '.join(got.missing)}"
+        )
+    return Trial(index, parameters, "Succeeded", {name: got.values[name] for name in spec.outputs})

@@ -145,7 +145,7 @@ def save_checkpoint(step: int, *, keep: int | None = None) -> Iterator[str]:
     ``step-N`` only when the block ends without an exception (else it is removed). Call it on one rank (rank 0).
 
     :param step: the step the checkpoint holds (an integer from 0).
-    :param keep: keep only this many complete checkpoints, the newest (None: all).
+    :param keep: keep only this many complete checkpoints, those of the highest steps (None: all).
     """
     if isinstance(step, bool) or not isinstance(step, int) or step < 0:
         raise CheckpointError("the step of a checkpoint is an integer from 0, not " + repr(step))

@@ -23,7 +23,19 @@ from typing import Final, Literal
 from hera_volcano.pods.launcher import RUNTIME_FILE
 
 #: The modules of the program, each after those it imports.
-MODULES = ("labels", "ranks", "reports", "progress", "kubeapi", "follow", "run", "workers", "sweep", "entry")
+MODULES = (
+    "labels",
+    "ranks",
+    "reports",
+    "progress",
+    "kubeapi",
+    "follow",
+    "published",
+    "run",
+    "workers",
+    "sweep",
+    "entry",
+)
 #: The modules of the launcher of function jobs, joined the same way (it runs in the job's own image).
 LAUNCHER_MODULES = ("ranks", "reports", "progress", "launcher")
 #: The modules of a function's runtime (``hera_volcano.runtime`` re-exports them), joined into the file the launcher

@@ -114,10 +114,15 @@ def _metric_name(name: object) -> str:
 def format_metric(name: object, value: object) -> str:
     """The metric line of ``name`` and its number, which :func:`parse_metric` reads back."""
     checked = _metric_name(name)
-    text = json.dumps(metric_number(checked, value))
+    text = metric_output(metric_number(checked, value))
     if len(text) > NUMBER_MAX:
         raise ProgressError("metric " + repr(checked) + ": " + text + " is over " + str(NUMBER_MAX) + " characters")
     return METRIC_PREFIX + checked + "=" + text
+
+
+def metric_output(number: Number) -> str:
+    """The output's text of a value rank 0 reported only as a metric: its last number, as JSON (as the line had it)."""
+    return json.dumps(number)
 
 
 def read_number(name: str, text: str) -> Number:
@@ -185,3 +190,30 @@ def read_annotation(text: object) -> tuple[Progress | None, dict[str, Number]]:
         return done, {_metric_name(name): read_number(name, json.dumps(value)) for name, value in metrics.items()}
     except (ValueError, TypeError):
         return None, {}
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """What a job's task gives once its job ended: ``values`` (every value rank 0 reported, and each listed output
+    it reported only as a metric, with its last number), the listed outputs whose value was ``refused`` (name: why),
+    and those ``missing``. The step fails when either of the last two holds one."""
+
+    values: dict[str, str]
+    refused: dict[str, str]
+    missing: tuple[str, ...]
+
+
+def gather(
+    values: Mapping[str, str], refused: Mapping[str, str], metrics: Mapping[str, Number], outputs: tuple[str, ...]
+) -> Gathered:
+    """The one rule the follower and a local run give a job's outputs by: a listed output rank 0 reported takes its
+    last value; one it reported only as a metric, the metric's last number; one whose line was refused fails, even
+    when a metric of its name was fine (a refused value is never replaced by another)."""
+    given = dict(values)
+    for name in outputs:
+        if name not in given and name not in refused and name in metrics:
+            given[name] = metric_output(metrics[name])
+    absent = [name for name in outputs if name not in given]
+    return Gathered(
+        given, {name: refused[name] for name in absent if name in refused}, tuple(n for n in absent if n not in refused)
+    )

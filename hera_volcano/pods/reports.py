@@ -121,9 +121,16 @@ def format_line(name: object, value: object) -> str:
 
 def write_lines(lines: Iterable[str]) -> None:
     """Print marker lines on standard output after what the program printed before them, each in one write so that
-    no line is split among other output (a rank's threads, or its other processes on the same pipe)."""
-    data = [(line + "\n").encode("utf-8") for line in lines]
+    no line is split among other output (a rank's threads, or its other processes on the same pipe); a stdout with no
+    file (redirected to a StringIO, as a test does) gets them written to it."""
     sys.stdout.flush()
-    for line in data:
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation: a StringIO, a test's capture
+        for text in lines:
+            sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+        return
+    for line in [(text + "\n").encode("utf-8") for text in lines]:
         while line:
-            line = line[os.write(sys.stdout.fileno(), line) :]
+            line = line[os.write(fd, line) :]

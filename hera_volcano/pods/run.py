@@ -16,7 +16,6 @@ follower's own Argo node, from its pod's annotation), ``FOLLOW_SECONDS`` (0: no 
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
@@ -72,16 +71,11 @@ from hera_volcano.pods.kubeapi import (
 )
 from hera_volcano.pods.progress import (
     METRIC_PREFIX,
-    PROGRESS_ANNOTATION,
     PROGRESS_PREFIX,
-    Number,
-    Progress,
-    ProgressError,
-    annotation_text,
-    parse_metric,
-    parse_progress,
+    gather,
 )
-from hera_volcano.pods.reports import METRICS_OUTPUT, PREFIX, ReportError, parse_line
+from hera_volcano.pods.published import PUBLISH_EVERY, Published
+from hera_volcano.pods.reports import PREFIX, ReportError, parse_line
 
 #: The API calls the follower makes, as RBAC names them: (group, resource, verbs). ``hera_volcano.tools.rbac``
 #: grants exactly these to the service account a follower runs as.
@@ -96,10 +90,6 @@ OUTPUT_DIR = "/tmp/hera-volcano/outputs"
 TERMINATION_LOG = "/dev/termination-log"
 #: How often the loop looks without a change (seconds): for the clocks (graces, limits, back-offs).
 TICK = 1.0
-#: The fewest seconds between two patches of the job's progress annotation (and one more at the end).
-PUBLISH_EVERY = 5.0
-#: Refused progress and metric lines said, at most (then no more: the job's own output shows the rest).
-REFUSALS_SAID = 10
 
 
 class Printer:
@@ -692,26 +682,20 @@ class FollowLogs:
         if any(name not in self._published.metrics for name in missing) and pod is not None:
             for line in self._lines(pod.name, self.follower.followed, LogQuery(timestamps=True)) or []:
                 self.read(split_timestamp(line)[1], again=True)
-        for name in missing:  # an output rank 0 reported only as a metric: its last value
-            number = self._published.metrics.get(name)
-            if number is not None and name not in self._values and name not in self._refused:
-                self._values[name] = json.dumps(number)
-        missing = [name for name in self.settings.outputs if name not in self._values]
-        if self._values:
+        got = gather(self._values, self._refused, self._published.metrics, self.settings.outputs)
+        if got.values:
             os.makedirs(self.settings.output_dir, exist_ok=True)
-            for name, value in self._values.items():
+            for name, value in got.values.items():
                 with open(os.path.join(self.settings.output_dir, name), "w", encoding="utf-8") as f:
                     f.write(value)
-        refused = [name for name in missing if name in self._refused]
-        for name in refused:
-            self.say(f"The job's rank 0 reported a value that is refused, {self._refused[name]}")
-        missing = [name for name in missing if name not in self._refused]
-        if missing:
+        for why in got.refused.values():
+            self.say(f"The job's rank 0 reported a value that is refused, {why}")
+        if got.missing:
             self.say(
-                f"The job's rank 0 reported no value for: {' '.join(missing)} (a line '{PREFIX}NAME=VALUE' on its"
+                f"The job's rank 0 reported no value for: {' '.join(got.missing)} (a line '{PREFIX}NAME=VALUE' on its"
                 f" output, which a function's returned dict prints, or a metric '{METRIC_PREFIX}NAME=NUMBER')"
             )
-        return 1 if missing or refused else 0
+        return 1 if got.missing or got.refused else 0
 
 
 def read_log(
@@ -734,106 +718,3 @@ def tails(api: Transport, pod: PodState) -> list[str]:
         for container in pod.containers
         for line in read_log(api, pod.name, container, LogQuery(tail=TAIL_LINES), None) or []
     ]
-
-
-class Published:
-    """What rank 0 reported of its progress and metrics (read from the stream's thread), and where the follower in
-    the pod puts it (from the loop's thread, when ``enabled``): Argo's progress file at once, so that Argo shows it
-    on the follower's node (its executor sends it on its own tick); the job's annotation at most every
-    ``publish_every`` seconds, and once more at the end, for ``hera-volcano status``; the last metrics as the output
-    ``job-metrics``. Once rank 0 has printed a progress line, the job shows the metrics as the last progress line
-    found them (the helper prints a step's metrics before its progress line), never one step's progress with some
-    of the next step's metrics; the output has the last of each. A refused line is said (up to
-    :data:`REFUSALS_SAID` of them) and changes nothing."""
-
-    def __init__(self, follow: FollowLogs, enabled: bool) -> None:
-        self._follow = follow
-        self._enabled = enabled
-        self._lock = threading.Lock()
-        self.progress: Progress | None = None
-        self.metrics: dict[str, Number] = {}
-        self._at_progress: dict[str, Number] = {}  # the metrics as the last progress line found them
-        self._refusals = 0
-        self._filed: Progress | None = None
-        self._patched: tuple[str, str] | None = None  # (job, annotation) last put on a job
-        self._patched_at: float | None = None
-        self._file_failed = False
-        self._patch_refused = False
-
-    def read(self, text: str, quiet: bool = False) -> None:
-        try:
-            done = parse_progress(text)
-            metric = None if done is not None else parse_metric(text)
-        except ProgressError as e:
-            with self._lock:
-                self._refusals += not quiet
-                said = not quiet and self._refusals <= REFUSALS_SAID
-            if said:
-                self._follow.say(f"hera-volcano: {e} (the line is ignored)")
-            return
-        with self._lock:
-            if done is not None:
-                self.progress, self._at_progress = done, dict(self.metrics)
-            if metric is not None:
-                self.metrics[metric[0]] = metric[1]
-        if self._enabled:
-            self._follow.changed()  # the loop puts it where Argo reads it now, not at its next tick
-
-    def forget(self) -> None:
-        """The next attempt's job replaces the one followed: its progress and metrics start afresh."""
-        with self._lock:
-            self.progress, self.metrics, self._at_progress = None, {}, {}
-            self._patched_at = None
-
-    def publish(self, now: float, final: bool = False) -> None:
-        """Put the latest progress where Argo reads it and, when due (or ``final``), on the job; at the end, the
-        metrics as the output ``job-metrics``."""
-        if not self._enabled:
-            return
-        with self._lock:
-            # Until the end, what the last progress line closed (once there was one): never a step's progress with
-            # some of the next step's metrics.
-            shown = self.metrics if final or self.progress is None else self._at_progress
-            done, metrics = self.progress, dict(shown)
-        settings = self._follow.settings
-        if done is not None and done != self._filed and settings.progress_file and not self._file_failed:
-            self._write_progress(settings.progress_file, done)
-        job = self._follow.follower.job or self._follow.follower.seen_job
-        due = final or self._patched_at is None or now - self._patched_at >= settings.publish_every
-        if job is not None and (done is not None or metrics) and due and not self._patch_refused:
-            self._patch(job, annotation_text(done, metrics), now)
-        if final:
-            self._write(os.path.join(settings.output_dir, METRICS_OUTPUT), json.dumps(metrics, separators=(",", ":")))
-
-    def _write_progress(self, path: str, done: Progress) -> None:
-        """Argo's executor reads the file's last line, on a poll (3.7) or on inotify's create and write (4.1): the
-        file is replaced whole, never seen half written."""
-        if self._write(path, f"{done}\n"):
-            self._filed = done
-        else:
-            self._file_failed = True
-
-    def _write(self, path: str, text: str) -> bool:
-        try:
-            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-            with open(path + ".part", "w", encoding="utf-8") as f:
-                f.write(text)
-            os.replace(path + ".part", path)
-            return True
-        except OSError as e:
-            self._follow.say(f"hera-volcano: cannot write {path}: {e}")
-            return False
-
-    def _patch(self, job: str, text: str, now: float) -> None:
-        if self._patched == (job, text):
-            return
-        try:
-            self._follow.api.patch(JOBS, job, {"metadata": {"annotations": {PROGRESS_ANNOTATION: text}}})
-        except ApiError as e:
-            if e.status in REFUSED:
-                self._patch_refused = True
-                self._follow.say(f"hera-volcano: the progress is not put on job {job}: {e}")
-            elif e.status != 404:
-                self._follow.report(f"progress of job {job}: {e}")
-            return
-        self._patched, self._patched_at = (job, text), now

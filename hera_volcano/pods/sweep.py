@@ -20,10 +20,11 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TextIO
 
+from hera_volcano.pods.follow import step_of
 from hera_volcano.pods.kubeapi import WORKFLOWS, ApiError, Transport
 from hera_volcano.pods.reports import value_text
 from hera_volcano.pods.run import TERMINATION_LOG
@@ -40,6 +41,8 @@ TRIALS_OUTPUT = "trials"
 BEST_PARAMS = "best-params"
 BEST_TRIAL = "best-trial"
 BEST_PREFIX = "best-"
+#: Reported values no sweep may gather: their ``best-NAME`` is one of the pick's own outputs.
+RESERVED_REPORTS = (BEST_PARAMS.removeprefix(BEST_PREFIX), BEST_TRIAL.removeprefix(BEST_PREFIX))
 DIRECTIONS = ("min", "max")
 #: Where the pick writes its outputs, one file per name (the template's outputs read them there).
 PICK_OUTPUT_DIR = "/tmp/hera-volcano/sweep"
@@ -228,8 +231,9 @@ def read_trials(workflow: Mapping[str, Any], settings: PickSettings, expected: l
     """Each trial of the sweep the pick belongs to, in loop order; NotReady while one has not ended; ValueError when
     the loop ended without the trials the list holds (Argo could not expand it)."""
     nodes = workflow_nodes(workflow)
-    sweep = settings.node.removesuffix("." + PICK_TASK)
-    if not settings.node.endswith("." + PICK_TASK):
+    own = step_of(settings.node)  # a retried pick (a retryStrategy in templateDefaults) is SWEEP.pick(N)
+    sweep = own.removesuffix("." + PICK_TASK)
+    if not own.endswith("." + PICK_TASK):
         raise ValueError(f"the pick's node name {settings.node!r} does not end with .{PICK_TASK}")
     group_name = f"{sweep}.{TRIALS_TASK}"
     group = next((n for n in nodes.values() if n.get("name") == group_name), None)
@@ -299,6 +303,12 @@ def decide(trials: list[Trial], objective: str, direction: str, max_failures: in
 def shown(parameters: Mapping[str, Any]) -> str:
     """A trial's parameters as the pick's lines show them, ``(lr=0.1, batch=32)``."""
     return "(" + ", ".join(f"{k}={json.dumps(v)}" for k, v in parameters.items()) + ")"
+
+
+def sweep_outputs(reported: Sequence[str]) -> list[str]:
+    """The pick's outputs, and so the sweep's: ``trials``, ``best-params``, ``best-trial``, then ``best-NAME`` of each
+    reported value (the objective first)."""
+    return [TRIALS_OUTPUT, BEST_PARAMS, BEST_TRIAL, *(BEST_PREFIX + name for name in reported)]
 
 
 def outputs_of(verdict: Verdict, outputs: tuple[str, ...]) -> dict[str, str]:

@@ -23,6 +23,7 @@ from hera_volcano.kube.quantities import DURATION_MESSAGE, is_go_duration, quant
 from hera_volcano.shared.errors import ValidationError
 from hera_volcano.shared.findings import Finding, as_list, as_map, entry, error, join, warning
 from hera_volcano.shared.graphs import cycles
+from hera_volcano.volcano.plugin_mounts import check_plugin_mounts
 from hera_volcano.volcano.schema import API_VERSION, KIND, check_pod_template_shape, check_shape
 
 #: Plugins the webhook knows (their arguments are not checked).
@@ -728,6 +729,7 @@ def check_job(job: Mapping[str, object], *, names_known: bool = True) -> list[Fi
     if task_names:  # without tasks Volcano stops at "No task specified" before looking at plugins
         findings.extend(_check_plugins(plugins, task_names))
     findings.extend(_check_tasks(spec, job_name, svc, names_known))
+    findings.extend(check_plugin_mounts(spec, plugins, svc))
     return findings
 
 

@@ -131,6 +131,19 @@ def test_a_typo_in_a_parameter_name_is_refused_naming_it_and_the_inputs() -> Non
         ({"space": hv.Grid({"lr": ["{{workflow.name}}"]})}, r"space.parameters.lr\[0\]"),
         ({"space": hv.Grid({"lr": [float("nan")]})}, r"space.parameters.lr\[0\]"),
         ({"space": {"lr": [0.1]}}, "space"),
+        ({"objective": "trial"}, "objective"),  # its best-trial would be the pick's own best-trial
+        ({"outputs": ["params"]}, "outputs"),
+        ({"defaults": {"lr": 5}}, r"defaults\.lr"),  # a swept input's default would never be used
+        ({"parallelism": 2**70}, "parallelism"),
+        ({"max_failures": 2**64}, "max_failures"),
+        ({"space": hv.RandomSearch({"lr": hv.Uniform(-1e308, 1e308)}, samples=2, seed=1)}, r"space\.parameters\.lr"),
+        ({"space": hv.RandomSearch({"lr": [0.1]}, samples=10**9, seed=1)}, r"space\.samples"),
+        ({"space": hv.Grid({"lr": list(range(200)), "batch": list(range(100))})}, r"space\.parameters"),
+        ({"space": hv.Trials([{"lr": 0.1}] * 10001)}, r"space\.trials"),
+        ({"space": hv.Trials([{"lr": "x" * 100}] * 500)}, "space"),  # 55 KB of JSON: the pick's variable
+        ({"space": hv.Grid({"lr": [2**64]})}, r"space\.parameters\.lr\[0\]"),
+        ({"space": hv.RandomSearch({"lr": hv.IntRange(0, 2**64)}, samples=1, seed=1)}, r"space\.parameters\.lr\.high"),
+        ({"space": hv.RandomSearch({"lr": hv.Uniform(0, 10**400)}, samples=1, seed=1)}, r"space\.parameters\.lr\.high"),
     ],
 )
 def test_bad_settings_are_refused_naming_the_field(change: dict[str, Any], field: str) -> None:

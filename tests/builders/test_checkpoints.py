@@ -101,6 +101,16 @@ def test_checkpoints_on_the_pipelines_workspace_mount_it_once() -> None:
         assert [m["mountPath"] for m in spec["containers"][0]["volumeMounts"]].count("/workspace") == 1
 
 
+def test_checkpoints_mounting_the_workspaces_claim_elsewhere_are_refused_in_the_pipeline() -> None:
+    """The user points checkpoints at the workspace's claim and volume name but another path: the pipeline cannot
+    also mount the workspace at its own path (one volume, one name), so it says so instead of leaving it out."""
+    workspace = hv.Workspace("shared-data")
+    elsewhere = hv.Checkpoints(workspace.claim, "/ckpt", workspace.name)
+    job = build("pytorch_job", checkpoints=elsewhere)
+    with pytest.raises(hv.ValidationError, match="mounts the workspace's claim away from the workspace's path"):
+        hv.Pipeline([hv.PipelineJob("train", job)], workspace=workspace).workflow("train")
+
+
 def workflow_calling_twice_and_looped(items: list[str]) -> dict[str, Any]:
     """A user's DAG: one job's template called as two tasks and in a loop over ``items``."""
     job = build("batch_job", checkpoints=hv.Checkpoints("ckpt"), retry=hv.ArgoRetry(limit=2))

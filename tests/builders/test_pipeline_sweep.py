@@ -199,6 +199,10 @@ def test_a_list_an_earlier_step_makes_is_the_sweeps_trials_in_a_dag_and_in_steps
     assert values(steps[1][0])["sweep-trials"] == "{{steps.grid.outputs.parameters.trials}}"
     with pytest.raises(hv.ValidationError, match=r"^jobs\[0\]\.space\.expression: in a pipeline, must be an earlier"):
         hv.Pipeline([hv.PipelineSweep("tune", job(), hv.TrialsFrom("{{workflow.name}}", ["lr"]), objective="loss")])
+    given = {"epochs": 1, "sweep-trials": hv.StepOutput("grid", "trials")}  # a second list, beside the space's
+    space = hv.TrialsFrom("{{tasks.grid.outputs.parameters.trials}}", ["lr"])
+    with pytest.raises(hv.ValidationError, match=r"^jobs\[0\]\.arguments\.sweep-trials: is the sweep's own"):
+        hv.Pipeline([hv.PipelineSweep("tune", job(), space, objective="loss", arguments=given)])
 
 
 def test_with_the_workspace_every_trials_pods_mount_it() -> None:
@@ -247,6 +251,7 @@ def entries(**change: Any) -> list[Any]:
         ({"direction": "down"}, r"^jobs\[1\] \(tune\): direction: "),
         ({"max_failures": -1}, r"^jobs\[1\] \(tune\): max_failures"),
         ({"objective": "lo ss"}, r"^jobs\[1\] \(tune\): objective"),
+        ({"objective": "trial"}, r"^jobs\[1\] \(tune\): objective: 'trial' would be the sweep's output best-trial"),
     ],
 )
 def test_a_typo_is_refused_naming_the_entry_and_the_field(change: dict[str, Any], message: str) -> None:

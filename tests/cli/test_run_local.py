@@ -154,3 +154,18 @@ def test_an_argument_a_sweep_has_no_input_for_is_exit_2(folder: Path) -> None:
     r = run_local(folder, "jobs.py:tune", "-a", "x=1")
     assert (r.code, r.out) == (2, ""), r
     assert r.err == "hera-volcano run-local: error: arguments.x: names no input of the sweep 'tune'; it has no inputs\n"
+
+
+def test_a_users_file_named_like_a_standard_module_does_not_replace_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The user's jobs live in json.py: loading it leaves the standard json module what every later import gets."""
+    import sys
+
+    from hera_volcano.cli.user_module import module_job
+
+    (tmp_path / "json.py").write_text(MODULE)
+    monkeypatch.chdir(tmp_path)
+    standard = sys.modules["json"]
+    assert type(module_job("json.py:job")).__name__ == "VolcanoJob"
+    assert sys.modules["json"] is standard and hasattr(sys.modules["json"], "dumps")

@@ -123,3 +123,20 @@ def counts_with_checkpoints(steps: int, stop_at: int) -> dict[str, int]:
         if latest is None and step == stop_at:
             raise RuntimeError(f"stopped on purpose after step {step}")
     return {"resumed_at": start, "total": total}
+
+
+def loss_as_metric(lr: float) -> None:
+    """A trial that reports its loss only as a metric (``runtime.progress``), (lr - 0.3) ** 2, and returns nothing."""
+    from hera_volcano.runtime import progress
+
+    progress(1, 1, loss=round((lr - 0.3) ** 2, 6))
+
+
+def forges_an_extra_line(lr: float) -> dict[str, float]:
+    """A trial whose rank 0 also prints a report line the follower refuses (a tag) for a name the sweep does not
+    gather, and, at lr 0.5, for its objective."""
+    print("hera-volcano:output note=" + "{" * 2 + "workflow.name}}", flush=True)
+    if lr == 0.5:
+        print("hera-volcano:output loss=" + "{" * 2 + "x}}", flush=True)
+        raise SystemExit(0)
+    return {"loss": round((lr - 0.3) ** 2, 6)}

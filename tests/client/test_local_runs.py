@@ -137,6 +137,8 @@ def test_bad_settings_are_validation_errors() -> None:
     for settings, field in (
         ({"python": "/no/such/python"}, "python"),
         ({"timeout": 0}, "timeout"),
+        ({"timeout": float("nan")}, "timeout"),
+        ({"checkpoints": "/tmp/x"}, "checkpoints"),  # the job keeps none: the folder would be ignored
         ({"processes": 0}, "processes"),
     ):
         with pytest.raises(hv.ValidationError) as e:
@@ -171,6 +173,16 @@ def test_a_command_reports_as_the_launcher_does() -> None:
     said = "print('hera-volcano:output loss=0.5'); print('hera-volcano:output loss=0.25'); print('other')"
     job = hv.batch_job(image="python:3.11-slim", program=hv.Program.command(["python3", "-c", said]))
     assert hv.run_local(job, output=io.StringIO()) == {"loss": "0.25"}, "the last value of a name, as the follower"
+
+
+def test_a_value_reported_only_as_a_metric_has_its_last_number_and_a_report_wins_over_a_metric() -> None:
+    said = (
+        "print('hera-volcano:metric loss=0.5'); print('hera-volcano:metric loss=0.25');"
+        " print('hera-volcano:metric acc=0.1'); print('hera-volcano:output acc=0.9');"
+        " print('hera-volcano:metric bad=NaN')"  # refused by the follower's rule: ignored, as there
+    )
+    job = hv.batch_job(image="python:3.11-slim", program=hv.Program.command(["python3", "-c", said]))
+    assert hv.run_local(job, output=io.StringIO()) == {"acc": "0.9", "loss": "0.25"}
 
 
 @pytest.mark.parametrize("python", [sys.executable, SYSTEM_PYTHON], ids=["with-hera-volcano", "bare-python"])

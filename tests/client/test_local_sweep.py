@@ -131,3 +131,48 @@ def test_a_trial_that_outlasts_the_timeout_is_a_failed_trial_and_the_others_stil
     assert (outputs["best-trial"], outputs["best-loss"]) == ("1", "0")
     first = json.loads(outputs["trials"])[0]
     assert first["phase"] == "Failed" and first["reason"].startswith("the run outlasted its timeout (2 s)")
+
+
+def test_an_objective_reported_only_as_a_metric_is_the_trials_value_as_on_the_cluster() -> None:
+    """The user's trial reports its loss with ``runtime.progress`` and returns nothing: the follower gives a listed
+    output reported only as a metric its last value, and so does the local run."""
+    job = hv.batch_job(
+        image="python:3.11-slim",
+        program=hv.Program.function(localfuncs.loss_as_metric, args={"lr": hv.Placeholder.input("lr", 0.1)}),
+    )
+    with Workflow(generate_name="tune-", entrypoint="tune"):
+        tune = hv.sweep(job, hv.Grid({"lr": [0.1, 0.3, 0.7]}), name="tune", objective="loss")
+    outputs = hv.run_local(tune, output=io.StringIO())
+    assert (outputs["best-trial"], outputs["best-loss"], json.loads(outputs["best-params"])) == (
+        "1",
+        "0.0",
+        {"lr": 0.3},
+    )
+    assert [t["values"] for t in json.loads(outputs["trials"])] == [{"loss": "0.04"}, {"loss": "0.0"}, {"loss": "0.16"}]
+
+
+def test_a_refused_line_fails_a_trial_only_for_a_value_the_sweep_gathers_as_on_the_cluster() -> None:
+    job = hv.batch_job(
+        image="python:3.11-slim",
+        program=hv.Program.function(localfuncs.forges_an_extra_line, args={"lr": hv.Placeholder.input("lr", 0.1)}),
+    )
+    with Workflow(generate_name="tune-", entrypoint="tune"):
+        tune = hv.sweep(job, hv.Grid({"lr": [0.1, 0.5]}), name="tune", objective="loss", max_failures=1)
+    trials = json.loads(hv.run_local(tune, output=io.StringIO())["trials"])
+    assert [t["phase"] for t in trials] == ["Succeeded", "Failed"]
+    assert "reported a value that is refused" in trials[1]["reason"] and "'loss'" in trials[1]["reason"]
+
+
+def test_a_trial_whose_values_break_a_volcano_rule_is_a_failed_trial_and_the_others_run() -> None:
+    """The swept value names the job: "Bad_Name" breaks Volcano's rules (the cluster refuses that trial's job), the
+    other trial still runs."""
+    job = hv.batch_job(
+        image="python:3.11-slim",
+        program=hv.Program.function(localfuncs.sleeps_for, args={"seconds": 0}),
+        name=hv.Placeholder.input("run", "a"),
+    )
+    with Workflow(generate_name="tune-", entrypoint="tune"):
+        tune = hv.sweep(job, hv.Grid({"run": ["Bad_Name", "good"]}), name="tune", objective="loss", max_failures=1)
+    trials = json.loads(hv.run_local(tune, output=io.StringIO())["trials"])
+    assert [t["phase"] for t in trials] == ["Failed", "Succeeded"]
+    assert "breaks Volcano's rules" in trials[0]["reason"], trials[0]

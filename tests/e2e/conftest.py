@@ -41,6 +41,9 @@ TIER = os.environ.get("HERA_VOLCANO_TIER", "default")
 assert TIER in ("default", "full", "all"), f"HERA_VOLCANO_TIER={TIER}: expected default, full or all"
 #: Scenario runs left to the other tier or line: (why, pytest's id), for the end-of-run summary.
 ELSEWHERE: list[tuple[str, str]] = []
+#: Each Argo line's batch submission: (line, workflows, seconds, the slowest modules' seconds): how long the
+#: submission phase (rendering, `argo submit`, the modules' set-up) takes, printed at the end beside the scenarios.
+SUBMISSIONS: list[tuple[str, int, float, list[tuple[str, float]]]] = []
 #: The Argo lines that have a scenario to run, in order (the cluster starts on the first).
 LINES: list[str] = []
 #: The failing scenarios: Argo line, title, pytest's id of the test, the first lines of what it said.
@@ -164,6 +167,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.section("end-to-end scenarios")
     for argo, title, outcome, duration in RESULTS:
         terminalreporter.write_line(f"Argo {argo}: {title}: {outcome.upper()} ({duration:.0f} s)")
+    for line, count, seconds, top in SUBMISSIONS:
+        slowest = ", ".join(f"{name} {took:.0f} s" for name, took in top)
+        terminalreporter.write_line(f"Argo {line}: batch of {count} workflows submitted in {seconds:.0f} s ({slowest})")
     if ELSEWHERE:
         counts: dict[str, int] = {}
         for why, _ in ELSEWHERE:
@@ -225,8 +231,14 @@ def batch(cluster: Cluster, request: pytest.FixtureRequest) -> Iterator[Batch]:
             modules.append(module)
     # The modules whose scenarios wait longest (deadlines, start limits, back-offs) first: they end the batch.
     modules.sort(key=lambda m: -getattr(m, "BATCH_WAITS", 0))
+    began = time.monotonic()
+    spent: list[tuple[str, float]] = []
     for module in modules:
+        start = time.monotonic()
         module.submit_batch(b, cluster)
+        spent.append((module.__name__, time.monotonic() - start))
+    top = sorted(spent, key=lambda m: -m[1])[:5]
+    SUBMISSIONS.append((cluster.line, len(b.entries), time.monotonic() - began, top))
     yield b
     b.close()
 

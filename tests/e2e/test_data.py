@@ -1,17 +1,16 @@
 """Data pipelines on the real cluster (issue 20): the bundled prep -> train -> evaluate pipeline with a workspace on
 a real PersistentVolume; an mpi4py function whose reported sum reaches a downstream step of a hand-composed DAG; a
-function that raises; a job that reports nothing; a value with quotes, $(...), a line break and {{ arriving byte for
-byte. All in the batch of every batched scenario (harness.Batch)."""
+function that raises; a job that reports nothing (a value arriving byte for byte is 34.3's, tests/e2e/test_values.py).
+All in the batch of every batched scenario (harness.Batch)."""
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 import pytest
 import welcome
-from functions import boom, echo, rank_sum, silent
+from functions import boom, rank_sum, silent
 from harness import NAMESPACE, SERVICE_ACCOUNT, Batch, Cluster, Record, took
 
 import hera_volcano as hv
@@ -22,10 +21,6 @@ BATCH_WAITS = 190
 MPI_IMAGE = "volcanosh/example-mpi:0.0.3"
 PYTHON_IMAGE = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"  # python3, as built for the test cluster
 CLAIM = "hera-volcano-workspace"
-# `{{` in a tag Argo does not know: Argo itself expands a known one ({{workflow.name}}) in a submitted parameter,
-# and refuses a lone `{{` (an unclosed tag).
-#: '{{' is refused where a value enters (Argo would substitute it again): tests/e2e/test_values.py.
-TRICKY = 'it\'s "quoted" $(HOME) $$ { not-a-tag }} \u2028 \ufeff\nsecond line'
 
 
 def claim(cluster: Cluster) -> None:
@@ -82,17 +77,9 @@ def submit_batch(b: Batch, cluster: Cluster) -> None:
         )
         b.submit("raises", hv.to_yaml(hv.Pipeline([raising]).workflow("raises", service_account=SERVICE_ACCOUNT)))
     if b.runs(test_a_job_that_reports_nothing_stops_the_downstream_step):
-        quiet = hv.pytorch_job(image=PYTHON_IMAGE, program=hv.Program.function(silent), workers=1)
+        quiet = hv.batch_job(image=PYTHON_IMAGE, program=hv.Program.function(silent))
         downstream = "{{tasks.ranks.outputs.parameters.loss}}"
         b.submit("reports nothing", with_downstream(quiet, ["loss"], "quiet", downstream))
-    if b.runs(test_a_value_reaches_the_function_byte_for_byte):
-        verbatim = hv.pytorch_job(
-            image=PYTHON_IMAGE,
-            program=hv.Program.function(echo, args={"text": hv.Placeholder.workflow_parameter("text", "x")}),
-            workers=1,
-        )
-        manifest = with_downstream(verbatim, ["text"], "verbatim", "{{tasks.ranks.outputs.parameters.text}}", "text")
-        b.submit("verbatim", manifest, args=["-p", f"text={TRICKY}"])
     if b.runs(test_pipeline_steps_get_no_api_token_unless_they_ask):
         b.submit("tokens", hv.to_yaml(token_pipeline()))
 
@@ -199,16 +186,3 @@ def test_a_job_that_reports_nothing_stops_the_downstream_step(
     assert found.get("show", {}).get("phase") in (None, "Omitted"), "the downstream step never ran"
     out = "\n".join(log_of(cluster, entry.name, "logs"))
     assert "The job's rank 0 reported no value for: loss" in out, out
-
-
-@pytest.mark.both_lines("the controller's substitution of a submitted value")
-@pytest.mark.batch
-@pytest.mark.scenario(
-    "20.3 a value with quotes, $(...), line breaks, a BOM and braces reaches the function byte for byte"
-)
-def test_a_value_reaches_the_function_byte_for_byte(cluster: Cluster, batch: Batch, record_property: Record) -> None:
-    entry, wf = batch.finish("verbatim")
-    record_property("took", took(wf, entry.submitted))
-    assert wf["status"]["phase"] == "Succeeded", wf["status"].get("message")
-    # The function reported the JSON of what it got (a report is one line).
-    assert json.loads(output(nodes(wf)["ranks"], "text")) == TRICKY

@@ -27,10 +27,8 @@ DISTINCT_RATES = ["0.1", "0.01"]
 def sweep() -> str:
     from hera.workflows import DAG, Container, Parameter, Workflow
 
-    job = hv.pytorch_job(
-        image=PYTHON_IMAGE,
-        program=hv.Program.function(trial, args={"lr": hv.Placeholder.input("lr", "0.1")}),
-        workers=1,
+    job = hv.batch_job(
+        image=PYTHON_IMAGE, program=hv.Program.function(trial, args={"lr": hv.Placeholder.input("lr", "0.1")})
     )
     with Workflow(
         generate_name="sweep-", namespace=NAMESPACE, entrypoint="main", service_account_name=SERVICE_ACCOUNT

@@ -1,6 +1,7 @@
 """Sweeps (issue 44.1) on the real cluster: ``hv.sweep`` of four trials of a function whose loss is known from its
 parameter, one trial failing on purpose (``max_failures=1``), picks the right best trial and Succeeds, its best value
-reaching a later step; the same sweep over a list an earlier step prints at run time. The pick reads the Workflow, so
+reaching a later step; the same sweep over a list an earlier step writes at run time, as a ``PipelineSweep`` between
+two steps of a ``Pipeline`` rendered as Steps. The pick reads the Workflow, so
 the workflows run as an account of their own whose RBAC ``rbac_for`` derives from them (``get`` on workflows), as a
 user applies ``hera-volcano rbac sweep.yaml``. The same sweep run here (``hv.run_local``, trial by trial) gives the
 cluster's outputs. In the batch of every batched scenario (harness.Batch)."""
@@ -26,49 +27,66 @@ ACCOUNT = "sweeper"
 RATES = [0.1, 0.3, 0.5, 0.7]
 #: The run-time list, in another order: the best is picked by its parameters, not by its place.
 PRINTED = [0.7, 0.3, 0.5, 0.1]
+PRINTED_TRIALS = [{"lr": r} for r in PRINTED]
 #: The later step checks the best value and parameters it was given, byte for byte.
 CHECK = 'echo "best loss=$LOSS params=$PARAMS"; test "$LOSS" = 0.0 && test "$PARAMS" = \'{"lr":0.3}\''
 
 
-def sweep_workflow(run_time: bool) -> Any:
-    """Four trials of ``sweep_trial`` (two at once, one failing), the best loss and parameters checked by a later
-    step; over a Grid, or (``run_time``) over the list a step prints."""
-    from hera.workflows import DAG, Container, Parameter, Workflow
-
-    job = hv.batch_job(
+def sweep_job() -> hv.VolcanoJob:
+    return hv.batch_job(
         image=IMAGE, program=hv.Program.function(sweep_trial, args={"lr": hv.Placeholder.input("lr", 0.1)})
     )
-    space: hv.Grid | hv.TrialsFrom = (
-        hv.TrialsFrom("{{tasks.grid.outputs.result}}", ["lr"]) if run_time else hv.Grid({"lr": RATES})
+
+
+def check_step() -> Any:
+    """The later step: it checks the best loss and parameters it was given, byte for byte."""
+    from hera.workflows import Container, Parameter
+
+    return Container(
+        name="check",
+        image="busybox:1.37.0",
+        command=["sh", "-c", CHECK],
+        inputs=[Parameter(name="loss"), Parameter(name="params")],
+        env={"LOSS": "{{inputs.parameters.loss}}", "PARAMS": "{{inputs.parameters.params}}"},
     )
-    with Workflow(
-        generate_name="sweep-runtime-" if run_time else "sweep-grid-",
-        namespace=NAMESPACE,
-        entrypoint="main",
-        service_account_name=ACCOUNT,
-    ) as w:
-        tune = hv.sweep(job, space, name="tune", objective="loss", outputs=["lr"], parallelism=2, max_failures=1)
-        check = Container(
-            name="check",
-            image="busybox:1.37.0",
-            command=["sh", "-c", CHECK],
-            inputs=[Parameter(name="loss"), Parameter(name="params")],
-            env={"LOSS": "{{inputs.parameters.loss}}", "PARAMS": "{{inputs.parameters.params}}"},
-        )
+
+
+def sweep_workflow(run_time: bool) -> Any:
+    """Four trials of ``sweep_trial`` (two at once, one failing), the best loss and parameters checked by a later
+    step. Over a Grid, as a user wires ``hv.sweep`` into their own DAG; or (``run_time``) over the list an earlier
+    step writes, as a :class:`hera_volcano.Pipeline` of that step, a ``PipelineSweep`` and the check, rendered as
+    Steps."""
+    from hera.workflows import DAG, Container, Parameter, Workflow
+    from hera.workflows.models import ValueFrom
+
+    job = sweep_job()
+    if run_time:
         grid = Container(
             name="grid",
             image=IMAGE,
-            command=["python3", "-c", f"import json; print(json.dumps([{{'lr': r}} for r in {PRINTED!r}]))"],
+            command=["python3", "-c", f"import json; open('/tmp/list', 'w').write(json.dumps({PRINTED_TRIALS!r}))"],
+            outputs=[Parameter(name="list", value_from=ValueFrom(path="/tmp/list"))],
         )
+        best = {"loss": hv.StepOutput("tune", "best-loss"), "params": hv.StepOutput("tune", "best-params")}
+        space = hv.TrialsFrom("{{tasks.grid.outputs.parameters.list}}", ["lr"])
+        tune = hv.PipelineSweep(
+            "tune", job, space, objective="loss", outputs=["lr"], parallelism=2, max_failures=1, after=["grid"]
+        )
+        pipeline = hv.Pipeline([hv.PipelineStep("grid", grid), tune, hv.PipelineStep("check", check_step(), best)])
+        return pipeline.workflow("sweep-runtime", namespace=NAMESPACE, service_account=ACCOUNT, as_steps=True)
+    with Workflow(
+        generate_name="sweep-grid-", namespace=NAMESPACE, entrypoint="main", service_account_name=ACCOUNT
+    ) as w:
+        swept = hv.sweep(
+            job, hv.Grid({"lr": RATES}), name="tune", objective="loss", outputs=["lr"], parallelism=2, max_failures=1
+        )
+        check = check_step()
         with DAG(name="main"):
             best = {
                 "loss": "{{tasks.tune.outputs.parameters.best-loss}}",
                 "params": "{{tasks.tune.outputs.parameters.best-params}}",
             }
-            swept = tune(name="tune")
-            swept >> check(name="check", arguments=best)
-            if run_time:
-                grid(name="grid") >> swept
+            swept(name="tune") >> check(name="check", arguments=best)
         w.on_exit = hv.cleanup_on_failure()
     return w
 
@@ -102,9 +120,10 @@ def shown(wf: dict[str, Any]) -> str:
 
 def run_here(run_time: bool) -> dict[str, str]:
     """The same sweep run on this machine, trial by trial (``hv.run_local``), the run-time list given as the step
-    would print it."""
-    tune = next(t for t in sweep_workflow(run_time).templates if getattr(t, "sweep_spec", None) is not None)
-    given = {"sweep-trials": json.dumps([{"lr": r} for r in PRINTED])} if run_time else {}
+    writes it."""
+    space = hv.TrialsFrom("{{tasks.grid.outputs.result}}", ["lr"]) if run_time else hv.Grid({"lr": RATES})
+    tune = hv.sweep(sweep_job(), space, name="tune", objective="loss", outputs=["lr"], parallelism=2, max_failures=1)
+    given = {"sweep-trials": json.dumps(PRINTED_TRIALS)} if run_time else {}
     return hv.run_local(tune, arguments=given, output=io.StringIO())
 
 
@@ -155,7 +174,9 @@ def test_a_sweep_picks_the_best_trial_tolerating_one_failure_and_a_later_step_re
 
 
 @pytest.mark.batch
-@pytest.mark.scenario("44.1 the same sweep over a list an earlier step prints at run time (with_param)")
+@pytest.mark.scenario(
+    "44.1 the same sweep over a list an earlier step writes at run time (with_param), a PipelineSweep in Steps"
+)
 def test_the_same_sweep_over_a_list_made_at_run_time_picks_the_same_best(
     cluster: Cluster, batch: Batch, record_property: Record
 ) -> None:

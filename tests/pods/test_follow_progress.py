@@ -192,7 +192,7 @@ def test_the_job_never_shows_a_steps_progress_with_some_of_the_next_steps_metric
     step. The helper prints a step's metrics, then its progress line; the job shows what that line closed."""
     from types import SimpleNamespace
 
-    from hera_volcano.pods.run import Published
+    from hera_volcano.pods.published import Published
 
     settings = SimpleNamespace(progress_file=str(tmp_path / "progress"), publish_every=0, output_dir=str(tmp_path))
     follow = SimpleNamespace(

@@ -5,6 +5,8 @@ the launcher's rank rule (pods/ranks), and refuses on every rank what it cannot 
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -191,3 +193,28 @@ def test_the_helper_in_process_writes_whole_lines(
     out = capfd.readouterr().out
     assert out == "hera-volcano:progress 0/1\nhera-volcano:metric step=7\nhera-volcano:progress 1/1\n"
     assert [json.loads(line.partition("=")[2]) for line in out.splitlines() if "metric" in line] == [7]
+
+
+def test_a_users_test_that_captures_stdout_in_a_stringio_gets_the_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A training function's own unit test redirects stdout to a StringIO (no file behind it): the lines go there."""
+    monkeypatch.delenv(LAUNCH_VARIABLE, raising=False)
+    with contextlib.redirect_stdout(io.StringIO()) as captured:
+        print("epoch 1")
+        progress(1, 2, loss=0.5)
+    assert captured.getvalue() == "epoch 1\nhera-volcano:metric loss=0.5\nhera-volcano:progress 1/2\n"
+
+
+def test_gather_gives_a_listed_output_its_report_else_its_last_metric_and_fails_a_refused_one() -> None:
+    """The one rule of the follower and a local run (pods/progress.gather)."""
+    from hera_volcano.pods.progress import gather
+
+    got = gather(
+        {"acc": "0.9", "extra": "x"},
+        {"bad": "output 'bad': two braces"},
+        {"loss": 0.25, "acc": 0.1},
+        ("loss", "acc", "bad", "gone"),
+    )
+    assert got.values == {"acc": "0.9", "extra": "x", "loss": "0.25"}, "a report wins over a metric"
+    assert (got.refused, got.missing) == ({"bad": "output 'bad': two braces"}, ("gone",))
+    refused_with_metric = gather({}, {"loss": "refused"}, {"loss": 0.5}, ("loss",))
+    assert refused_with_metric.refused == {"loss": "refused"} and "loss" not in refused_with_metric.values

@@ -122,6 +122,15 @@ def test_the_best_trial_by_min_is_picked_with_its_parameters_and_values(tmp_path
     assert "best: trial 1 (lr=0.3), loss=0.0 (min)" in out
 
 
+def test_a_retried_pick_finds_its_sweep_through_its_attempts_node_name(tmp_path: Path) -> None:
+    """A user's Workflow retries every template (``templateDefaults.retryStrategy``): the pick's node is
+    ``SWEEP.pick(1)``, and it still reads its own sweep's trials."""
+    api = FakeApi(workflow(trial_nodes([ok("0.04"), ok("0.0"), ok("0.04"), ok("0.16")])))
+    code, out, written = run(api, settings(tmp_path, node=f"{SWEEP}.pick(1)"))
+    assert code == 0, out
+    assert written["best-trial"] == "1"
+
+
 def test_max_picks_the_largest_and_a_tie_goes_to_the_first_trial(tmp_path: Path) -> None:
     api = FakeApi(workflow(trial_nodes([ok("0.5"), ok("0.9"), ok("0.9"), ok("0.1")])))
     code, _, written = run(api, settings(tmp_path, direction="max"))

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping
 from typing import Final
 
 from hera_volcano.argo.limits import MAX_DAG_TASKS
-from hera_volcano.shared.findings import Finding, as_map, error
+from hera_volcano.shared.findings import Finding, as_list, as_map, error
 from hera_volcano.shared.graphs import cycles
 from hera_volcano.tools.lint.calls import check_call, check_call_name
 from hera_volcano.tools.lint.context import Workflow
@@ -126,8 +126,48 @@ def check_dag(dag: object, path: str, wf: Workflow) -> Iterator[Finding]:
     for k, task in enumerate(tasks):
         if isinstance(task, Mapping):
             yield from _check_task(task, f"{at}[{k}]", wf, using_depends, tasks, index, graph)
-    for cycle in cycles(graph):
+    found = list(cycles(graph))
+    for cycle in found:
         yield error(f"{at}[{index[cycle[0]]}]", f"task dependencies form a cycle: {' -> '.join(cycle)}")
+    if not found:
+        for k, task in enumerate(tasks):
+            yield from _check_argument_dependencies(as_map(task), f"{at}[{k}]", index, graph)
+
+
+def _ancestors(name: str, graph: Mapping[str, list[str]]) -> set[str]:
+    """The tasks ``name`` runs after, directly or through others (the graph has no cycle)."""
+    seen: set[str] = set()
+    stack = list(graph.get(name, []))
+    while stack:
+        task = stack.pop()
+        if task not in seen:
+            seen.add(task)
+            stack.extend(graph.get(task, []))
+    return seen
+
+
+def _check_argument_dependencies(
+    task: Mapping[str, object], path: str, index: Mapping[str, int], graph: Mapping[str, list[str]]
+) -> Iterator[Finding]:
+    """An argument whose value starts with ``{{tasks.NAME.`` (a parameter's ``value``, an artifact's ``from``) needs
+    NAME among the task's dependencies, direct or not: Argo refuses the Workflow ("missing dependency")."""
+    name = task.get("name")
+    if not isinstance(name, str):
+        return
+    ancestors = _ancestors(name, graph)
+    arguments = as_map(task.get("arguments"))
+    for group, key in (("parameters", "value"), ("artifacts", "from")):
+        for j, item in enumerate(as_list(arguments.get(group))):
+            value = as_map(item).get(key)
+            if not isinstance(value, str) or not value.startswith("{{tasks."):
+                continue
+            read = value.split(".")[1]
+            if read in index and read not in ancestors:
+                yield error(
+                    f"{path}.arguments.{group}[{j}].{key}",
+                    f"reads task {read!r}, which {name!r} does not run after: Argo refuses the Workflow (missing"
+                    f" dependency {read!r}); add it to depends (or dependencies)",
+                )
 
 
 def _check_task(

@@ -1,5 +1,6 @@
-"""References to the outputs of a DAG's tasks and a steps template's steps: ``{{tasks.NAME.outputs.parameters.X}}``
-must name an output parameter that NAME's template declares, or Argo fails to resolve it (a misspelt ``los`` for
+"""References to a DAG's tasks and a steps template's steps: ``{{tasks.NAME...}}`` in a DAG (``{{steps.NAME...}}`` in a
+steps template) must name one of its tasks (steps), and ``{{tasks.NAME.outputs.parameters.X}}`` an output parameter
+that NAME's template declares, or Argo fails to resolve it (a misspelt ``gird`` for ``grid``, ``los`` for
 ``loss``)."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from hera_volcano.shared.suggestions import did_you_mean
 from hera_volcano.tools.lint.context import Workflow
 from hera_volcano.tools.lint.references import references
 
+_NODE: Final = re.compile(r"\{\{\s*((?:tasks|steps)\.[^.{}\s]+\.[^{}\s]+?)\s*\}\}")
 _OUTPUT: Final = re.compile(r"\{\{\s*((?:tasks|steps)\.[^.{}\s]+\.outputs\.parameters\.[^{}\s]+?)\s*\}\}")
 
 
@@ -56,3 +58,26 @@ def check_output_references(template: Mapping[str, object], path: str, wf: Workf
             f"{{{{{reference}}}}}: {kind[:-1]} {task!r} has no output parameter {parameter!r}"
             f"{did_you_mean(parameter, declared)} (its template declares: {given}); Argo fails to resolve it",
         )
+
+
+def check_node_references(template: Mapping[str, object], path: str) -> Iterator[Finding]:
+    """Each ``{{tasks.NAME.…}}`` or ``{{steps.NAME.…}}`` in a DAG's tasks or a steps template's steps: the DAG's
+    own tasks (a steps template's own steps) are all Argo resolves such a tag to; any other fails the Workflow."""
+    kind, calls = _calls(template)
+    known = sorted({str(c["name"]) for c in calls if isinstance(c.get("name"), str)})
+    holder = "DAG" if kind == "tasks" else "steps template"
+    body, base = (template.get("dag"), f"{path}.dag") if kind == "tasks" else (template.get("steps"), f"{path}.steps")
+    for at, reference in references(body, base, ".", _NODE.findall):
+        prefix, name = reference.split(".", 2)[:2]
+        if prefix != kind:
+            yield error(
+                at,
+                f"{{{{{reference}}}}}: a {holder} names its {kind} as {{{{{kind}.NAME...}}}}; Argo fails to resolve"
+                f" {{{{{prefix}...}}}} here",
+            )
+        elif name not in known:
+            yield error(
+                at,
+                f"{{{{{reference}}}}}: this {holder} has no {kind[:-1]} {name!r}{did_you_mean(name, known)} (its"
+                f" {kind}: {', '.join(known) or 'none'}); Argo fails to resolve it",
+            )

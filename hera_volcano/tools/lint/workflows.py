@@ -26,7 +26,7 @@ from hera_volcano.tools.lint.dags import check_dag
 from hera_volcano.tools.lint.fields import check_fields
 from hera_volcano.tools.lint.followers import check_followers
 from hera_volcano.tools.lint.job_steps import check_job_steps
-from hera_volcano.tools.lint.outputs import check_output_references
+from hera_volcano.tools.lint.outputs import check_node_references, check_output_references
 from hera_volcano.tools.lint.raw_tags import check_raw_tags
 from hera_volcano.tools.lint.references import check_input_references, check_workflow_parameters
 from hera_volcano.tools.lint.resources import check_resource
@@ -171,6 +171,7 @@ def _check_templates(wf: Workflow) -> Iterator[Finding]:
         yield from check_parameters(template.get("inputs"), f"{at}.inputs", values=None)
         yield from check_input_references(template, at)
         if template.get("dag") is not None or template.get("steps") is not None:
+            yield from check_node_references(template, at)
             yield from check_output_references(template, at, wf)
     yield from check_job_steps(wf, manifests)
 
