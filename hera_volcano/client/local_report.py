@@ -1,5 +1,5 @@
 """Rank 0's report in a local run, read from its output by the follower's rules: each report line
-(:func:`hera_volcano.pods.reports.parse_line`, the last value of a name winning, a refused line refusing its name)
+(:func:`hera_volcano.pods.reports.keep_line`, the last value of a name winning, a refused line refusing its name)
 and each metric line (:func:`hera_volcano.pods.progress.parse_metric`, a refused one ignored, as the follower
 ignores it). What the job's outputs then are is :func:`hera_volcano.pods.progress.gather`'s, as on the cluster."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hera_volcano.pods.progress import Gathered, Number, ProgressError, gather, parse_metric
-from hera_volcano.pods.reports import ReportError, parse_line
+from hera_volcano.pods.reports import keep_line
 
 
 @dataclass(frozen=True)
@@ -29,14 +29,7 @@ def read_rank_zero(text: str) -> RankZero:
     """Every marker line of ``text`` (rank 0's standard output), as the follower reads them."""
     report = RankZero()
     for line in text.split("\n"):
-        try:
-            parsed = parse_line(line)
-        except ReportError as e:
-            report.refused.setdefault(e.output, str(e))
-            report.values.pop(e.output, None)
-            continue
-        if parsed is not None and parsed[0] not in report.refused:
-            report.values[parsed[0]] = parsed[1]
+        keep_line(line, report.values, report.refused)
         try:
             metric = parse_metric(line)
         except ProgressError:

@@ -119,6 +119,21 @@ def format_line(name: object, value: object) -> str:
     return line_of(name, value_text(name, value))
 
 
+def keep_line(line: str, values: dict[str, str], refused: dict[str, str]) -> None:
+    """Keep what a report line says in ``values`` (the last value of a name wins). A line the launcher would not
+    have written (a tag for the next template to substitute, a control character, ...) keeps nothing: its name goes
+    to ``refused`` for the rest of the job (with why), so the step fails naming it rather than pass on an earlier
+    value or none. The follower and a local run read rank 0 by this rule."""
+    try:
+        parsed = parse_line(line)
+    except ReportError as e:
+        refused.setdefault(e.output, str(e))
+        values.pop(e.output, None)
+        return
+    if parsed is not None and parsed[0] not in refused:
+        values[parsed[0]] = parsed[1]
+
+
 def write_lines(lines: Iterable[str]) -> None:
     """Print marker lines on standard output after what the program printed before them, each in one write so that
     no line is split among other output (a rank's threads, or its other processes on the same pipe); a stdout with no

@@ -75,7 +75,7 @@ from hera_volcano.pods.progress import (
     gather,
 )
 from hera_volcano.pods.published import PUBLISH_EVERY, Published
-from hera_volcano.pods.reports import PREFIX, ReportError, parse_line
+from hera_volcano.pods.reports import PREFIX, keep_line
 
 #: The API calls the follower makes, as RBAC names them: (group, resource, verbs). ``hera_volcano.tools.rbac``
 #: grants exactly these to the service account a follower runs as.
@@ -415,17 +415,8 @@ class FollowLogs:
             self._published.read(text, quiet=again)
 
     def keep(self, text: str) -> None:
-        """Keep a report line's value (the last one wins). A line the launcher would not have written (a tag for the
-        next template to substitute, a control character, ...) keeps nothing: its name is refused for the rest of
-        the job, so the step fails naming it rather than pass on an earlier value or none."""
-        try:
-            parsed = parse_line(text)
-        except ReportError as e:
-            self._refused.setdefault(e.output, str(e))
-            self._values.pop(e.output, None)
-            return
-        if parsed is not None and parsed[0] not in self._refused:
-            self._values[parsed[0]] = parsed[1]
+        """Keep a report line's value by the one rule (:func:`hera_volcano.pods.reports.keep_line`)."""
+        keep_line(text, self._values, self._refused)
 
     def changed(self) -> None:
         self._store.changed.set()

@@ -121,8 +121,12 @@ def shown(wf: dict[str, Any]) -> str:
 def run_here(run_time: bool) -> dict[str, str]:
     """The same sweep run on this machine, trial by trial (``hv.run_local``), the run-time list given as the step
     writes it."""
+    from hera.workflows import Workflow
+
     space = hv.TrialsFrom("{{tasks.grid.outputs.result}}", ["lr"]) if run_time else hv.Grid({"lr": RATES})
-    tune = hv.sweep(sweep_job(), space, name="tune", objective="loss", outputs=["lr"], parallelism=2, max_failures=1)
+    with Workflow(generate_name="here-", entrypoint="tune"):  # a sweep is a template: made inside a workflow
+        settings: dict[str, Any] = {"objective": "loss", "outputs": ["lr"], "parallelism": 2, "max_failures": 1}
+        tune = hv.sweep(sweep_job(), space, name="tune", **settings)
     given = {"sweep-trials": json.dumps(PRINTED_TRIALS)} if run_time else {}
     return hv.run_local(tune, arguments=given, output=io.StringIO())
 
