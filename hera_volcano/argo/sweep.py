@@ -70,7 +70,7 @@ class SweepDAG(JobDAG):
         return super().__call__(*args, **kwargs)
 
 
-#: The most bytes of JSON a static list of trials may take (see _compact); a run-time list is held to the same.
+#: The most bytes of JSON a static list of trials may take (see _compact); a run-time list is only documented to it.
 MAX_TRIALS_TEXT: Final = 48 * 1024
 
 
